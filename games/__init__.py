@@ -1,0 +1,3 @@
+"""OpenSpiel games of gt-llm. Importing ``games`` registers every game with pyspiel."""
+
+from games import fruit_trading  # noqa: F401

@@ -1,0 +1,503 @@
+"""The fruit-trading dialogue as pure state plus LLM-call steps.
+
+A :class:`DialogueState` is an immutable value: the scenario, the messages so
+far (with the tone and seed that produced each), each player's belief about
+the other, and the records the experiment reports (guesses, agreements,
+payoffs). One step of the game — the speaker's message in a tone with a seed,
+the termination check, the payoff calls on agreement, and the receiver's
+belief update — is a *generator* that yields :class:`Call` objects (or lists
+of them, which are independent) and receives their parsed values. Two
+drivers run steps: :func:`run_sync` one call at a time (the OpenSpiel state
+uses it), and :func:`run_batched` many steps at once with every round of
+calls sent as one concurrent, de-duplicated batch (the tree builder uses it).
+
+LLM calls per message (Lindström et al., Sect. 3.1 and Fig. 3): the message;
+two termination calls (summarise the dialogue, decide from the summary if an
+agreement was reached); on agreement, three payoff calls (summarise the trade,
+compute each player's payoff from its private information, extract the
+number); with beliefs, one guess by the receiver of what the sender wants.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Callable, Generator, Sequence
+from typing import Any
+
+from games.fruit_trading import prompts
+from games.fruit_trading.rules import FRUITS, TONES, Scenario, Trade, parse_trade_lines
+from gt_llm.chat import ChatModel, ChatRequest
+from gt_llm.errors import ParseError
+from gt_llm.opponents import Evidence, OpponentModel, make_opponent_model
+from gt_llm.parsing import (
+    Parsed,
+    ParsePolicy,
+    ParseStats,
+    complete_parsed_batch,
+    parse_choice,
+    parse_number,
+    parse_yes_no,
+)
+
+logger = logging.getLogger(__name__)
+
+
+# --- parsers and documented fallbacks -------------------------------------------------
+
+
+def parse_text(text: str) -> str:
+    """A non-empty free-text answer."""
+    if not text.strip():
+        raise ParseError("a non-empty answer", text)
+    return text.strip()
+
+
+def parse_fruit(text: str) -> str:
+    return parse_choice(text, FRUITS)
+
+
+def parse_payoff(text: str) -> float:
+    return parse_number(text)
+
+
+def parse_trade_text(text: str) -> str:
+    """Accepts a trade summary that has a well-formed line for each player.
+
+    The player names are not known to the parser, so it checks the form only;
+    :func:`_exact_trade` matches the names afterwards.
+    """
+    import re
+
+    if len(re.findall(r"Player\s+\S+\s*:\s*Receives\b.*\bGives\b", text, re.I)) < 2:
+        raise ParseError("two lines 'Player [Name]: Receives ... Gives ...'", text)
+    return text.strip()
+
+
+#: Fallbacks, used only after every re-ask failed; each is logged and counted.
+FALLBACKS: dict[str, Callable[[ChatRequest], Any]] = {
+    # An unparseable message is kept as an explicit placeholder turn.
+    prompts.OPENING.task: lambda r: "(no message)",
+    prompts.MESSAGE.task: lambda r: "(no message)",
+    # No summary: the agreement check then sees an empty summary.
+    prompts.SUMMARIZE_DIALOGUE.task: lambda r: "(no summary)",
+    # Unreadable agreement answer: no agreement (the negotiation goes on).
+    prompts.AGREEMENT.task: lambda r: False,
+    # Unreadable trade summary: the raw text is still passed to the payoff calls.
+    prompts.SUMMARIZE_TRADE.task: lambda r: None,
+    prompts.COMPUTE_PAYOFF.task: lambda r: "(no calculation)",
+    # Unreadable payoff number: 0, the payoff of no trade.
+    prompts.EXTRACT_PAYOFF.task: lambda r: 0.0,
+    # Unreadable guess: no belief update for this message.
+    prompts.GUESS_FRUIT.task: lambda r: None,
+}
+
+PARSERS: dict[str, Callable[[str], Any]] = {
+    prompts.OPENING.task: parse_text,
+    prompts.MESSAGE.task: parse_text,
+    prompts.SUMMARIZE_DIALOGUE.task: parse_text,
+    prompts.AGREEMENT.task: parse_yes_no,
+    prompts.SUMMARIZE_TRADE.task: parse_trade_text,
+    prompts.COMPUTE_PAYOFF.task: parse_text,
+    prompts.EXTRACT_PAYOFF.task: parse_payoff,
+    prompts.GUESS_FRUIT.task: parse_fruit,
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Call:
+    """One LLM call a step needs: the request; the parser and fallback come by task."""
+
+    request: ChatRequest
+
+
+# --- state -------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    """Game settings.
+
+    Attributes:
+      max_messages: Messages after which the game ends (the opening included).
+      num_seeds: LLM seeds per message (outcomes of each chance node).
+      beliefs: The tone+belief variant (Dirichlet belief revision).
+      scenario_seed: Master seed of the initialisations.
+      opponent_model: Registered opponent model used for beliefs.
+      eval_seed: Seed of the evaluation calls (summaries, agreement, payoffs, guesses).
+      payoff_source: ``"llm"`` (the paper: payoffs from the three LLM calls) or
+        ``"exact"`` (computed from the parsed trade).
+    """
+
+    max_messages: int = 4
+    num_seeds: int = 2
+    beliefs: bool = False
+    scenario_seed: int = 0
+    opponent_model: str = "dirichlet"
+    eval_seed: int = 0
+    payoff_source: str = "llm"
+
+    def __post_init__(self) -> None:
+        if self.max_messages < 2:
+            raise ValueError(f"Config: max_messages must be >= 2, got {self.max_messages}")
+        if self.num_seeds < 1:
+            raise ValueError(f"Config: num_seeds must be >= 1, got {self.num_seeds}")
+        if self.payoff_source not in ("llm", "exact"):
+            raise ValueError(
+                f"Config: payoff_source must be 'llm' or 'exact', got {self.payoff_source!r}"
+            )
+
+
+@dataclasses.dataclass(frozen=True)
+class Turn:
+    """One message: who sent it, the tone asked for, the seed, and the text."""
+
+    sender: int
+    tone: str
+    seed: int
+    text: str
+
+
+@dataclasses.dataclass(frozen=True)
+class GuessRecord:
+    """A receiver's guess of what the sender wants, after message ``message``."""
+
+    message: int
+    observer: int
+    guess: str | None
+    truth: tuple[str, ...]
+
+    @property
+    def correct(self) -> bool:
+        return self.guess is not None and self.guess in self.truth
+
+
+@dataclasses.dataclass(frozen=True)
+class PayoffRecord:
+    """Payoffs on agreement: from the LLM calls and computed exactly from the trade."""
+
+    message: int
+    llm: tuple[float, float]
+    exact: tuple[int, int] | None
+    trade_text: str
+    feasible: bool | None
+
+    @property
+    def disagrees(self) -> bool:
+        """True when the LLM payoff differs from the exact one (or no trade parsed)."""
+        return self.exact is None or tuple(float(x) for x in self.exact) != self.llm
+
+
+@dataclasses.dataclass(frozen=True)
+class DialogueState:
+    """Everything that has happened in one negotiation (immutable)."""
+
+    scenario: Scenario
+    config: Config
+    turns: tuple[Turn, ...] = ()
+    beliefs: tuple[OpponentModel, OpponentModel] | None = None
+    agreement: bool = False
+    payoff: PayoffRecord | None = None
+    guesses: tuple[GuessRecord, ...] = ()
+
+    @property
+    def names(self) -> tuple[str, str]:
+        return (self.scenario.players[0].name, self.scenario.players[1].name)
+
+    @property
+    def num_messages(self) -> int:
+        return len(self.turns)
+
+    def is_terminal(self) -> bool:
+        return self.agreement or self.num_messages >= self.config.max_messages
+
+    def next_speaker(self) -> int:
+        return self.num_messages % 2
+
+    def __deepcopy__(self, memo: dict) -> DialogueState:
+        # Immutable: OpenSpiel's state cloning may share it.
+        return self
+
+    def returns(self) -> tuple[float, float]:
+        """Payoffs: from the agreed trade, else 0 for both."""
+        if not self.agreement or self.payoff is None:
+            return (0.0, 0.0)
+        if self.config.payoff_source == "exact":
+            if self.payoff.exact is None:
+                return (0.0, 0.0)
+            return (float(self.payoff.exact[0]), float(self.payoff.exact[1]))
+        return self.payoff.llm
+
+    def turn_dicts(self) -> list[dict[str, Any]]:
+        n = self.names
+        return [
+            {"sender": n[t.sender], "receiver": n[1 - t.sender], "text": t.text} for t in self.turns
+        ]
+
+    def dialogue_text(self) -> str:
+        return prompts.render_dialogue(self.turn_dicts())
+
+    def information_state(self, player: int) -> str:
+        """Own private information, own past tones, and the dialogue text.
+
+        Not the opponent's tones or the seeds: those are hidden. Own tones are
+        included so that perfect recall holds even when two tones give the
+        same text.
+        """
+        info = self.scenario.players[player]
+        own = [t.tone for t in self.turns if t.sender == player]
+        return (
+            f"You are {info.name} (player {player + 1}).\n{info.describe()}\n\n"
+            f"Your tones so far: {', '.join(own) if own else '(none)'}\n\n"
+            f"Dialogue:\n{self.dialogue_text()}"
+        )
+
+    def believed_fruits(self, speaker: int) -> tuple[str, ...]:
+        if self.beliefs is None:
+            return ()
+        return self.beliefs[speaker].belief(self.names[1 - speaker]).most_likely()
+
+
+def initial_state(scenario: Scenario, config: Config) -> DialogueState:
+    """The state before the opening message."""
+    beliefs = None
+    if config.beliefs:
+        m = make_opponent_model(config.opponent_model, hypotheses=FRUITS)
+        beliefs = (m, m)
+    return DialogueState(scenario=scenario, config=config, beliefs=beliefs)
+
+
+# --- one step ------------------------------------------------------------------------
+
+
+def _message_request(state: DialogueState, speaker: int, tone: str, seed: int) -> ChatRequest:
+    info = state.scenario.players[speaker]
+    opponent = state.names[1 - speaker]
+    # The opening is generated without a belief (the paper); "any" never gets one,
+    # to keep the baseline uninformed.
+    believed = state.believed_fruits(speaker) if (state.turns and tone != "any") else ()
+    fields: dict[str, Any] = {
+        "speaker": info.name,
+        "opponent": opponent,
+        "private_info": info.describe(),
+        "endowment": list(info.endowment),
+        "valuation": list(info.valuation),
+        "tone": tone,
+        "believed_fruits": list(believed),
+        "steering": prompts.steering_text(tone, opponent, believed),
+    }
+    if not state.turns:
+        return prompts.OPENING.render(fields, seed=seed)
+    fields["dialogue"] = state.dialogue_text()
+    fields["turns"] = state.turn_dicts()
+    return prompts.MESSAGE.render(fields, seed=seed)
+
+
+def step(state: DialogueState, tone: str, seed: int) -> Generator[Any, Any, DialogueState]:
+    """The next message in ``tone`` with LLM seed ``seed``, and all that follows it.
+
+    Yields :class:`Call` or lists of them; receives parsed values (lists for lists).
+    Returns the new state.
+    """
+    if state.is_terminal():
+        raise ValueError("step: the negotiation is over; no further message")
+    if tone not in TONES:
+        raise ValueError(f"step: unknown tone {tone!r}; expected one of {TONES}")
+    cfg = state.config
+    speaker = state.next_speaker()
+    text = yield Call(_message_request(state, speaker, tone, seed))
+    state = dataclasses.replace(state, turns=state.turns + (Turn(speaker, tone, seed, text),))
+    m = state.num_messages
+    turns = state.turn_dicts()
+    dialogue = state.dialogue_text()
+
+    summary = yield Call(
+        prompts.SUMMARIZE_DIALOGUE.render(
+            {"dialogue": dialogue, "turns": turns}, seed=cfg.eval_seed
+        )
+    )
+    agreed = yield Call(prompts.AGREEMENT.render({"summary": summary}, seed=cfg.eval_seed))
+    if agreed:
+        names = state.names
+        trade_req = prompts.SUMMARIZE_TRADE.render(
+            {"summary": summary, "player_a": names[0], "player_b": names[1]}, seed=cfg.eval_seed
+        )
+        trade_text = yield Call(trade_req)
+        trade_text = trade_text if trade_text is not None else ""
+        calc = yield [
+            Call(
+                prompts.COMPUTE_PAYOFF.render(
+                    {
+                        "name": names[p],
+                        "private_info": state.scenario.players[p].describe(),
+                        "trade": trade_text,
+                        "valuation": list(state.scenario.players[p].valuation),
+                    },
+                    seed=cfg.eval_seed,
+                )
+            )
+            for p in range(2)
+        ]
+        values = yield [
+            Call(
+                prompts.EXTRACT_PAYOFF.render(
+                    {"name": names[p], "calculation": calc[p]}, seed=cfg.eval_seed
+                )
+            )
+            for p in range(2)
+        ]
+        exact, feasible = _exact_trade(trade_text, state)
+        record = PayoffRecord(
+            message=m,
+            llm=(float(values[0]), float(values[1])),
+            exact=exact,
+            trade_text=trade_text,
+            feasible=feasible,
+        )
+        return dataclasses.replace(state, agreement=True, payoff=record)
+
+    if state.beliefs is not None and not state.is_terminal():
+        receiver = 1 - speaker
+        guess = yield Call(
+            prompts.GUESS_FRUIT.render(
+                {
+                    "observer": state.names[receiver],
+                    "opponent": state.names[speaker],
+                    "dialogue": dialogue,
+                    "turns": turns,
+                },
+                seed=cfg.eval_seed,
+            )
+        )
+        record = GuessRecord(
+            message=m,
+            observer=receiver,
+            guess=guess,
+            truth=state.scenario.players[speaker].most_wanted(),
+        )
+        beliefs = list(state.beliefs)
+        if guess is not None:
+            beliefs[receiver] = beliefs[receiver].observe(
+                Evidence(subject=state.names[speaker], value=guess, source="llm_guess", step=m)
+            )
+        state = dataclasses.replace(
+            state, beliefs=(beliefs[0], beliefs[1]), guesses=state.guesses + (record,)
+        )
+    return state
+
+
+def _exact_trade(text: str, state: DialogueState) -> tuple[tuple[int, int] | None, bool | None]:
+    try:
+        trade: Trade = parse_trade_lines(text, state.names)
+    except ValueError:
+        return None, None
+    infos = state.scenario.players
+    return (trade.payoff(0, infos[0]), trade.payoff(1, infos[1])), trade.feasible(infos)
+
+
+def opening_step(state: DialogueState) -> Generator[Any, Any, DialogueState]:
+    """Player 1's fixed opening: the scenario's tone, the first seed."""
+    return step(state, state.scenario.opening_tone, 0)
+
+
+# --- drivers -------------------------------------------------------------------------
+
+
+def _answer(
+    model: ChatModel,
+    calls: Sequence[Call],
+    policy: ParsePolicy,
+    stats: ParseStats,
+    max_concurrency: int | None,
+) -> list[Any]:
+    """Parsed values for calls; identical requests are sent once; grouped by task."""
+    unique: dict[str, ChatRequest] = {}
+    keys = []
+    for c in calls:
+        k = c.request.cache_key(model.backend, model.model)
+        unique.setdefault(k, c.request)
+        keys.append(k)
+    by_task: dict[str, list[str]] = {}
+    for k, r in unique.items():
+        by_task.setdefault(r.task, []).append(k)
+    values: dict[str, Parsed[Any]] = {}
+    for task, ks in by_task.items():
+        parsed = complete_parsed_batch(
+            model,
+            [unique[k] for k in ks],
+            PARSERS[task],
+            fallback=FALLBACKS[task],
+            policy=policy,
+            stats=stats,
+            max_concurrency=max_concurrency,
+        )
+        values.update(zip(ks, parsed, strict=True))
+    out = []
+    for k in keys:
+        p = values[k]
+        # A failed trade summary still passes its raw text on to the payoff calls.
+        if p.fell_back and unique[k].task == prompts.SUMMARIZE_TRADE.task:
+            out.append(p.response.text if p.response is not None else "")
+        else:
+            out.append(p.value)
+    return out
+
+
+def run_sync(
+    gen: Generator[Any, Any, DialogueState],
+    model: ChatModel,
+    *,
+    policy: ParsePolicy | None = None,
+    stats: ParseStats | None = None,
+) -> DialogueState:
+    """Runs one step, answering its calls as they come."""
+    return run_batched([gen], model, policy=policy, stats=stats)[0]
+
+
+def run_batched(
+    gens: Sequence[Generator[Any, Any, DialogueState]],
+    model: ChatModel,
+    *,
+    policy: ParsePolicy | None = None,
+    stats: ParseStats | None = None,
+    max_concurrency: int | None = None,
+    on_round: Callable[[int], None] | None = None,
+) -> list[DialogueState]:
+    """Runs many steps together: each round's calls go out as one batch.
+
+    Args:
+      gens: Step generators (from :func:`step`).
+      model: The chat model (usually cached).
+      policy: Re-ask policy for parse errors.
+      stats: Parse counters to update.
+      max_concurrency: Bound on concurrent calls.
+      on_round: Called with the number of calls of each round (progress).
+    """
+    policy = policy or ParsePolicy()
+    stats = stats if stats is not None else ParseStats()
+    results: list[DialogueState | None] = [None] * len(gens)
+    pending: dict[int, Any] = {}
+    for i, g in enumerate(gens):
+        try:
+            pending[i] = g.send(None)
+        except StopIteration as stop:
+            results[i] = stop.value
+    while pending:
+        flat: list[Call] = []
+        spans: dict[int, tuple[int, int, bool]] = {}
+        for i, y in pending.items():
+            calls = y if isinstance(y, list) else [y]
+            spans[i] = (len(flat), len(flat) + len(calls), isinstance(y, list))
+            flat.extend(calls)
+        answers = _answer(model, flat, policy, stats, max_concurrency)
+        if on_round is not None:
+            on_round(len(flat))
+        nxt: dict[int, Any] = {}
+        for i, (a, b, is_list) in spans.items():
+            value = answers[a:b] if is_list else answers[a]
+            try:
+                nxt[i] = gens[i].send(value)
+            except StopIteration as stop:
+                results[i] = stop.value
+        pending = nxt
+    return results  # type: ignore[return-value]

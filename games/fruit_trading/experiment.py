@@ -1,0 +1,504 @@
+"""The belief-revision experiment of Lindström et al., end to end.
+
+For each variant (``tone``: tones only; ``tone+belief``: tones plus Dirichlet
+belief revision) and each of ``inits`` initialisations, the subgame tree is
+materialised (all LLM calls batched and cached) and solved with CFR for
+``iterations`` iterations; NashConv, CFR-Gain (against always playing tone
+"any") and their ratio are recorded at every iteration. Written to ``out``:
+
+* ``summary.json`` — settings, backend and model, call and parse counters,
+  tree sizes, Tables 1–3, Fig. 6 data, final metrics, the iteration at which
+  CFR-Gain first exceeds NashConv per subgame (approximate ESS), the
+  generalisation and whole-game studies, timings;
+* CSVs: ``table1_guesses.csv``, ``fig6_agreements.csv``,
+  ``table2_3_payoff_signs.csv``, ``curves_<variant>.csv`` (mean/std per
+  iteration), ``curves_<variant>_per_tree.csv``, ``ess.csv``,
+  ``generalisation.csv``, ``whole_game.csv``;
+* figures, drawn from those files (:mod:`games.fruit_trading.figures`).
+
+Beyond the paper: (1) generalisation — each subgame's CFR strategy, mapped to
+a tone distribution per decision level (reach-weighted under that strategy),
+is played in every other subgame and its CFR-Gain there is reported; (2) the
+whole game — the initialisation becomes a chance node over all subgames (so
+private information stays private), CFR solves it, and its NashConv and
+CFR-Gain are compared with the profile assembled from per-subgame solutions.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import json
+import logging
+import os
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from games.fruit_trading import report
+from games.fruit_trading.dialogue import Config
+from games.fruit_trading.rules import TONES
+from games.fruit_trading.tree import Subgame, build_subgames, whole_game_tree
+from gt_llm.cache import CachedModel
+from gt_llm.chat import ChatModel
+from gt_llm.parsing import ParsePolicy, ParseStats
+from gt_llm.registry import load_model
+from solvers import (
+    CFRSolver,
+    GameTree,
+    TreePolicy,
+    cfr_curves,
+    cfr_gain,
+    nash_conv,
+    pure_policy,
+    reach_probabilities,
+)
+
+logger = logging.getLogger(__name__)
+
+VARIANTS: dict[str, bool] = {"tone": False, "tone+belief": True}
+ANY = TONES.index("any")
+
+
+@dataclasses.dataclass(frozen=True)
+class ExperimentSettings:
+    """Settings of :func:`run_experiment` (defaults match the paper).
+
+    Attributes:
+      inits: Number of initialisations (subgames).
+      iterations: CFR iterations per subgame.
+      variants: Which of ``tone`` and ``tone+belief`` to run.
+      backend: Model spec for :func:`gt_llm.load_model`.
+      out: Output folder.
+      cache: SQLite cache path (default ``<out>/llm_cache.sqlite``).
+      max_messages: Messages per negotiation.
+      num_seeds: LLM seeds per message.
+      scenario_seed: Master seed of the initialisations.
+      payoff: ``"llm"`` or ``"exact"`` payoffs.
+      cfr_variant: CFR variant for :class:`solvers.CFRSolver`.
+      max_concurrency: Bound on concurrent LLM calls (default: the backend's).
+      whole_game_iterations: CFR iterations for the whole game (default: ``iterations``).
+      generalisation: Run the generalisation study.
+      whole_game: Run the whole-game study.
+      progress: Show progress bars.
+    """
+
+    inits: int = 30
+    iterations: int = 1000
+    variants: tuple[str, ...] = ("tone", "tone+belief")
+    backend: str = "scripted"
+    out: str = "results/fruit"
+    cache: str | None = None
+    max_messages: int = 4
+    num_seeds: int = 2
+    scenario_seed: int = 0
+    payoff: str = "llm"
+    cfr_variant: str = "cfr"
+    max_concurrency: int | None = None
+    whole_game_iterations: int | None = None
+    generalisation: bool = True
+    whole_game: bool = True
+    progress: bool = True
+
+    def __post_init__(self) -> None:
+        if self.inits < 1:
+            raise ValueError(f"run_experiment: inits must be >= 1, got {self.inits}")
+        if self.iterations < 1:
+            raise ValueError(f"run_experiment: iterations must be >= 1, got {self.iterations}")
+        if not self.variants:
+            raise ValueError("run_experiment: give at least one variant (tone, tone+belief)")
+        unknown = [v for v in self.variants if v not in VARIANTS]
+        if unknown:
+            raise ValueError(
+                f"run_experiment: unknown variant(s) {unknown}; choose from {list(VARIANTS)}"
+            )
+        if self.max_messages < 2:
+            raise ValueError(f"run_experiment: max_messages must be >= 2, got {self.max_messages}")
+        if self.num_seeds < 1:
+            raise ValueError(f"run_experiment: num_seeds must be >= 1, got {self.num_seeds}")
+        if self.payoff not in ("llm", "exact"):
+            raise ValueError(
+                f"run_experiment: payoff must be 'llm' or 'exact', got {self.payoff!r}"
+            )
+
+    @property
+    def cache_path(self) -> str:
+        return self.cache or os.path.join(self.out, "llm_cache.sqlite")
+
+
+@dataclasses.dataclass(frozen=True)
+class ExperimentResult:
+    """What :func:`run_experiment` produced: the summary and where the files are."""
+
+    out: Path
+    summary: dict[str, Any]
+    subgames: dict[str, list[Subgame]]
+
+
+def model_label(model: ChatModel) -> dict[str, Any]:
+    """Backend, model and whether the results come from a real LLM."""
+    backend = model.backend
+    return {
+        "backend": backend,
+        "model": model.model,
+        "spec": model.spec,
+        "is_llm": backend != "scripted",
+        "label": (
+            f"{model.spec} (scripted stand-in, not an LLM)" if backend == "scripted" else model.spec
+        ),
+    }
+
+
+def any_baseline(tree: GameTree) -> TreePolicy:
+    """sigma_LLM: always the tone "any"."""
+    return pure_policy(tree, lambda key, legal: ANY)
+
+
+def first_ess_iteration(iterations: np.ndarray, gain: np.ndarray, nash: np.ndarray) -> int | None:
+    """First recorded iteration with CFR-Gain > NashConv, or None."""
+    hit = np.nonzero(gain > nash)[0]
+    return int(iterations[hit[0]]) if hit.size else None
+
+
+# --- beyond the paper --------------------------------------------------------------
+
+
+def level_distributions(tree: GameTree, policy: TreePolicy) -> dict[int, np.ndarray]:
+    """Tone distribution per decision level, weighted by reach under ``policy``.
+
+    The level of a decision node is its number of decision ancestors (0 is
+    the first decision after the opening).
+    """
+    reach = reach_probabilities(tree, policy)
+    dec = np.nonzero(tree.infoset >= 0)[0]
+    levels = _decision_levels(tree)
+    out: dict[int, np.ndarray] = {}
+    for lv in np.unique(levels[dec]):
+        nodes = dec[levels[dec] == lv]
+        w = reach[nodes]
+        probs = policy.probs[tree.infoset[nodes], : len(TONES)]
+        total = w.sum()
+        out[int(lv)] = (w @ probs) / total if total > 0 else probs.mean(axis=0)
+    return out
+
+
+def _decision_levels(tree: GameTree) -> np.ndarray:
+    levels = np.zeros(tree.num_nodes, dtype=np.int64)
+    is_dec = tree.infoset >= 0
+    for n in range(1, tree.num_nodes):  # parents precede children (breadth-first)
+        p = tree.parent[n]
+        levels[n] = levels[p] + int(is_dec[p])
+    return levels
+
+
+def mapped_policy(tree: GameTree, dists: dict[int, np.ndarray]) -> TreePolicy:
+    """Plays ``dists[level]`` at every information set of that level (baseline "any" if absent)."""
+    levels = _decision_levels(tree)
+    probs = np.zeros((tree.num_infosets, tree.max_actions))
+    for s in range(tree.num_infosets):
+        node = tree.infoset_nodes[tree.infoset_node_ptr[s]]
+        d = dists.get(int(levels[node]))
+        if d is None:
+            probs[s, ANY] = 1.0
+        else:
+            probs[s, : len(TONES)] = d
+    return TreePolicy(probs)
+
+
+def generalisation_study(
+    trees: Sequence[GameTree], policies: Sequence[TreePolicy]
+) -> dict[str, Any]:
+    """CFR-Gain of each subgame's strategy on its own and on every other subgame."""
+    n = len(trees)
+    gains = np.full((n, n), np.nan)
+    baselines = [any_baseline(t) for t in trees]
+    dists = [level_distributions(t, p) for t, p in zip(trees, policies, strict=True)]
+    for i in range(n):
+        for j in range(n):
+            pol = policies[i] if i == j else mapped_policy(trees[j], dists[i])
+            gains[i, j] = cfr_gain(trees[j], pol, baselines[j]).cfr_gain
+    off = ~np.eye(n, dtype=bool)
+    transfer = np.array([gains[i][off[i]].mean() if n > 1 else np.nan for i in range(n)])
+    positive = np.array([(gains[i][off[i]] > 0).mean() if n > 1 else np.nan for i in range(n)])
+    return {
+        "own_gain": np.diag(gains).tolist(),
+        "transfer_gain_mean": transfer.tolist(),
+        "transfer_positive_fraction": positive.tolist(),
+        "summary": {
+            "own_gain_mean": float(np.mean(np.diag(gains))),
+            "transfer_gain_mean": float(np.nanmean(transfer)) if n > 1 else None,
+            "transfer_gain_std": float(np.nanstd(transfer)) if n > 1 else None,
+            "transfer_positive_fraction": float(np.nanmean(positive)) if n > 1 else None,
+        },
+        "matrix": gains.tolist(),
+    }
+
+
+def whole_game_study(
+    subgames: Sequence[Subgame], policies: Sequence[TreePolicy], iterations: int, cfr_variant: str
+) -> dict[str, Any]:
+    """Solves the whole game and compares with the assembled per-subgame solutions."""
+    tree = whole_game_tree([sg.root for sg in subgames], subgames[0].config)
+    solver = CFRSolver(tree, variant=cfr_variant).run(iterations)
+    whole = solver.average_policy()
+    base = any_baseline(tree)
+    # The per-subgame profile: each information set takes the policy of the subgame it
+    # comes from (an information set shared by two subgames takes the first).
+    assembled = np.zeros((tree.num_infosets, tree.max_actions))
+    filled = np.zeros(tree.num_infosets, dtype=bool)
+    shared = 0
+    for sg, pol in zip(subgames, policies, strict=True):
+        for s, key in enumerate(sg.tree.infoset_keys):
+            w = tree.key_to_infoset[key]
+            if filled[w]:
+                shared += 1
+                continue
+            assembled[w] = pol.probs[s]
+            filled[w] = True
+    assembled_policy = TreePolicy(assembled)
+    nc_whole = nash_conv(tree, whole)
+    nc_sub = nash_conv(tree, assembled_policy)
+    return {
+        "iterations": iterations,
+        "nodes": tree.num_nodes,
+        "infosets": tree.num_infosets,
+        "infosets_shared_across_subgames": shared,
+        "whole_game_cfr": {
+            "nash_conv": nc_whole.nash_conv,
+            "cfr_gain": cfr_gain(tree, whole, base).cfr_gain,
+        },
+        "per_subgame_cfr_assembled": {
+            "nash_conv": nc_sub.nash_conv,
+            "cfr_gain": cfr_gain(tree, assembled_policy, base).cfr_gain,
+        },
+    }
+
+
+# --- the run -----------------------------------------------------------------------
+
+
+def _write_csv(path: Path, rows: Sequence[dict[str, Any]]) -> None:
+    if not rows:
+        path.write_text("")
+        return
+    with open(path, "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        for r in rows:
+            w.writerow(
+                {k: ("" if isinstance(v, float) and np.isnan(v) else v) for k, v in r.items()}
+            )
+
+
+def _check_out(out: Path) -> None:
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / ".write_test"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as err:
+        raise ValueError(
+            f"run_experiment: output folder {str(out)!r} is not writable ({err.strerror})"
+        ) from None
+
+
+def run_experiment(
+    settings: ExperimentSettings, *, model: ChatModel | None = None
+) -> ExperimentResult:
+    """Runs the experiment and writes its files; see the module docstring.
+
+    Args:
+      settings: What to run.
+      model: A ready model (else ``settings.backend`` through the cache at
+        ``settings.cache_path``).
+
+    Raises:
+      ValueError: bad settings or an unwritable output folder.
+      gt_llm.ConfigurationError: the backend cannot run here.
+    """
+    out = Path(settings.out)
+    _check_out(out)
+    if model is None:
+        model = load_model(settings.backend, cache=settings.cache_path)
+    label = model_label(model)
+    logger.info(
+        "fruit trading: %s, %d inits, %d iterations",
+        label["label"],
+        settings.inits,
+        settings.iterations,
+    )
+    timings: dict[str, float] = {}
+    summary: dict[str, Any] = {
+        **label,
+        "settings": {k: v for k, v in dataclasses.asdict(settings).items() if k != "progress"},
+        "variants": {},
+    }
+    subgames: dict[str, list[Subgame]] = {}
+    curves_by_variant = {}
+    for variant in settings.variants:
+        cfg = Config(
+            max_messages=settings.max_messages,
+            num_seeds=settings.num_seeds,
+            beliefs=VARIANTS[variant],
+            scenario_seed=settings.scenario_seed,
+            payoff_source=settings.payoff,
+        )
+        stats = ParseStats()
+        t0 = time.perf_counter()
+        sgs = build_subgames(
+            range(settings.inits),
+            cfg,
+            model,
+            policy=ParsePolicy(),
+            stats=stats,
+            max_concurrency=settings.max_concurrency,
+            progress=settings.progress,
+            label=f"[{variant}] trees:",
+        )
+        timings[f"build_{variant}_s"] = time.perf_counter() - t0
+        subgames[variant] = sgs
+        trees = [sg.tree for sg in sgs]
+        t0 = time.perf_counter()
+        curves = cfr_curves(
+            trees,
+            any_baseline,
+            settings.iterations,
+            variant=settings.cfr_variant,
+            tree_names=[f"init{sg.scenario.init}" for sg in sgs],
+        )
+        timings[f"solve_{variant}_s"] = time.perf_counter() - t0
+        curves_by_variant[variant] = curves
+        slug = variant.replace("+", "_")
+        curves.to_csv(out / f"curves_{slug}.csv")
+        curves.to_csv(out / f"curves_{slug}_per_tree.csv", per_tree=True)
+        ess = [
+            first_ess_iteration(curves.iterations, curves.cfr_gain[t], curves.nash_conv[t])
+            for t in range(curves.num_trees)
+        ]
+        v: dict[str, Any] = {
+            "trees": [
+                {
+                    "init": sg.scenario.init,
+                    "nodes": sg.tree.num_nodes,
+                    "infosets": sg.tree.num_infosets,
+                    "terminals": sg.tree.num_terminals,
+                    "scenario": sg.scenario.to_dict(),
+                }
+                for sg in sgs
+            ],
+            "parse": stats.to_dict(),
+            "fallbacks": stats.to_dict()["total_fallbacks"],
+            "agreements": report.agreement_rates(sgs, settings.max_messages),
+            "payoff_signs": report.payoff_signs(sgs, (3, 4)),
+            "payoff_disagreements": report.payoff_disagreements(sgs),
+            "final": {
+                "iteration": int(curves.iterations[-1]),
+                "nash_conv_mean": float(curves.nash_conv[:, -1].mean()),
+                "nash_conv_std": float(curves.nash_conv[:, -1].std()),
+                "cfr_gain_mean": float(curves.cfr_gain[:, -1].mean()),
+                "cfr_gain_std": float(curves.cfr_gain[:, -1].std()),
+            },
+            "ess_first_iteration": ess,
+        }
+        if VARIANTS[variant]:
+            v["guesses"] = report.guess_table(sgs)
+        if settings.generalisation or settings.whole_game:
+            policies = [
+                CFRSolver(t, variant=settings.cfr_variant).run(settings.iterations).average_policy()
+                for t in trees
+            ]
+        if settings.generalisation:
+            t0 = time.perf_counter()
+            v["generalisation"] = generalisation_study(trees, policies)
+            timings[f"generalisation_{variant}_s"] = time.perf_counter() - t0
+        if settings.whole_game:
+            t0 = time.perf_counter()
+            v["whole_game"] = whole_game_study(
+                sgs,
+                policies,
+                settings.whole_game_iterations or settings.iterations,
+                settings.cfr_variant,
+            )
+            timings[f"whole_game_{variant}_s"] = time.perf_counter() - t0
+        summary["variants"][variant] = v
+
+    if isinstance(model, CachedModel):
+        summary["llm_calls"] = dataclasses.asdict(model.stats())
+    summary["fallbacks_total"] = sum(v["fallbacks"] for v in summary["variants"].values())
+    summary["timings"] = timings
+    _write_tables(out, summary)
+    (out / "summary.json").write_text(json.dumps(summary, indent=2, default=_json_default))
+    (out / "tables.md").write_text(report.markdown_tables(summary) + "\n")
+    from games.fruit_trading import figures
+
+    figures.draw_all(out)
+    return ExperimentResult(out=out, summary=summary, subgames=subgames)
+
+
+def _json_default(o: Any) -> Any:
+    if isinstance(o, (np.floating, np.integer)):
+        return o.item()
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
+
+
+def _write_tables(out: Path, summary: dict[str, Any]) -> None:
+    tag = {"backend": summary["backend"], "model": summary["model"]}
+    t1, f6, t23, ess, gen, whole = [], [], [], [], [], []
+    for variant, v in summary["variants"].items():
+        for r in v.get("guesses", []):
+            t1.append({"variant": variant, **r, **tag})
+        for r in v["agreements"]:
+            f6.append({"variant": variant, **r, **tag})
+        for r in v["payoff_signs"]:
+            t23.append({"variant": variant, **r, **tag})
+        for tr, it in zip(v["trees"], v["ess_first_iteration"], strict=True):
+            ess.append(
+                {
+                    "variant": variant,
+                    "init": tr["init"],
+                    "first_iteration_gain_above_nashconv": it,
+                    **tag,
+                }
+            )
+        if "generalisation" in v:
+            g = v["generalisation"]
+            for tr, own, tm, tp in zip(
+                v["trees"],
+                g["own_gain"],
+                g["transfer_gain_mean"],
+                g["transfer_positive_fraction"],
+                strict=True,
+            ):
+                gen.append(
+                    {
+                        "variant": variant,
+                        "init": tr["init"],
+                        "own_cfr_gain": own,
+                        "transfer_cfr_gain_mean": tm,
+                        "transfer_positive_fraction": tp,
+                        **tag,
+                    }
+                )
+        if "whole_game" in v:
+            w = v["whole_game"]
+            for name in ("whole_game_cfr", "per_subgame_cfr_assembled"):
+                whole.append(
+                    {
+                        "variant": variant,
+                        "profile": name,
+                        **w[name],
+                        "iterations": w["iterations"],
+                        **tag,
+                    }
+                )
+    _write_csv(out / "table1_guesses.csv", t1)
+    _write_csv(out / "fig6_agreements.csv", f6)
+    _write_csv(out / "table2_3_payoff_signs.csv", t23)
+    _write_csv(out / "ess.csv", ess)
+    _write_csv(out / "generalisation.csv", gen)
+    _write_csv(out / "whole_game.csv", whole)

@@ -1,0 +1,141 @@
+"""Figures 6–8 of the belief-revision paper, drawn from a results folder.
+
+Everything is read back from the files :mod:`games.fruit_trading.experiment`
+writes (``summary.json``, ``fig6_agreements.csv``, ``curves_<variant>.csv``),
+so figures can be redrawn without re-running anything. Every figure names the
+model that produced the data; the scripted stand-in is labelled as such.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only; notebooks display the PNGs or the returned figures
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+from solvers.plots import plot_metric_panel  # noqa: E402
+
+_VARIANT_LABEL = {"tone": "tone (σ_CFR)", "tone+belief": "tone + belief (σ_CFR-B)"}
+
+
+def _read_csv(path: Path) -> list[dict[str, str]]:
+    with open(path, newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def _col(rows: list[dict[str, str]], name: str) -> np.ndarray:
+    return np.array([float(r[name]) if r[name] != "" else np.nan for r in rows])
+
+
+def load_summary(out: str | Path) -> dict[str, Any]:
+    return json.loads((Path(out) / "summary.json").read_text())
+
+
+def load_curves(out: str | Path, variant: str) -> dict[str, np.ndarray]:
+    """Mean/std columns of ``curves_<variant>.csv`` as arrays."""
+    rows = _read_csv(Path(out) / f"curves_{variant.replace('+', '_')}.csv")
+    return {k: _col(rows, k) for k in rows[0]}
+
+
+def _suptitle(fig, summary: dict[str, Any], what: str) -> None:
+    s = summary["settings"]
+    detail = (
+        f"model: {summary['label']} — {s['inits']} subgames, {s['num_seeds']} seeds, "
+        f"{s['max_messages']} messages"
+    )
+    width = max(40, int(fig.get_figwidth() * 11))
+    fig.suptitle(what + "\n" + "\n".join(textwrap.wrap(detail, width)), fontsize=9)
+
+
+def fig6_agreements(out: str | Path):
+    """Fig. 6: % agreements reached per message, per variant (grouped bars)."""
+    out = Path(out)
+    summary = load_summary(out)
+    rows = _read_csv(out / "fig6_agreements.csv")
+    variants = list(dict.fromkeys(r["variant"] for r in rows))
+    messages = sorted({int(r["message"]) for r in rows})
+    fig, ax = plt.subplots(figsize=(6.5, 4))
+    width = 0.8 / max(1, len(variants))
+    for k, v in enumerate(variants):
+        vals = [float(r["percentage"] or "nan") for r in rows if r["variant"] == v]
+        xs = np.arange(len(messages)) + (k - (len(variants) - 1) / 2) * width
+        bars = ax.bar(xs, vals, width, label=v)
+        ax.bar_label(bars, fmt="%.1f", fontsize=7)
+    ax.set_xticks(np.arange(len(messages)), [str(m) for m in messages])
+    ax.set_xlabel("message")
+    ax.set_ylabel("agreements reached (%)")
+    ax.legend(fontsize=8)
+    ax.grid(True, axis="y", alpha=0.3)
+    _suptitle(fig, summary, "Agreements reached per message")
+    fig.tight_layout()
+    return fig
+
+
+def fig7_metrics(out: str | Path, short: int = 50):
+    """Fig. 7: mean ± std of NashConv and CFR-Gain, iterations 1–``short`` and all."""
+    out = Path(out)
+    summary = load_summary(out)
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+    series = {}
+    for v in summary["variants"]:
+        c = load_curves(out, v)
+        lab = _VARIANT_LABEL.get(v, v)
+        series[f"NashConv, {lab}"] = (c["iteration"], c["nash_conv_mean"], c["nash_conv_std"])
+        series[f"CFR-Gain, {lab}"] = (c["iteration"], c["cfr_gain_mean"], c["cfr_gain_std"])
+    last = int(max(s[0][-1] for s in series.values()))
+    plot_metric_panel(
+        axes[0],
+        series,
+        xmax=short,
+        ylabel="value (mean ± std over subgames)",
+        title=f"iterations 1–{min(short, last)}",
+    )
+    plot_metric_panel(axes[1], series, xmax=None, title=f"iterations 1–{last}")
+    _suptitle(fig, summary, "NashConv and CFR-Gain over CFR iterations")
+    fig.tight_layout()
+    return fig
+
+
+def fig8_ratio(out: str | Path, short: int = 50):
+    """Fig. 8: mean ± std of CFR-Gain / NashConv over iterations 1–``short``."""
+    out = Path(out)
+    summary = load_summary(out)
+    fig, ax = plt.subplots(figsize=(6.5, 4))
+    series = {}
+    for v in summary["variants"]:
+        c = load_curves(out, v)
+        series[_VARIANT_LABEL.get(v, v)] = (c["iteration"], c["ratio_mean"], c["ratio_std"])
+    plot_metric_panel(
+        ax,
+        series,
+        xmax=short,
+        ylabel="CFR-Gain / NashConv",
+        title="ratio (NaN where NashConv = 0 is left out)",
+    )
+    ax.axhline(1.0, color="grey", linewidth=0.8, linestyle=":")
+    _suptitle(fig, summary, "CFR-Gain / NashConv over CFR iterations")
+    fig.tight_layout()
+    return fig
+
+
+def draw_all(out: str | Path) -> list[Path]:
+    """Draws Figs. 6–8 into ``out`` as PNG files and returns their paths."""
+    out = Path(out)
+    paths = []
+    for name, fn in (
+        ("fig6_agreements.png", fig6_agreements),
+        ("fig7_nashconv_cfrgain.png", fig7_metrics),
+        ("fig8_ratio.png", fig8_ratio),
+    ):
+        fig = fn(out)
+        fig.savefig(out / name, dpi=120)
+        plt.close(fig)
+        paths.append(out / name)
+    return paths

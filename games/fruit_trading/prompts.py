@@ -1,0 +1,171 @@
+"""Every prompt of the fruit-trading game, in one place.
+
+Templates follow the structure of the chat-games fruit trade (instructions,
+the player's private information, the dialogue so far, then the ask); the
+sentences are gt-llm's own. The steering lines follow the paper's formats:
+``Tone: Use {tone} tone.`` and ``Belief: You believe that {name} wants
+{fruit(s)}.``
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from gt_llm.prompts import PromptBook, PromptTemplate
+
+MESSAGE_HEADER = "#####\nTrade Proposal Message:\nfrom: {sender}\nto: {receiver}\n#####\n\n{text}"
+
+_RULES = (
+    "You are {speaker}, one of two people trading fruit by message. Each of you privately "
+    "owns some apples, bananas and oranges and values each fruit differently. A trade is "
+    "good for you when the fruit you receive is worth more to you than the fruit you give "
+    "away. Write as {speaker} and sign with your name."
+)
+
+OPENING = PromptTemplate(
+    task="fruit_trading.opening",
+    system=_RULES,
+    user=(
+        "Your private information:\n{private_info}\n\n"
+        "{steering}\n\n"
+        "Write the first message to {opponent}, proposing a trade of specific numbers of "
+        "fruit (for example: I would like to trade you 1 banana for 2 apples). Reply with "
+        "the message only."
+    ),
+    extra_fields=("endowment", "valuation", "tone", "believed_fruits"),
+    temperature=1.0,
+    max_tokens=256,
+)
+
+MESSAGE = PromptTemplate(
+    task="fruit_trading.message",
+    system=_RULES,
+    user=(
+        "Your private information:\n{private_info}\n\n"
+        "The dialogue so far:\n{dialogue}\n\n"
+        "{steering}\n\n"
+        "Reply to {opponent}. You may accept the last proposal, reject the negotiation "
+        "altogether, or counter-propose a different trade of specific numbers of fruit. "
+        "Reply with the message only."
+    ),
+    extra_fields=("endowment", "valuation", "tone", "believed_fruits", "turns"),
+    temperature=1.0,
+    max_tokens=256,
+)
+
+SUMMARIZE_DIALOGUE = PromptTemplate(
+    task="fruit_trading.summarize_dialogue",
+    system="You summarise negotiations between two people trading fruit, briefly and exactly.",
+    user=(
+        "Summarise this dialogue in two or three sentences. Say who proposed which trade "
+        "(exact numbers of each fruit), and whether the last message accepts a proposal, "
+        "rejects the negotiation, or makes a new proposal.\n\n{dialogue}"
+    ),
+    extra_fields=("turns",),
+    temperature=0.0,
+    max_tokens=160,
+)
+
+AGREEMENT = PromptTemplate(
+    task="fruit_trading.agreement",
+    system="You judge whether two people trading fruit have agreed on a trade.",
+    user=(
+        "Summary of the negotiation:\n{summary}\n\n"
+        "An agreement is reached only if the last message accepts a specific proposal. "
+        "A question, a counter-proposal or a rejection is not an agreement. Has an "
+        "agreement been reached? Answer Yes or No, then one sentence of reason."
+    ),
+    temperature=0.0,
+    max_tokens=60,
+)
+
+SUMMARIZE_TRADE = PromptTemplate(
+    task="fruit_trading.summarize_trade",
+    system="You record agreed fruit trades exactly.",
+    user=(
+        "Summary of the negotiation:\n{summary}\n\n"
+        "Report the agreed trade with one line per player, in exactly this format:\n"
+        "Player [Name]: Receives [fruit] Gives [fruit]\n"
+        "using the players {player_a} and {player_b} and numbers of apples, bananas and "
+        "oranges (write 'nothing' for no fruit)."
+    ),
+    temperature=0.0,
+    max_tokens=80,
+)
+
+COMPUTE_PAYOFF = PromptTemplate(
+    task="fruit_trading.compute_payoff",
+    system="You calculate the value of fruit trades step by step.",
+    user=(
+        "Private information of {name}:\n{private_info}\n\n"
+        "The agreed trade:\n{trade}\n\n"
+        "Calculate the value of this trade for {name} only: the value of the fruit {name} "
+        "receives minus the value of the fruit {name} gives, using {name}'s valuations. "
+        "Show the calculation and end with a line 'Value for {name}: <number>'."
+    ),
+    extra_fields=("valuation",),
+    temperature=0.0,
+    max_tokens=200,
+)
+
+EXTRACT_PAYOFF = PromptTemplate(
+    task="fruit_trading.extract_payoff",
+    system="You extract numbers from text.",
+    user=(
+        "Here is a calculation of the value of a trade for {name}:\n{calculation}\n\n"
+        "What is the final value for {name}? Answer with the number only."
+    ),
+    temperature=0.0,
+    max_tokens=10,
+)
+
+GUESS_FRUIT = PromptTemplate(
+    task="fruit_trading.guess_fruit",
+    system="You read negotiations and infer what people want.",
+    user=(
+        "You are {observer}, trading fruit with {opponent}. The dialogue so far:\n"
+        "{dialogue}\n\n"
+        "Which fruit does {opponent} want most: apples, bananas, or oranges? Answer with "
+        "one word only."
+    ),
+    extra_fields=("turns",),
+    temperature=0.0,
+    max_tokens=5,
+)
+
+BOOK = PromptBook(
+    [OPENING, MESSAGE, SUMMARIZE_DIALOGUE, AGREEMENT, SUMMARIZE_TRADE, COMPUTE_PAYOFF,
+     EXTRACT_PAYOFF, GUESS_FRUIT]
+)  # fmt: skip
+
+TONE_LINE = "Tone: Use {article} tone."
+BELIEF_LINE = "Belief: You believe that {name} wants {fruits}."
+
+
+def _article(tone: str) -> str:
+    if tone == "any":
+        return "any"
+    return ("an " if tone[0] in "aeiou" else "a ") + tone
+
+
+def join_fruits(fruits: Sequence[str]) -> str:
+    """``["apples", "oranges"] -> "apples or oranges"``."""
+    fruits = list(fruits)
+    if len(fruits) <= 1:
+        return "".join(fruits)
+    return ", ".join(fruits[:-1]) + " or " + fruits[-1]
+
+
+def steering_text(tone: str, opponent: str, believed_fruits: Sequence[str]) -> str:
+    """The steering lines: always the tone; the belief only when one is given."""
+    lines = [TONE_LINE.format(article=_article(tone))]
+    if believed_fruits:
+        lines.append(BELIEF_LINE.format(name=opponent, fruits=join_fruits(believed_fruits)))
+    return "\n".join(lines)
+
+
+def render_dialogue(turns: Sequence[dict]) -> str:
+    """Dialogue text from turns ``{"sender", "receiver", "text"}``."""
+    if not turns:
+        return "(no messages yet)"
+    return "\n\n".join(MESSAGE_HEADER.format(**t) for t in turns)

@@ -1,0 +1,186 @@
+"""The paper's tables from expanded negotiations (pure functions of the states).
+
+Each function takes the :class:`~games.fruit_trading.tree.Subgame` objects of
+one variant and counts over every dialogue state of every tree, i.e. over
+every distinct history (as the paper counts over its game trees):
+
+* :func:`guess_table` — Table 1: % correct guesses of the opponent's most
+  wanted fruit after messages 1–3 (correct = one of the opponent's
+  highest-valued fruits; with ties any of them counts);
+* :func:`agreement_rates` — Fig. 6: % of histories of length m that end in an
+  agreement at message m;
+* :func:`payoff_signs` — Tables 2 and 3: among agreements at message m, % with
+  a positive (negative) payoff for player 1, player 2 and both;
+* :func:`payoff_disagreements` — agreed trades whose LLM-computed payoff
+  differs from the payoff computed exactly from the parsed trade.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from games.fruit_trading.dialogue import DialogueState
+from games.fruit_trading.tree import Subgame
+
+
+def _states(subgames: Iterable[Subgame]) -> list[DialogueState]:
+    return [s for sg in subgames for s in sg.states()]
+
+
+def _pct(num: int, den: int) -> float:
+    return 100.0 * num / den if den else float("nan")
+
+
+def guess_table(
+    subgames: Sequence[Subgame], messages: Sequence[int] = (1, 2, 3)
+) -> list[dict[str, Any]]:
+    """Table 1 rows: message, correct, total, percentage."""
+    correct = dict.fromkeys(messages, 0)
+    total = dict.fromkeys(messages, 0)
+    for s in _states(subgames):
+        # Each state owns the guess made right after its last message.
+        if s.guesses and s.guesses[-1].message == s.num_messages and s.num_messages in total:
+            g = s.guesses[-1]
+            total[g.message] += 1
+            correct[g.message] += int(g.correct)
+    return [
+        {
+            "message": m,
+            "correct": correct[m],
+            "total": total[m],
+            "percentage": _pct(correct[m], total[m]),
+        }
+        for m in messages
+    ]
+
+
+def agreement_rates(subgames: Sequence[Subgame], max_messages: int) -> list[dict[str, Any]]:
+    """Fig. 6 rows: message, agreements, histories, percentage."""
+    agreed = dict.fromkeys(range(1, max_messages + 1), 0)
+    total = dict.fromkeys(range(1, max_messages + 1), 0)
+    for s in _states(subgames):
+        if s.num_messages in total:
+            total[s.num_messages] += 1
+            agreed[s.num_messages] += int(s.agreement)
+    return [
+        {
+            "message": m,
+            "agreements": agreed[m],
+            "histories": total[m],
+            "percentage": _pct(agreed[m], total[m]),
+        }
+        for m in total
+    ]
+
+
+def payoff_signs(
+    subgames: Sequence[Subgame], messages: Sequence[int] = (3, 4)
+) -> list[dict[str, Any]]:
+    """Tables 2 and 3 rows: message, agreements, % positive and % negative per player and both."""
+    rows = []
+    states = [s for s in _states(subgames) if s.agreement]
+    for m in messages:
+        pay = [s.returns() for s in states if s.num_messages == m]
+        n = len(pay)
+        rows.append(
+            {
+                "message": m,
+                "agreements": n,
+                "positive_p1": _pct(sum(p[0] > 0 for p in pay), n),
+                "positive_p2": _pct(sum(p[1] > 0 for p in pay), n),
+                "positive_both": _pct(sum(p[0] > 0 and p[1] > 0 for p in pay), n),
+                "negative_p1": _pct(sum(p[0] < 0 for p in pay), n),
+                "negative_p2": _pct(sum(p[1] < 0 for p in pay), n),
+                "negative_both": _pct(sum(p[0] < 0 and p[1] < 0 for p in pay), n),
+            }
+        )
+    return rows
+
+
+def payoff_disagreements(subgames: Sequence[Subgame]) -> dict[str, Any]:
+    """How often the LLM payoff differs from the exact payoff of the parsed trade."""
+    recs = [s.payoff for s in _states(subgames) if s.agreement and s.payoff is not None]
+    unparsed = sum(r.exact is None for r in recs)
+    differ = [r for r in recs if r.exact is not None and r.disagrees]
+    infeasible = sum(r.feasible is False for r in recs)
+    return {
+        "agreements": len(recs),
+        "trade_unparsed": unparsed,
+        "llm_vs_exact_differ": len(differ),
+        "infeasible_trades": infeasible,
+        "examples": [
+            {
+                "message": r.message,
+                "llm": list(r.llm),
+                "exact": list(r.exact),
+                "trade": r.trade_text,
+            }
+            for r in differ[:5]
+        ],
+    }
+
+
+def _fmt(x: Any) -> str:
+    if x is None or (isinstance(x, float) and x != x):
+        return "–"
+    return f"{x:.2f}%" if isinstance(x, float) else str(x)
+
+
+def markdown_tables(summary: dict[str, Any]) -> str:
+    """Tables 1–3 (and the ESS and payoff-check counts) of a ``summary.json`` as Markdown."""
+    out = [f"Model: **{summary['label']}**", ""]
+    variants = summary["variants"]
+    if "tone+belief" in variants and "guesses" in variants["tone+belief"]:
+        out += [
+            "**Table 1.** Correct guesses of the opponent's most valued fruit (tone+belief).",
+            "",
+            "| Message | Correct | Total | Percentage |",
+            "|---|---|---|---|",
+        ]
+        for r in variants["tone+belief"]["guesses"]:
+            out.append(
+                f"| {r['message']} | {r['correct']} | {r['total']} | {_fmt(r['percentage'])} |"
+            )
+        out.append("")
+    for title, sign in (("Table 2.** Positive", "positive"), ("Table 3.** Negative", "negative")):
+        out += [
+            f"**{title} trade payoffs, per message with an agreement.",
+            "",
+            "| Prompting | Message | Agreements | Player 1 | Player 2 | Both |",
+            "|---|---|---|---|---|---|",
+        ]
+        for v, d in variants.items():
+            for r in d["payoff_signs"]:
+                out.append(
+                    f"| {v} | {r['message']} | {r['agreements']} | {_fmt(r[sign + '_p1'])} | "
+                    f"{_fmt(r[sign + '_p2'])} | {_fmt(r[sign + '_both'])} |"
+                )
+        out.append("")
+    out += [
+        "**Agreements per message (Fig. 6 data).**",
+        "",
+        "| Prompting | Message | Agreements | Histories | % |",
+        "|---|---|---|---|---|",
+    ]
+    for v, d in variants.items():
+        for r in d["agreements"]:
+            out.append(
+                f"| {v} | {r['message']} | {r['agreements']} | {r['histories']} | {_fmt(r['percentage'])} |"
+            )
+    out += [
+        "",
+        "**CFR after the last iteration and the approximate-ESS test.**",
+        "",
+        "| Prompting | NashConv | CFR-Gain | subgames with CFR-Gain > NashConv | median first iteration |",
+        "|---|---|---|---|---|",
+    ]
+    for v, d in variants.items():
+        f = d["final"]
+        ess = sorted(x for x in d["ess_first_iteration"] if x is not None)
+        med = ess[len(ess) // 2] if ess else "–"
+        out.append(
+            f"| {v} | {f['nash_conv_mean']:.4f} ± {f['nash_conv_std']:.4f} | "
+            f"{f['cfr_gain_mean']:.4f} ± {f['cfr_gain_std']:.4f} | {len(ess)}/{len(d['ess_first_iteration'])} | {med} |"
+        )
+    return "\n".join(out)

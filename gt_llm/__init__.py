@@ -1,0 +1,34 @@
+"""gt-llm: LLM agents inside real game theory.
+
+The LLM layer: typed chat requests, backends chosen by spec string, a
+persistent call cache, typed parsers, and opponent models.
+"""
+
+from __future__ import annotations
+
+from gt_llm.chat import ChatModel, ChatRequest, ChatResponse, Message, Usage, user_request
+from gt_llm.errors import BackendError, ConfigurationError, GtLlmError, ParseError
+from gt_llm.prompts import PromptBook, PromptTemplate
+from gt_llm.registry import load_model, parse_spec, register_backend, registered_backends
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BackendError",
+    "ChatModel",
+    "ChatRequest",
+    "ChatResponse",
+    "ConfigurationError",
+    "GtLlmError",
+    "Message",
+    "ParseError",
+    "PromptBook",
+    "PromptTemplate",
+    "Usage",
+    "__version__",
+    "load_model",
+    "parse_spec",
+    "register_backend",
+    "registered_backends",
+    "user_request",
+]

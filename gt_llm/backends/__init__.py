@@ -1,0 +1,66 @@
+"""Built-in backends: ``scripted``, ``groq`` and ``openai``.
+
+Vendor SDKs are imported lazily, inside the factories, so that importing
+gt_llm never needs them.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from typing import Any
+
+from gt_llm.backends.scripted import ScriptedModel
+from gt_llm.chat import ChatModel
+from gt_llm.registry import register_backend
+
+DEFAULT_GROQ_MODEL = "llama-3.3-70b-versatile"
+
+
+def _scripted(rest: str, **options: Any) -> ChatModel:
+    if options:
+        raise ValueError(
+            f"load_model: the scripted backend takes no options, got {sorted(options)}"
+        )
+    return ScriptedModel(rest)
+
+
+def _groq(rest: str, **options: Any) -> ChatModel:
+    from gt_llm.backends.groq_backend import GroqModel
+
+    return GroqModel(rest or DEFAULT_GROQ_MODEL, **options)
+
+
+def _openai(rest: str, **options: Any) -> ChatModel:
+    from gt_llm.backends.openai_compat import OpenAICompatModel
+
+    return OpenAICompatModel.from_spec_rest(rest, **options)
+
+
+def _groq_check() -> str | None:
+    if importlib.util.find_spec("groq") is None:
+        return "the 'groq' package is not installed (pip install groq)"
+    if not os.environ.get("GROQ_API_KEY"):
+        return "GROQ_API_KEY is not set"
+    return None
+
+
+register_backend(
+    "scripted",
+    _scripted,
+    description="deterministic rule-based stand-in, offline (not an LLM)",
+    example="scripted",
+)
+register_backend(
+    "groq",
+    _groq,
+    description=f"Groq cloud through the official SDK (default model {DEFAULT_GROQ_MODEL})",
+    example=f"groq:{DEFAULT_GROQ_MODEL}",
+    check=_groq_check,
+)
+register_backend(
+    "openai",
+    _openai,
+    description="any chat-completions server: vLLM, llama.cpp server, Ollama",
+    example="openai:MODEL@http://127.0.0.1:8000/v1",
+)

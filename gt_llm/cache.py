@@ -1,0 +1,363 @@
+"""A persistent, process-safe call cache in front of any chat model.
+
+:class:`CachedModel` wraps a :class:`~gt_llm.chat.ChatModel` and stores every
+answer in SQLite, keyed by :meth:`ChatRequest.cache_key` (a hash of backend,
+model, messages, seed, temperature and max_tokens). Since every call is meant
+to be a pure function of those, a stored answer is *the* answer:
+
+* each finished call is committed at once (autocommit, WAL), so a run killed
+  at any point keeps every call it finished and a re-run makes no repeated
+  calls. ``synchronous=NORMAL`` is enough for that: in WAL mode a committed
+  transaction survives the death of the process, only an OS crash or power
+  loss can drop the last few;
+* several threads (``complete_batch``) share one connection under a lock, and
+  several processes share the file through WAL and ``busy_timeout``;
+* concurrent requests for the same key inside one process are de-duplicated:
+  one backend call, the others wait for it. So the number of backend calls
+  equals the number of distinct requests, which the tree builder relies on.
+  Across processes two identical in-flight requests may both be sent; the
+  first stored answer wins and both callers return it.
+
+The table also keeps the task name and the request as JSON, for inspection
+with any SQLite browser.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import os
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from gt_llm.chat import ChatModel, ChatRequest, ChatResponse, Usage
+from gt_llm.errors import ConfigurationError, GtLlmError
+
+logger = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS calls (
+    key               TEXT PRIMARY KEY,
+    backend           TEXT NOT NULL,
+    model             TEXT NOT NULL,
+    task              TEXT NOT NULL,
+    request_json      TEXT NOT NULL,
+    text              TEXT NOT NULL,
+    prompt_tokens     INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL,
+    latency_s         REAL NOT NULL,
+    created_at        REAL NOT NULL
+)
+"""
+
+
+class CacheError(GtLlmError):
+    """The cache file could not be read or written during a run."""
+
+
+@dataclasses.dataclass(frozen=True)
+class CacheStats:
+    """Counters of one :class:`CachedModel` instance.
+
+    Attributes:
+      hits: Calls answered without a backend call (from the file, or by waiting
+        for an identical call already in flight).
+      misses: Calls that went to the backend.
+      prompt_tokens: Prompt tokens of the backend calls made (misses).
+      completion_tokens: Completion tokens of the backend calls made (misses).
+      saved_prompt_tokens: Prompt tokens of the answers served from the cache.
+      saved_completion_tokens: Completion tokens of the answers served from the cache.
+    """
+
+    hits: int = 0
+    misses: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    saved_prompt_tokens: int = 0
+    saved_completion_tokens: int = 0
+
+    @property
+    def calls(self) -> int:
+        """All calls answered."""
+        return self.hits + self.misses
+
+    @property
+    def hit_rate(self) -> float:
+        """Hits over calls (0 when there were none)."""
+        return self.hits / self.calls if self.calls else 0.0
+
+
+class _InFlight:
+    """A backend call that other threads asking the same key wait for."""
+
+    __slots__ = ("done", "response", "error")
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.response: ChatResponse | None = None
+        self.error: BaseException | None = None
+
+
+class CachedModel(ChatModel):
+    """A chat model that answers from a SQLite cache and fills it on misses.
+
+    ``backend``, ``model``, ``spec`` and ``max_concurrency`` are those of the
+    inner model, so a cached model is a drop-in replacement.
+
+    Args:
+      inner: The model to call on a miss.
+      path: The SQLite file (parent directories are created); ``":memory:"``
+        for a private in-memory cache.
+      busy_timeout: Seconds to wait for another process's write lock.
+
+    Raises:
+      ConfigurationError: the path cannot be created, opened or written.
+    """
+
+    def __init__(
+        self, inner: ChatModel, path: str | os.PathLike[str], *, busy_timeout: float = 60.0
+    ) -> None:
+        if isinstance(inner, CachedModel):
+            raise ValueError("CachedModel: the inner model is already cached")
+        self.inner = inner
+        self.path = str(path)
+        self._db_lock = threading.Lock()
+        self._stats_lock = threading.Lock()
+        self._inflight_lock = threading.Lock()
+        self._inflight: dict[str, _InFlight] = {}
+        self._counts = dict.fromkeys(
+            (f.name for f in dataclasses.fields(CacheStats)),
+            0,
+        )
+        self._conn = self._open(busy_timeout)
+
+    # -- identity mirrors the inner model -------------------------------------------------
+
+    @property  # type: ignore[override]
+    def backend(self) -> str:
+        return self.inner.backend
+
+    @property  # type: ignore[override]
+    def model(self) -> str:
+        return self.inner.model
+
+    @property
+    def spec(self) -> str:
+        return self.inner.spec
+
+    @property  # type: ignore[override]
+    def max_concurrency(self) -> int:
+        return self.inner.max_concurrency
+
+    # -- database -------------------------------------------------------------------------
+
+    def _open(self, busy_timeout: float) -> sqlite3.Connection:
+        if self.path != ":memory:":
+            try:
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise ConfigurationError(
+                    f"cache: cannot create the directory of {self.path}: {exc}"
+                ) from None
+        try:
+            # One connection shared by this instance's threads, always under _db_lock;
+            # isolation_level=None is autocommit, so every INSERT is durable at once.
+            conn = sqlite3.connect(
+                self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
+            )
+            conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if self.path != ":memory:" and str(mode).lower() != "wal":
+                logger.warning("cache %s: journal mode is %s, not WAL", self.path, mode)
+            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute(_SCHEMA)
+            # Prove we can write now rather than after the first expensive backend call.
+            conn.execute("BEGIN IMMEDIATE")
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if version == 0:
+                conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            raise ConfigurationError(f"cache: cannot open {self.path} for writing: {exc}") from None
+        if version not in (0, SCHEMA_VERSION):
+            conn.close()
+            raise ConfigurationError(
+                f"cache: {self.path} has schema version {version}, this gt-llm writes "
+                f"{SCHEMA_VERSION}; use another cache file"
+            )
+        return conn
+
+    def _lookup(self, key: str) -> tuple[str, Usage] | None:
+        try:
+            with self._db_lock:
+                row = self._conn.execute(
+                    "SELECT text, prompt_tokens, completion_tokens FROM calls WHERE key = ?",
+                    (key,),
+                ).fetchone()
+        except sqlite3.Error as exc:
+            raise CacheError(f"cache: cannot read {self.path}: {exc}") from exc
+        if row is None:
+            return None
+        return row[0], Usage(int(row[1]), int(row[2]))
+
+    def _store(self, key: str, request: ChatRequest, response: ChatResponse) -> tuple[str, Usage]:
+        """Stores an answer and returns the stored one (another process's, if it was first)."""
+        request_json = json.dumps(
+            {
+                "task": request.task,
+                "fields": request.fields_dict(),
+                "messages": [m.to_dict() for m in request.messages],
+                "seed": request.seed,
+                "temperature": request.temperature,
+                "max_tokens": request.max_tokens,
+            },
+            ensure_ascii=False,
+            sort_keys=True,
+        )
+        row = (
+            key,
+            self.inner.backend,
+            self.inner.model,
+            request.task,
+            request_json,
+            response.text,
+            response.usage.prompt_tokens,
+            response.usage.completion_tokens,
+            float(response.latency_s),
+            time.time(),
+        )
+        try:
+            with self._db_lock:
+                cur = self._conn.execute(
+                    "INSERT OR IGNORE INTO calls VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row
+                )
+                inserted = cur.rowcount == 1
+        except sqlite3.Error as exc:
+            raise CacheError(f"cache: cannot write {self.path}: {exc}") from exc
+        if inserted:
+            return response.text, response.usage
+        stored = self._lookup(key)
+        return stored if stored is not None else (response.text, response.usage)
+
+    def _count(self, **deltas: int) -> None:
+        with self._stats_lock:
+            for name, delta in deltas.items():
+                self._counts[name] += delta
+
+    # -- ChatModel ------------------------------------------------------------------------
+
+    def complete(self, request: ChatRequest) -> ChatResponse:
+        """Answers from the cache, or calls the inner model and stores its answer.
+
+        Raises:
+          CacheError: the cache file failed during the run.
+          Exception: whatever the inner model raised (nothing is stored then).
+        """
+        start = time.perf_counter()
+        key = request.cache_key(self.inner.backend, self.inner.model)
+        hit = self._lookup(key)
+        if hit is not None:
+            return self._hit(hit, start)
+
+        with self._inflight_lock:
+            flight = self._inflight.get(key)
+            owner = flight is None
+            if owner:
+                flight = self._inflight[key] = _InFlight()
+        assert flight is not None
+        if not owner:
+            flight.done.wait()
+            if flight.error is not None:
+                raise flight.error
+            assert flight.response is not None
+            return self._hit((flight.response.text, flight.response.usage), start)
+
+        try:
+            # Another thread may have stored it between our lookup and registering.
+            hit = self._lookup(key)
+            if hit is not None:
+                response = self._hit(hit, start)
+            else:
+                fresh = self.inner.complete(request)
+                text, usage = self._store(key, request, fresh)
+                self._count(
+                    misses=1,
+                    prompt_tokens=fresh.usage.prompt_tokens,
+                    completion_tokens=fresh.usage.completion_tokens,
+                )
+                response = dataclasses.replace(
+                    fresh, text=text, usage=usage, latency_s=time.perf_counter() - start
+                )
+                logger.debug(
+                    "cache miss %s %s (%.3f s)", request.task, key[:12], response.latency_s
+                )
+            flight.response = response
+            return response
+        except BaseException as exc:
+            flight.error = exc
+            raise
+        finally:
+            with self._inflight_lock:
+                del self._inflight[key]
+            flight.done.set()
+
+    def _hit(self, hit: tuple[str, Usage], start: float) -> ChatResponse:
+        text, usage = hit
+        self._count(
+            hits=1,
+            saved_prompt_tokens=usage.prompt_tokens,
+            saved_completion_tokens=usage.completion_tokens,
+        )
+        return ChatResponse(
+            text=text,
+            backend=self.inner.backend,
+            model=self.inner.model,
+            usage=usage,
+            latency_s=time.perf_counter() - start,
+            cached=True,
+        )
+
+    # -- inspection -----------------------------------------------------------------------
+
+    def stats(self) -> CacheStats:
+        """This instance's hit/miss/token counters."""
+        with self._stats_lock:
+            return CacheStats(**self._counts)
+
+    def __contains__(self, request: object) -> bool:
+        if not isinstance(request, ChatRequest):
+            return False
+        return self._lookup(request.cache_key(self.inner.backend, self.inner.model)) is not None
+
+    def __len__(self) -> int:
+        """Number of stored answers (of every backend and model in the file)."""
+        with self._db_lock:
+            return int(self._conn.execute("SELECT COUNT(*) FROM calls").fetchone()[0])
+
+    def entries(self) -> list[dict[str, Any]]:
+        """All stored rows as dicts (for inspection and tests; loads the whole table)."""
+        with self._db_lock:
+            cur = self._conn.execute("SELECT * FROM calls ORDER BY created_at")
+            names = [d[0] for d in cur.description]
+            return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+
+    def close(self) -> None:
+        """Closes the database and the inner model."""
+        with self._db_lock:
+            self._conn.close()
+        self.inner.close()
+
+    def __enter__(self) -> CachedModel:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"CachedModel({self.inner!r}, {self.path!r})"

@@ -1,0 +1,231 @@
+"""Typed parsers for LLM answers, and the re-ask / fallback policy.
+
+Every answer the toolkit reads goes through a parser that returns a value or
+raises :class:`~gt_llm.errors.ParseError` carrying the raw text. What happens
+after a parse error is decided by a :class:`ParsePolicy`: re-ask the model a
+bounded number of times with deterministically derived seeds, then use a
+documented fallback value, which is logged and counted in
+:class:`ParseStats` (never a silent default).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import re
+import threading
+from collections import Counter
+from collections.abc import Callable, Sequence
+from typing import Any, Generic, TypeVar
+
+from gt_llm.chat import ChatModel, ChatRequest, ChatResponse
+from gt_llm.errors import ParseError
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+Parser = Callable[[str], T]
+
+_NUMBER = re.compile(r"[-+\u2212]?\d+(?:\.\d+)?")
+_YES = re.compile(r"\b(yes|agreement reached|agreed)\b", re.IGNORECASE)
+_NO = re.compile(r"\b(no|no agreement|not reached)\b", re.IGNORECASE)
+
+
+def parse_yes_no(text: str) -> bool:
+    """Reads a yes/no answer from its first yes-like or no-like word.
+
+    Raises:
+      ParseError: neither, or both at the same first position.
+    """
+    yes = _YES.search(text)
+    no = _NO.search(text)
+    if yes is None and no is None:
+        raise ParseError("a yes/no answer", text)
+    if yes is not None and (no is None or yes.start() < no.start()):
+        return True
+    return False
+
+
+def parse_number(text: str, *, label: str | None = None) -> float:
+    """Reads a number; with ``label``, the number after ``label:`` (last such one).
+
+    Raises:
+      ParseError: no number (after the label, if given).
+    """
+    if label is not None:
+        hits = re.findall(rf"{re.escape(label)}\s*[:=]\s*([-+\u2212]?\d+(?:\.\d+)?)", text, re.I)
+        if not hits:
+            raise ParseError(f"a number after '{label}:'", text)
+        return float(hits[-1].replace("\u2212", "-"))
+    hit = _NUMBER.search(text)
+    if hit is None:
+        raise ParseError("a number", text)
+    return float(hit.group(0).replace("\u2212", "-"))
+
+
+def parse_choice(text: str, options: Sequence[str]) -> str:
+    """Reads exactly one of ``options`` (case-insensitive, singular or plural).
+
+    Raises:
+      ParseError: none of the options, or more than one, is named.
+    """
+    found = []
+    for opt in options:
+        stem = opt[:-1] if opt.endswith("s") else opt
+        if re.search(rf"\b{re.escape(stem)}s?\b", text, re.IGNORECASE):
+            found.append(opt)
+    if len(found) != 1:
+        raise ParseError(f"exactly one of {list(options)}", text)
+    return found[0]
+
+
+def parse_json_object(text: str, *, keys: Sequence[str] = ()) -> dict[str, Any]:
+    """Reads the first JSON object in the text (code fences allowed).
+
+    Raises:
+      ParseError: no JSON object, invalid JSON, or a required key missing.
+    """
+    start = text.find("{")
+    end = text.rfind("}")
+    if start < 0 or end <= start:
+        raise ParseError("a JSON object", text)
+    try:
+        obj = json.loads(text[start : end + 1])
+    except json.JSONDecodeError:
+        raise ParseError("a valid JSON object", text) from None
+    if not isinstance(obj, dict):
+        raise ParseError("a JSON object", text)
+    missing = [k for k in keys if k not in obj]
+    if missing:
+        raise ParseError(f"a JSON object with keys {list(keys)}", text)
+    return obj
+
+
+@dataclasses.dataclass(frozen=True)
+class ParsePolicy:
+    """What to do after a parse error.
+
+    Attributes:
+      max_reasks: How many times to re-ask before falling back.
+      seed_stride: Re-ask ``k`` uses seed ``seed + k * seed_stride`` (deterministic,
+        and far from the seeds the games use as chance outcomes).
+    """
+
+    max_reasks: int = 2
+    seed_stride: int = 1_000_003
+
+    def __post_init__(self) -> None:
+        if self.max_reasks < 0:
+            raise ValueError("ParsePolicy: max_reasks must be >= 0")
+
+    def reask(self, request: ChatRequest, attempt: int) -> ChatRequest:
+        return request.with_seed(request.seed + attempt * self.seed_stride)
+
+
+class ParseStats:
+    """Thread-safe counters of parses, re-asks and fallbacks, per task."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.parsed: Counter[str] = Counter()
+        self.reasks: Counter[str] = Counter()
+        self.fallbacks: Counter[str] = Counter()
+
+    def add(self, kind: str, task: str, n: int = 1) -> None:
+        with self._lock:
+            getattr(self, kind)[task] += n
+
+    def to_dict(self) -> dict[str, dict[str, int]]:
+        with self._lock:
+            return {
+                "parsed": dict(self.parsed),
+                "reasks": dict(self.reasks),
+                "fallbacks": dict(self.fallbacks),
+                "total_fallbacks": sum(self.fallbacks.values()),
+            }
+
+
+@dataclasses.dataclass(frozen=True)
+class Parsed(Generic[T]):
+    """A parsed answer: the value, the response it came from, and how it was got."""
+
+    value: T
+    response: ChatResponse | None
+    attempts: int
+    fell_back: bool
+
+
+def complete_parsed_batch(
+    model: ChatModel,
+    requests: Sequence[ChatRequest],
+    parser: Parser[T],
+    *,
+    fallback: Callable[[ChatRequest], T],
+    policy: ParsePolicy | None = None,
+    stats: ParseStats | None = None,
+    max_concurrency: int | None = None,
+) -> list[Parsed[T]]:
+    """Asks and parses many requests; failures are re-asked in batches, then fall back.
+
+    Args:
+      model: The model (usually cached).
+      requests: The requests.
+      parser: Returns a value or raises ParseError.
+      fallback: The documented value to use when every attempt failed.
+      policy: Re-ask policy (default :class:`ParsePolicy`).
+      stats: Counters to update.
+      max_concurrency: Bound on concurrent calls.
+    """
+    policy = policy or ParsePolicy()
+    stats = stats if stats is not None else ParseStats()
+    results: list[Parsed[T] | None] = [None] * len(requests)
+    pending = list(range(len(requests)))
+    last: dict[int, ChatResponse] = {}
+    for attempt in range(policy.max_reasks + 1):
+        if not pending:
+            break
+        batch = [
+            requests[i] if attempt == 0 else policy.reask(requests[i], attempt) for i in pending
+        ]
+        responses = model.complete_batch(batch, max_concurrency=max_concurrency)
+        still = []
+        for i, resp in zip(pending, responses, strict=True):
+            last[i] = resp
+            try:
+                results[i] = Parsed(parser(resp.text), resp, attempt + 1, False)
+                stats.add("parsed", requests[i].task)
+            except ParseError as err:
+                logger.debug("parse error on %s (attempt %d): %s", requests[i].task, attempt, err)
+                still.append(i)
+        if attempt > 0:
+            for i in pending:
+                stats.add("reasks", requests[i].task)
+        pending = still
+    for i in pending:
+        value = fallback(requests[i])
+        stats.add("fallbacks", requests[i].task)
+        logger.warning(
+            "parse fallback for task %s after %d attempts: using %r (last answer: %.120r)",
+            requests[i].task,
+            policy.max_reasks + 1,
+            value,
+            last[i].text if i in last else "",
+        )
+        results[i] = Parsed(value, last.get(i), policy.max_reasks + 1, True)
+    return results  # type: ignore[return-value]
+
+
+def complete_parsed(
+    model: ChatModel,
+    request: ChatRequest,
+    parser: Parser[T],
+    *,
+    fallback: Callable[[ChatRequest], T],
+    policy: ParsePolicy | None = None,
+    stats: ParseStats | None = None,
+) -> Parsed[T]:
+    """Single-request form of :func:`complete_parsed_batch`."""
+    return complete_parsed_batch(
+        model, [request], parser, fallback=fallback, policy=policy, stats=stats
+    )[0]

@@ -1,0 +1,113 @@
+"""Prompt templates: typed fields in, chat messages out.
+
+Each game keeps all its templates in one module (a :class:`PromptBook`), so
+no prompt text is assembled anywhere else. A template names the fields it
+needs; rendering checks them and returns a :class:`~gt_llm.chat.ChatRequest`
+that carries both the fields (read by the scripted model) and the messages
+(read by real models).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import string
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from gt_llm.chat import ChatRequest, Message
+
+
+def _placeholders(text: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(text) if name}
+
+
+@dataclasses.dataclass(frozen=True)
+class PromptTemplate:
+    """A system + user message pair with ``{field}`` placeholders.
+
+    Attributes:
+      task: Task name, unique within the toolkit (``"<game>.<task>"``).
+      system: System message template.
+      user: User message template.
+      extra_fields: Fields the request carries for the scripted model even
+        though no placeholder uses them; they must still be *implied* by the
+        rendered text (e.g. a list that the text spells out), because caching is
+        keyed on the messages.
+      temperature: Default sampling temperature for this task.
+      max_tokens: Default token bound for this task.
+    """
+
+    task: str
+    system: str
+    user: str
+    extra_fields: tuple[str, ...] = ()
+    temperature: float = 1.0
+    max_tokens: int = 512
+
+    @property
+    def fields(self) -> frozenset[str]:
+        return frozenset(_placeholders(self.system) | _placeholders(self.user)) | frozenset(
+            self.extra_fields
+        )
+
+    def render(
+        self,
+        fields: Mapping[str, Any],
+        *,
+        seed: int = 0,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+    ) -> ChatRequest:
+        """Renders the template into a request.
+
+        Raises:
+          ValueError: if a field is missing or unexpected.
+        """
+        missing = self.fields - set(fields)
+        extra = set(fields) - self.fields
+        if missing or extra:
+            raise ValueError(
+                f"PromptTemplate.render({self.task!r}): missing fields {sorted(missing)}, "
+                f"unexpected fields {sorted(extra)}; pass exactly {sorted(self.fields)}"
+            )
+        text_fields = {k: v for k, v in fields.items() if k not in self.extra_fields}
+        messages = []
+        if self.system:
+            messages.append(Message("system", self.system.format(**text_fields)))
+        messages.append(Message("user", self.user.format(**text_fields)))
+        return ChatRequest(
+            task=self.task,
+            fields=dict(fields),
+            messages=tuple(messages),
+            seed=seed,
+            temperature=self.temperature if temperature is None else temperature,
+            max_tokens=self.max_tokens if max_tokens is None else max_tokens,
+        )
+
+
+class PromptBook:
+    """The templates of one game, looked up by task name."""
+
+    def __init__(self, templates: Iterable[PromptTemplate]) -> None:
+        self._templates: dict[str, PromptTemplate] = {}
+        for t in templates:
+            if t.task in self._templates:
+                raise ValueError(f"PromptBook: duplicate task {t.task!r}")
+            self._templates[t.task] = t
+
+    def __getitem__(self, task: str) -> PromptTemplate:
+        try:
+            return self._templates[task]
+        except KeyError:
+            raise KeyError(
+                f"PromptBook: no template for task {task!r}; known: {sorted(self._templates)}"
+            ) from None
+
+    def __contains__(self, task: str) -> bool:
+        return task in self._templates
+
+    def __iter__(self):
+        return iter(self._templates.values())
+
+    def render(self, task: str, fields: Mapping[str, Any], **kwargs: Any) -> ChatRequest:
+        return self[task].render(fields, **kwargs)

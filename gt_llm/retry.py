@@ -1,0 +1,214 @@
+"""Retries with exponential backoff and jitter, and a requests-per-minute limiter.
+
+Both remote backends (``groq`` and ``openai``) run every HTTP call through
+:func:`call_with_retry`, with a backend-specific *classifier* that decides for
+each exception whether it is worth retrying and whether the server asked for
+a particular wait (``Retry-After``). Randomness for the jitter comes from a
+``random.Random`` owned by the caller, never from the global RNG, so that
+library users' seeding is left alone and tests can make timings reproducible.
+``sleep`` and the limiter's clock are injectable so that tests run in
+milliseconds.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import random
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import TypeVar
+
+from gt_llm.errors import BackendError
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+#: ``classify(exc) -> (retryable, retry_after_seconds_or_None)``.
+Classifier = Callable[[BaseException], "tuple[bool, float | None]"]
+
+
+@dataclasses.dataclass(frozen=True)
+class RetryPolicy:
+    """How often and how long to wait between attempts.
+
+    Attempt ``k`` (1-based) that fails retryably is followed by a wait of
+    ``min(max_delay, base_delay * 2**(k-1))``, multiplied by a random factor in
+    ``[1 - jitter, 1 + jitter]``. When the server sends ``Retry-After``, the
+    wait is that many seconds plus up to ``jitter`` of it (so that concurrent
+    clients do not come back in lockstep); a ``Retry-After`` longer than
+    ``max_delay`` ends the retries at once, since waiting that long inside one
+    call is never what an experiment wants.
+
+    Attributes:
+      max_attempts: Total attempts, including the first (>= 1).
+      base_delay: Wait after the first failure, in seconds.
+      max_delay: Upper bound on any single wait, in seconds.
+      jitter: Relative jitter in ``[0, 1]``.
+    """
+
+    max_attempts: int = 6
+    base_delay: float = 1.0
+    max_delay: float = 60.0
+    jitter: float = 0.25
+
+    def __post_init__(self) -> None:
+        if self.max_attempts < 1:
+            raise ValueError(f"RetryPolicy: max_attempts must be >= 1, got {self.max_attempts}")
+        if self.base_delay < 0 or self.max_delay < 0:
+            raise ValueError("RetryPolicy: base_delay and max_delay must be >= 0")
+        if not 0.0 <= self.jitter <= 1.0:
+            raise ValueError(f"RetryPolicy: jitter must be in [0, 1], got {self.jitter}")
+
+    def backoff(self, attempt: int, rng: random.Random) -> float:
+        """The jittered exponential wait after failed attempt ``attempt`` (1-based)."""
+        # Cap the exponent first: 2**k overflows float for large k long before the min applies.
+        raw = min(self.max_delay, self.base_delay * 2.0 ** min(attempt - 1, 60))
+        factor = 1.0 + self.jitter * (2.0 * rng.random() - 1.0)
+        return max(0.0, min(self.max_delay, raw * factor))
+
+    def wait_for(self, attempt: int, retry_after: float | None, rng: random.Random) -> float:
+        """The wait after failed attempt ``attempt``, honouring a server's ``Retry-After``."""
+        if retry_after is None:
+            return self.backoff(attempt, rng)
+        return retry_after * (1.0 + self.jitter * rng.random())
+
+
+def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
+    """Reads a ``Retry-After`` header given in seconds (HTTP dates are ignored).
+
+    Returns:
+      The number of seconds (>= 0), or ``None`` if absent or not a number.
+    """
+    if not headers:
+        return None
+    value = headers.get("retry-after") or headers.get("Retry-After")
+    if value is None:
+        return None
+    try:
+        seconds = float(str(value).strip())
+    except ValueError:
+        # An HTTP-date form; rare for these APIs, so fall back to our own backoff.
+        return None
+    if seconds != seconds or seconds < 0:  # NaN or negative
+        return None
+    return seconds
+
+
+def call_with_retry(
+    fn: Callable[[], T],
+    *,
+    classify: Classifier,
+    policy: RetryPolicy,
+    rng: random.Random,
+    sleep: Callable[[float], None] = time.sleep,
+    label: str = "call",
+    describe: Callable[[BaseException], str] = lambda e: f"{type(e).__name__}: {e}",
+    before_attempt: Callable[[], None] | None = None,
+) -> T:
+    """Runs ``fn`` until it succeeds, a failure is not retryable, or attempts run out.
+
+    Args:
+      fn: The call; takes no arguments.
+      classify: Maps an exception to ``(retryable, retry_after_seconds)``.
+      policy: Attempts and delays.
+      rng: The jitter source (owned by the caller).
+      sleep: Called with each wait in seconds (injectable for tests).
+      label: What is being called, for messages (e.g. a URL).
+      describe: Renders an exception for the final error message.
+      before_attempt: Called before every attempt (e.g. a rate limiter's ``acquire``).
+
+    Returns:
+      What ``fn`` returned.
+
+    Raises:
+      BackendError: with ``retryable=True`` when every attempt failed retryably,
+        or when the server asked for a wait longer than ``policy.max_delay``.
+      Exception: a non-retryable exception from ``fn``, unchanged.
+    """
+    for attempt in range(1, policy.max_attempts + 1):
+        if before_attempt is not None:
+            before_attempt()
+        try:
+            return fn()
+        except Exception as exc:
+            retryable, retry_after = classify(exc)
+            if not retryable:
+                raise
+            if retry_after is not None and retry_after > policy.max_delay:
+                raise BackendError(
+                    f"{label}: server asked to retry after {retry_after:g} s, more than "
+                    f"max_delay={policy.max_delay:g} s; giving up ({describe(exc)})",
+                    retryable=True,
+                ) from exc
+            if attempt == policy.max_attempts:
+                raise BackendError(
+                    f"{label}: failed after {attempt} attempt(s); last error: {describe(exc)}",
+                    retryable=True,
+                ) from exc
+            wait = policy.wait_for(attempt, retry_after, rng)
+            logger.info(
+                "%s: attempt %d/%d failed (%s); retrying in %.2f s%s",
+                label,
+                attempt,
+                policy.max_attempts,
+                describe(exc),
+                wait,
+                " (Retry-After)" if retry_after is not None else "",
+            )
+            sleep(wait)
+    raise AssertionError("unreachable")  # pragma: no cover - the loop always returns or raises
+
+
+class RateLimiter:
+    """A thread-safe requests-per-minute limiter that spaces requests evenly.
+
+    Each :meth:`acquire` reserves the next free slot, ``60 / requests_per_minute``
+    seconds after the previous one, and sleeps until it (outside the lock, so
+    waiting threads do not block each other's reservations). Evenly spaced
+    requests never exceed a per-minute quota in any window, which is what
+    provider limits count.
+
+    Args:
+      requests_per_minute: The limit (> 0).
+      clock: Monotonic clock in seconds (injectable for tests).
+      sleep: Sleep function (injectable for tests).
+    """
+
+    def __init__(
+        self,
+        requests_per_minute: float,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        if not requests_per_minute or requests_per_minute <= 0:
+            raise ValueError(
+                f"RateLimiter: requests_per_minute must be > 0, got {requests_per_minute!r}"
+            )
+        self.requests_per_minute = float(requests_per_minute)
+        self.interval = 60.0 / self.requests_per_minute
+        self._clock = clock
+        self._sleep = sleep
+        self._lock = threading.Lock()
+        self._next_free: float | None = None
+
+    def acquire(self) -> float:
+        """Blocks until this caller may send a request.
+
+        Returns:
+          The number of seconds waited.
+        """
+        with self._lock:
+            now = self._clock()
+            slot = now if self._next_free is None else max(now, self._next_free)
+            self._next_free = slot + self.interval
+        wait = slot - now
+        if wait > 0:
+            self._sleep(wait)
+        return max(0.0, wait)
+
+    def __repr__(self) -> str:
+        return f"RateLimiter(requests_per_minute={self.requests_per_minute:g})"

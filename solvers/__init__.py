@@ -1,0 +1,90 @@
+"""Exact, fast game-theoretic solvers on materialised game trees.
+
+Walk an OpenSpiel game once (:func:`materialize`) or build a tree directly
+(:class:`TreeBuilder`, :meth:`GameTree.from_arrays`); then run CFR and its
+variants (:class:`CFRSolver`; Zinkevich et al. 2007, Tammelin 2014, Brown &
+Sandholm 2019), compute best responses, NashConv and CFR-Gain, and whole
+convergence curves over many trees (:func:`cfr_curves`). Policies convert to
+and from OpenSpiel ``TabularPolicy`` and trees export to Gambit ``.efg``.
+
+Example::
+
+    import pyspiel
+    import solvers
+
+    tree = solvers.materialize(pyspiel.load_game("kuhn_poker"))
+    solver = solvers.CFRSolver(tree, variant="cfr+").run(1000)
+    print(solvers.nash_conv(tree, solver.average_policy()).nash_conv)
+"""
+
+from solvers.best_response import (
+    NashConvResult,
+    best_response_policy,
+    best_response_values,
+    nash_conv,
+)
+from solvers.cfr import VARIANTS, CFRResult, CFRSolver, CFRVariant, run_cfr
+from solvers.cfr_gain import CFRGainResult, cfr_gain, deviation_values
+from solvers.curves import Curves, cfr_curves, make_schedule, ratio_or_nan
+from solvers.efg import to_efg
+from solvers.policy import (
+    TreePolicy,
+    check_policy,
+    from_tabular_policy,
+    merge_policies,
+    normalize_policy,
+    policy_from_dict,
+    policy_from_fn,
+    pure_policy,
+    to_tabular_policy,
+    uniform_policy,
+)
+from solvers.tree import (
+    CHANCE,
+    DECISION,
+    DEFAULT_MAX_NODES,
+    TERMINAL,
+    GameTree,
+    TreeBuilder,
+    materialize,
+)
+from solvers.values import expected_values, reach_probabilities
+
+__all__ = [
+    "CHANCE",
+    "DECISION",
+    "DEFAULT_MAX_NODES",
+    "TERMINAL",
+    "VARIANTS",
+    "CFRGainResult",
+    "CFRResult",
+    "CFRSolver",
+    "CFRVariant",
+    "Curves",
+    "GameTree",
+    "NashConvResult",
+    "TreeBuilder",
+    "TreePolicy",
+    "best_response_policy",
+    "best_response_values",
+    "cfr_curves",
+    "cfr_gain",
+    "check_policy",
+    "deviation_values",
+    "expected_values",
+    "from_tabular_policy",
+    "make_schedule",
+    "materialize",
+    "merge_policies",
+    "nash_conv",
+    "normalize_policy",
+    "policy_from_dict",
+    "policy_from_fn",
+    "pure_policy",
+    "ratio_or_nan",
+    "reach_probabilities",
+    "run_cfr",
+    "to_efg",
+    "to_tabular_policy",
+    "uniform_policy",
+]

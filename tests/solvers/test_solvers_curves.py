@@ -1,0 +1,148 @@
+"""cfr_curves: vectorised curves, ratio NaN rule, schedules, CSV/JSON."""
+
+import csv
+import math
+
+import numpy as np
+import pyspiel
+import pytest
+
+import solvers
+from solvers.synthetic import fruit_shaped_tree
+
+
+def first_action(key, legal):
+    return legal[0]
+
+
+@pytest.fixture(scope="module")
+def fruit_trees():
+    return [fruit_shaped_tree(seed) for seed in range(3)]
+
+
+@pytest.mark.parametrize("variant", ["cfr", "cfr+", "linear"])
+def test_curves_equal_per_tree_evaluation(fruit_trees, variant):
+    baselines = [solvers.pure_policy(t, first_action) for t in fruit_trees]
+    curves = solvers.cfr_curves(fruit_trees, baselines, 25, variant=variant)
+    assert curves.nash_conv.shape == (3, 25) and curves.nash_conv_per_player.shape == (3, 25, 2)
+    np.testing.assert_array_equal(curves.iterations, np.arange(1, 26))
+    for t, (tree, base) in enumerate(zip(fruit_trees, baselines, strict=True)):
+        solver = solvers.CFRSolver(tree, variant=variant)
+        for k in range(25):
+            solver.evaluate_and_update_policy()
+            avg = solver.average_policy()
+            nc = solvers.nash_conv(tree, avg)
+            gain = solvers.cfr_gain(tree, avg, base)
+            assert curves.nash_conv[t, k] == pytest.approx(nc.nash_conv, abs=1e-12)
+            assert curves.cfr_gain[t, k] == pytest.approx(gain.cfr_gain, abs=1e-12)
+            np.testing.assert_allclose(curves.nash_conv_per_player[t, k], nc.per_player, atol=1e-12)
+            np.testing.assert_allclose(
+                curves.cfr_gain_per_player[t, k], gain.per_player, atol=1e-12
+            )
+    np.testing.assert_allclose(curves.ratio, curves.cfr_gain / curves.nash_conv)
+    np.testing.assert_allclose(curves.nash_conv_mean, curves.nash_conv.mean(axis=0))
+    np.testing.assert_allclose(curves.cfr_gain_std, curves.cfr_gain.std(axis=0))
+    serial = solvers.cfr_curves(fruit_trees, baselines, 25, variant=variant, n_jobs=1)
+    np.testing.assert_array_equal(serial.nash_conv, curves.nash_conv)
+
+
+def test_curves_match_openspiel_kuhn():
+    from open_spiel.python import policy as os_policy
+    from open_spiel.python.algorithms import cfr as os_cfr
+
+    game = pyspiel.load_game("kuhn_poker")
+    tree = solvers.materialize(game)
+    curves = solvers.cfr_curves(
+        [tree], lambda t: solvers.pure_policy(t, first_action), 20, schedule=[1, 5, 20]
+    )
+    reference = os_cfr.CFRSolver(game)
+    for k in range(1, 21):
+        reference.evaluate_and_update_policy()
+        if k in (1, 5, 20):
+            expected = pyspiel.nash_conv(
+                game, os_policy.python_policy_to_pyspiel_policy(reference.average_policy())
+            )
+            col = list(curves.iterations).index(k)
+            assert curves.nash_conv[0, col] == pytest.approx(expected, abs=1e-9)
+    assert curves.nash_conv[0, 0] == pytest.approx(11 / 12)
+
+
+def forced_tree():
+    """Every information set has one action: NashConv and CFR-Gain are always 0."""
+    b = solvers.TreeBuilder(2)
+    root = b.add_chance()
+    for outcome, prob in ((0, 0.4), (1, 0.6)):
+        d = b.add_decision(outcome, f"p{outcome}", [0], parent=root, action=outcome, prob=prob)
+        b.add_terminal([1.0, -2.0], parent=d, action=0)
+    return b.build()
+
+
+def test_ratio_is_nan_where_nash_conv_is_zero(fruit_trees):
+    forced = forced_tree()
+    trees = [forced, fruit_trees[0]]
+    curves = solvers.cfr_curves(trees, lambda t: solvers.uniform_policy(t), 10)
+    assert (curves.nash_conv[0] == 0).all()
+    assert np.isnan(curves.ratio[0]).all()
+    assert not np.isnan(curves.ratio[1]).any()
+    np.testing.assert_allclose(curves.ratio_mean, curves.ratio[1])  # NaN-aware mean
+    np.testing.assert_array_equal(curves.ratio_count, np.ones(10))
+    np.testing.assert_allclose(curves.ratio_std, 0.0)
+    only_forced = solvers.cfr_curves([forced], [solvers.uniform_policy(forced)], 3)
+    assert np.isnan(only_forced.ratio_mean).all()
+
+
+def test_ratio_or_nan():
+    out = solvers.ratio_or_nan(
+        np.array([1.0, 2.0, 3.0, 1.0]), np.array([0.0, 4.0, 1e-14, -1e-17]), 1e-12
+    )
+    assert math.isnan(out[0]) and out[1] == 0.5 and math.isnan(out[2]) and math.isnan(out[3])
+
+
+def test_schedules():
+    np.testing.assert_array_equal(solvers.make_schedule(10, 4), [4, 8, 10])
+    np.testing.assert_array_equal(solvers.make_schedule(10, [10, 1, 1]), [1, 10])
+    with pytest.raises(ValueError, match="schedule"):
+        solvers.make_schedule(10, [0, 3])
+    with pytest.raises(ValueError, match="iterations"):
+        solvers.make_schedule(0)
+
+
+def test_save_and_load(tmp_path, fruit_trees):
+    trees = [forced_tree(), fruit_trees[1]]
+    curves = solvers.cfr_curves(
+        trees, lambda t: solvers.uniform_policy(t), 12, schedule=3, variant="cfr+"
+    )
+    path = tmp_path / "curves.json"
+    curves.to_json(path)
+    back = solvers.Curves.from_json(path)
+    np.testing.assert_array_equal(back.iterations, [3, 6, 9, 12])
+    np.testing.assert_array_equal(back.nash_conv, curves.nash_conv)
+    np.testing.assert_array_equal(np.isnan(back.ratio), np.isnan(curves.ratio))
+    np.testing.assert_array_equal(back.cfr_gain_per_player, curves.cfr_gain_per_player)
+    assert back.variant == "cfr+" and back.tree_names == curves.tree_names
+    summary_csv = tmp_path / "summary.csv"
+    curves.to_csv(summary_csv)
+    rows = list(csv.DictReader(summary_csv.open()))
+    assert [int(r["iteration"]) for r in rows] == [3, 6, 9, 12]
+    assert float(rows[-1]["nash_conv_mean"]) == pytest.approx(curves.nash_conv_mean[-1])
+    long_csv = tmp_path / "long.csv"
+    curves.to_csv(long_csv, per_tree=True)
+    rows = list(csv.DictReader(long_csv.open()))
+    assert len(rows) == 8 and rows[0]["ratio"] == ""  # forced tree: NaN ratio written empty
+    assert float(rows[-1]["cfr_gain_p1"]) == pytest.approx(curves.cfr_gain_per_player[1, -1, 1])
+
+
+def test_bad_inputs(fruit_trees):
+    three = solvers.materialize(pyspiel.load_game("kuhn_poker(players=3)"))
+    with pytest.raises(ValueError, match="numbers of players"):
+        solvers.cfr_curves([fruit_trees[0], three], solvers.uniform_policy, 2)
+    with pytest.raises(ValueError, match="one baseline per tree"):
+        solvers.cfr_curves(fruit_trees, [solvers.uniform_policy(fruit_trees[0])], 2)
+    with pytest.raises(ValueError, match="baseline 0"):
+        solvers.cfr_curves([fruit_trees[0]], [solvers.uniform_policy(three)], 2)
+    with pytest.raises(ValueError, match="no trees"):
+        solvers.cfr_curves([], [], 2)
+    with pytest.raises(ValueError, match="unknown variant"):
+        solvers.cfr_curves([fruit_trees[0]], solvers.uniform_policy, 2, variant="nope")
+    with pytest.raises(ValueError, match="unknown metric"):
+        solvers.cfr_curves([fruit_trees[0]], solvers.uniform_policy, 2).mean("gain")
