@@ -338,6 +338,7 @@ def cfr_curves(
     ratio_rtol: float = DEFAULT_RATIO_RTOL,
     n_jobs: int | None = None,
     tree_names: Sequence[str] | None = None,
+    on_tree_done: Callable[[int], None] | None = None,
 ) -> Curves:
     """Runs CFR on every tree and records NashConv, CFR-Gain and their ratio.
 
@@ -355,6 +356,9 @@ def cfr_curves(
         n_jobs: Threads (default: ``min(len(trees), os.cpu_count())``).
         tree_names: Labels for the output (default ``tree.game_name`` or the
             index).
+        on_tree_done: Called with a tree's index when its curves are done
+            (e.g. to advance a progress bar); it may be called from worker
+            threads, in any order.
 
     Returns:
         :class:`Curves` with ``[num_trees, len(schedule)]`` arrays.
@@ -397,7 +401,10 @@ def cfr_curves(
     jobs = min(len(trees), os.cpu_count() or 1) if n_jobs is None else max(1, int(n_jobs))
 
     def work(i: int):
-        return _tree_curves(trees[i], base_arrays[i], int(iterations), record, resolved)
+        result = _tree_curves(trees[i], base_arrays[i], int(iterations), record, resolved)
+        if on_tree_done is not None:
+            on_tree_done(i)
+        return result
 
     if jobs == 1 or len(trees) == 1:
         results = [work(i) for i in range(len(trees))]

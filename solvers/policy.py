@@ -302,8 +302,9 @@ def from_tabular_policy(tree: GameTree, tabular, *, atol: float = NORMALIZATION_
 
     Args:
         tree: The tree.
-        tabular: An ``open_spiel.python.policy.TabularPolicy`` or a C++
-            ``pyspiel.TabularPolicy`` (anything with ``policy_table()``).
+        tabular: An ``open_spiel.python.policy.TabularPolicy``, or a C++
+            ``pyspiel`` policy (``policy_table()`` or ``get_state_policy(key)``,
+            e.g. ``pyspiel.CFRSolver(game).average_policy()``).
         atol: Normalisation tolerance.
 
     Raises:
@@ -323,13 +324,13 @@ def from_tabular_policy(tree: GameTree, tabular, *, atol: float = NORMALIZATION_
                 )
             n = int(tree.infoset_num_actions[s])
             probs[s, :n] = table[row, tree.infoset_actions[s, :n]]
-    elif hasattr(tabular, "policy_table"):
-        table = tabular.policy_table()
+    elif hasattr(tabular, "policy_table") or hasattr(tabular, "get_state_policy"):
+        table = tabular.policy_table() if hasattr(tabular, "policy_table") else None
         for s, key in enumerate(tree.infoset_keys):
-            entries = table.get(key)
-            if entries is None:
+            entries = table.get(key) if table is not None else tabular.get_state_policy(key)
+            if not entries:
                 raise ValueError(
-                    f"from_tabular_policy: information set {key!r} is missing from the policy table; build the "
+                    f"from_tabular_policy: information set {key!r} is missing from the policy; build the "
                     "policy for the game the tree was materialised from"
                 )
             index = {a: j for j, a in enumerate(tree.legal_actions(s))}

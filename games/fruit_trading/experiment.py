@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from tqdm.auto import tqdm
 
 from games.fruit_trading import report
 from games.fruit_trading.dialogue import Config
@@ -48,6 +49,7 @@ from gt_llm.parsing import ParsePolicy, ParseStats
 from gt_llm.registry import load_model
 from solvers import (
     CFRSolver,
+    Curves,
     GameTree,
     TreePolicy,
     cfr_curves,
@@ -293,6 +295,28 @@ def _write_csv(path: Path, rows: Sequence[dict[str, Any]]) -> None:
             )
 
 
+def _curve_rows(curves: Curves, tag: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per iteration: mean and std over subgames of each metric."""
+    cols = curves.summary()
+    return [{k: v[i].item() for k, v in cols.items()} | tag for i in range(len(curves.iterations))]
+
+
+def _curve_rows_per_tree(curves: Curves, tag: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per (subgame, iteration)."""
+    return [
+        {
+            "subgame": name,
+            "iteration": int(it),
+            "nash_conv": float(curves.nash_conv[t, k]),
+            "cfr_gain": float(curves.cfr_gain[t, k]),
+            "ratio": float(curves.ratio[t, k]),
+        }
+        | tag
+        for t, name in enumerate(curves.tree_names)
+        for k, it in enumerate(curves.iterations)
+    ]
+
+
 def _check_out(out: Path) -> None:
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -362,18 +386,26 @@ def run_experiment(
         subgames[variant] = sgs
         trees = [sg.tree for sg in sgs]
         t0 = time.perf_counter()
-        curves = cfr_curves(
-            trees,
-            any_baseline,
-            settings.iterations,
-            variant=settings.cfr_variant,
-            tree_names=[f"init{sg.scenario.init}" for sg in sgs],
-        )
+        with tqdm(
+            total=len(trees),
+            desc=f"[{variant}] CFR curves",
+            unit="tree",
+            disable=not settings.progress,
+        ) as bar:
+            curves = cfr_curves(
+                trees,
+                any_baseline,
+                settings.iterations,
+                variant=settings.cfr_variant,
+                tree_names=[f"init{sg.scenario.init}" for sg in sgs],
+                on_tree_done=lambda _i, bar=bar: bar.update(1),
+            )
         timings[f"solve_{variant}_s"] = time.perf_counter() - t0
         curves_by_variant[variant] = curves
         slug = variant.replace("+", "_")
-        curves.to_csv(out / f"curves_{slug}.csv")
-        curves.to_csv(out / f"curves_{slug}_per_tree.csv", per_tree=True)
+        tag = {"backend": label["backend"], "model": label["model"]}
+        _write_csv(out / f"curves_{slug}.csv", _curve_rows(curves, tag))
+        _write_csv(out / f"curves_{slug}_per_tree.csv", _curve_rows_per_tree(curves, tag))
         ess = [
             first_ess_iteration(curves.iterations, curves.cfr_gain[t], curves.nash_conv[t])
             for t in range(curves.num_trees)
@@ -392,7 +424,10 @@ def run_experiment(
             "parse": stats.to_dict(),
             "fallbacks": stats.to_dict()["total_fallbacks"],
             "agreements": report.agreement_rates(sgs, settings.max_messages),
-            "payoff_signs": report.payoff_signs(sgs, (3, 4)),
+            # Tables 2 and 3 of the paper: the last two messages (3 and 4 by default).
+            "payoff_signs": report.payoff_signs(
+                sgs, tuple(m for m in (settings.max_messages - 1, settings.max_messages) if m >= 1)
+            ),
             "payoff_disagreements": report.payoff_disagreements(sgs),
             "final": {
                 "iteration": int(curves.iterations[-1]),
@@ -408,7 +443,12 @@ def run_experiment(
         if settings.generalisation or settings.whole_game:
             policies = [
                 CFRSolver(t, variant=settings.cfr_variant).run(settings.iterations).average_policy()
-                for t in trees
+                for t in tqdm(
+                    trees,
+                    desc=f"[{variant}] CFR policies",
+                    unit="tree",
+                    disable=not settings.progress,
+                )
             ]
         if settings.generalisation:
             t0 = time.perf_counter()
@@ -430,7 +470,10 @@ def run_experiment(
     summary["fallbacks_total"] = sum(v["fallbacks"] for v in summary["variants"].values())
     summary["timings"] = timings
     _write_tables(out, summary)
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, default=_json_default))
+    # Strict JSON: NaN (e.g. a percentage over zero histories) is written as null.
+    (out / "summary.json").write_text(
+        json.dumps(_finite_or_none(summary), indent=2, allow_nan=False)
+    )
     (out / "tables.md").write_text(report.markdown_tables(summary) + "\n")
     from games.fruit_trading import figures
 
@@ -438,12 +481,19 @@ def run_experiment(
     return ExperimentResult(out=out, summary=summary, subgames=subgames)
 
 
-def _json_default(o: Any) -> Any:
-    if isinstance(o, (np.floating, np.integer)):
-        return o.item()
+def _finite_or_none(o: Any) -> Any:
+    """A JSON-ready copy: NumPy values as Python ones, NaN and infinities as None."""
     if isinstance(o, np.ndarray):
-        return o.tolist()
-    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
+        o = o.tolist()
+    elif isinstance(o, np.generic):
+        o = o.item()
+    if isinstance(o, float):
+        return o if np.isfinite(o) else None
+    if isinstance(o, dict):
+        return {k: _finite_or_none(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple)):
+        return [_finite_or_none(v) for v in o]
+    return o
 
 
 def _write_tables(out: Path, summary: dict[str, Any]) -> None:

@@ -9,18 +9,16 @@ model that produced the data; the scripted stand-in is labelled as such.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import textwrap
 from pathlib import Path
 from typing import Any
 
-import matplotlib
+import numpy as np
+from matplotlib.figure import Figure
 
-matplotlib.use("Agg")  # files only; notebooks display the PNGs or the returned figures
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-
-from solvers.plots import plot_metric_panel  # noqa: E402
+from solvers.plots import plot_metric_panel
 
 _VARIANT_LABEL = {"tone": "tone (σ_CFR)", "tone+belief": "tone + belief (σ_CFR-B)"}
 
@@ -41,7 +39,7 @@ def load_summary(out: str | Path) -> dict[str, Any]:
 def load_curves(out: str | Path, variant: str) -> dict[str, np.ndarray]:
     """Mean/std columns of ``curves_<variant>.csv`` as arrays."""
     rows = _read_csv(Path(out) / f"curves_{variant.replace('+', '_')}.csv")
-    return {k: _col(rows, k) for k in rows[0]}
+    return {k: _col(rows, k) for k in rows[0] if k not in ("backend", "model")}
 
 
 def _suptitle(fig, summary: dict[str, Any], what: str) -> None:
@@ -61,7 +59,8 @@ def fig6_agreements(out: str | Path):
     rows = _read_csv(out / "fig6_agreements.csv")
     variants = list(dict.fromkeys(r["variant"] for r in rows))
     messages = sorted({int(r["message"]) for r in rows})
-    fig, ax = plt.subplots(figsize=(6.5, 4))
+    fig = Figure(figsize=(6.5, 4))
+    ax = fig.subplots()
     width = 0.8 / max(1, len(variants))
     for k, v in enumerate(variants):
         vals = [float(r["percentage"] or "nan") for r in rows if r["variant"] == v]
@@ -82,7 +81,8 @@ def fig7_metrics(out: str | Path, short: int = 50):
     """Fig. 7: mean ± std of NashConv and CFR-Gain, iterations 1–``short`` and all."""
     out = Path(out)
     summary = load_summary(out)
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+    fig = Figure(figsize=(12, 4.5))
+    axes = fig.subplots(1, 2)
     series = {}
     for v in summary["variants"]:
         c = load_curves(out, v)
@@ -107,7 +107,8 @@ def fig8_ratio(out: str | Path, short: int = 50):
     """Fig. 8: mean ± std of CFR-Gain / NashConv over iterations 1–``short``."""
     out = Path(out)
     summary = load_summary(out)
-    fig, ax = plt.subplots(figsize=(6.5, 4))
+    fig = Figure(figsize=(6.5, 4))
+    ax = fig.subplots()
     series = {}
     for v in summary["variants"]:
         c = load_curves(out, v)
@@ -125,6 +126,13 @@ def fig8_ratio(out: str | Path, short: int = 50):
     return fig
 
 
+def to_png(fig: Figure, dpi: int = 100) -> bytes:
+    """The figure as PNG bytes (for ``IPython.display.Image``)."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi)
+    return buf.getvalue()
+
+
 def draw_all(out: str | Path) -> list[Path]:
     """Draws Figs. 6–8 into ``out`` as PNG files and returns their paths."""
     out = Path(out)
@@ -135,7 +143,7 @@ def draw_all(out: str | Path) -> list[Path]:
         ("fig8_ratio.png", fig8_ratio),
     ):
         fig = fn(out)
+        # Figure objects (no pyplot): no global backend state, nothing to close.
         fig.savefig(out / name, dpi=120)
-        plt.close(fig)
         paths.append(out / name)
     return paths

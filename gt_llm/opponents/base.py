@@ -69,7 +69,7 @@ class OpponentModel(abc.ABC):
         """The current belief about ``subject``."""
 
     def render(self, subject: str, template: str, **names: Any) -> str:
-        """Fills ``template``'s ``{fruits}``-style slot with the most likely hypotheses.
+        """Fills ``template``'s ``{hypotheses}`` slot with the most likely hypotheses.
 
         The template gets ``hypotheses`` (the tuple of most likely ones) and
         ``names``; games supply the sentence from their prompt book.

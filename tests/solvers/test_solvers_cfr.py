@@ -127,3 +127,17 @@ def test_bad_variant_and_tree():
         solvers.CFRSolver(pyspiel.load_game("kuhn_poker"))
     with pytest.raises(ValueError, match="non-negative"):
         solvers.CFRSolver(tree).run(-1)
+
+
+def test_cpp_solver_policy_converts():
+    game, tree = _game_and_tree("kuhn_poker")
+    cpp = pyspiel.CFRSolver(game)
+    ours = solvers.CFRSolver(tree)
+    for _ in range(5):
+        cpp.evaluate_and_update_policy()
+    ours.run(5)
+    converted = solvers.from_tabular_policy(tree, cpp.average_policy())
+    np.testing.assert_allclose(converted.probs, ours.average_policy().probs, atol=1e-9)
+    assert solvers.nash_conv(tree, converted).nash_conv == pytest.approx(
+        pyspiel.nash_conv(game, cpp.average_policy()), abs=1e-9
+    )

@@ -146,3 +146,15 @@ def test_bad_inputs(fruit_trees):
         solvers.cfr_curves([fruit_trees[0]], solvers.uniform_policy, 2, variant="nope")
     with pytest.raises(ValueError, match="unknown metric"):
         solvers.cfr_curves([fruit_trees[0]], solvers.uniform_policy, 2).mean("gain")
+
+
+def test_on_tree_done_reports_each_tree_once(fruit_trees):
+    done = []
+    solvers.cfr_curves(
+        fruit_trees,
+        lambda t: solvers.pure_policy(t, first_action),
+        5,
+        n_jobs=2,
+        on_tree_done=done.append,
+    )
+    assert sorted(done) == list(range(len(fruit_trees)))

@@ -1,0 +1,239 @@
+"""The experiment end to end, its files, resuming through the cache, and the CLI."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from games.fruit_trading import figures
+from games.fruit_trading.experiment import ExperimentSettings, _finite_or_none, run_experiment
+
+ROOT = Path(__file__).resolve().parents[2]
+PNG = b"\x89PNG\r\n\x1a\n"
+PNGS = ("fig6_agreements.png", "fig7_nashconv_cfrgain.png", "fig8_ratio.png")
+CSVS = (
+    "table1_guesses.csv",
+    "fig6_agreements.csv",
+    "table2_3_payoff_signs.csv",
+    "curves_tone.csv",
+    "curves_tone_per_tree.csv",
+    "curves_tone_belief.csv",
+    "curves_tone_belief_per_tree.csv",
+    "ess.csv",
+    "generalisation.csv",
+    "whole_game.csv",
+)
+
+
+def _settings(out: Path, **kw) -> ExperimentSettings:
+    base = dict(inits=2, iterations=30, out=str(out), progress=False, max_messages=3)
+    return ExperimentSettings(**{**base, **kw})
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+    out = tmp_path_factory.mktemp("fruit_run")
+    result = run_experiment(_settings(out))
+    return out, result
+
+
+def _reject_constant(name: str):
+    raise ValueError(f"not strict JSON: {name}")
+
+
+def _strict_json(path: Path):
+    return json.loads(path.read_text(), parse_constant=_reject_constant)
+
+
+def _nan_to_none(o):
+    if isinstance(o, float) and not math.isfinite(o):
+        return None
+    if isinstance(o, dict):
+        return {k: _nan_to_none(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple)):
+        return [_nan_to_none(v) for v in o]
+    return o
+
+
+def _rows(path: Path) -> list[dict[str, str]]:
+    with open(path, newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def test_summary_json(run_dir):
+    out, result = run_dir
+    summary = _strict_json(out / "summary.json")
+    assert summary == _nan_to_none(result.summary)
+    # Tables 2 and 3 cover the last two messages (here max_messages=3).
+    signs = [r["message"] for r in summary["variants"]["tone"]["payoff_signs"]]
+    assert signs == [2, 3]
+    assert summary["backend"] == "scripted"
+    assert summary["model"] == "rules-v1"
+    assert summary["is_llm"] is False
+    assert "not an LLM" in summary["label"]
+    assert set(summary["variants"]) == {"tone", "tone+belief"}
+    for v in summary["variants"].values():
+        f = v["final"]
+        assert f["iteration"] == 30
+        assert f["nash_conv_mean"] >= 0 and math.isfinite(f["cfr_gain_mean"])
+        assert len(v["trees"]) == 2 and [t["init"] for t in v["trees"]] == [0, 1]
+        assert len(v["ess_first_iteration"]) == 2
+        assert [r["message"] for r in v["agreements"]] == [1, 2, 3]
+        assert v["whole_game"]["nodes"] == 1 + sum(t["nodes"] for t in v["trees"])
+        assert len(v["generalisation"]["matrix"]) == 2
+    guesses = summary["variants"]["tone+belief"]["guesses"]
+    assert [r["message"] for r in guesses] == [1, 2, 3]
+    assert "guesses" not in summary["variants"]["tone"]
+    assert summary["fallbacks_total"] == 0
+    assert summary["llm_calls"]["misses"] > 0
+    assert summary["settings"]["inits"] == 2
+    assert (out / "tables.md").read_text().startswith("Model: **")
+
+
+def test_percentage_over_nothing_is_written_as_null():
+    # A percentage over zero histories is NaN in memory and null in summary.json.
+    data = {"a": [float("nan"), 1.5, np.float64("inf")], "b": np.array([1.0, np.nan])}
+    assert _finite_or_none(data) == {"a": [None, 1.5, None], "b": [1.0, None]}
+    json.dumps(_finite_or_none(data), allow_nan=False)
+
+
+def test_csvs_and_pngs(run_dir):
+    out, _ = run_dir
+    for name in CSVS:
+        rows = _rows(out / name)
+        assert rows, name
+        assert {r["backend"] for r in rows} == {"scripted"}, name
+        assert {r["model"] for r in rows} == {"rules-v1"}, name
+    assert {r["variant"] for r in _rows(out / "table1_guesses.csv")} == {"tone+belief"}
+    assert {r["variant"] for r in _rows(out / "fig6_agreements.csv")} == {"tone", "tone+belief"}
+    curves = _rows(out / "curves_tone.csv")
+    assert int(curves[-1]["iteration"]) == 30
+    assert {"nash_conv_mean", "cfr_gain_mean", "ratio_mean"} <= set(curves[0])
+    for name in PNGS:
+        data = (out / name).read_bytes()
+        assert data.startswith(PNG) and len(data) > 2000, name
+
+
+def test_resume_makes_no_new_calls(run_dir):
+    out, first = run_dir
+    again = run_experiment(_settings(out))
+    assert again.summary["llm_calls"]["misses"] == 0
+    assert again.summary["llm_calls"]["hits"] > 0
+    for v in ("tone", "tone+belief"):
+        assert again.summary["variants"][v]["final"] == first.summary["variants"][v]["final"]
+        assert again.summary["variants"][v]["trees"] == first.summary["variants"][v]["trees"]
+
+
+def test_figures_redraw_from_files(run_dir):
+    out, _ = run_dir
+    for name in PNGS:
+        (out / name).unlink()
+    paths = figures.draw_all(out)
+    assert [p.name for p in paths] == list(PNGS)
+    for name in PNGS:
+        assert (out / name).read_bytes().startswith(PNG)
+
+
+def test_settings_validation(tmp_path):
+    for kw in (
+        {"inits": 0},
+        {"iterations": 0},
+        {"variants": ()},
+        {"variants": ("foo",)},
+        {"max_messages": 1},
+        {"num_seeds": 0},
+        {"payoff": "guess"},
+    ):
+        with pytest.raises(ValueError):
+            _settings(tmp_path, **kw)
+
+
+# --- command line --------------------------------------------------------------------------
+
+
+def _cli(args, env, cwd):
+    return subprocess.run(
+        [sys.executable, "-m", "gt_llm.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=120,
+    )
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        ["--inits", "0"],
+        ["--iterations", "-1"],
+        ["--variants", "foo"],
+        ["--backend", "nope"],
+        ["--out", "/proc/forbidden"],
+    ],
+)
+def test_cli_invalid_values_exit_2_with_one_line(extra, child_env, tmp_path):
+    args = ["fruit-trading", "run", "--no-progress", "--out", str(tmp_path / "o"), *extra]
+    proc = _cli(args, child_env, tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert "error" in lines[0]
+    assert "Traceback" not in proc.stderr
+    assert proc.stdout == ""
+    # Nothing was run.
+    assert not (tmp_path / "o" / "summary.json").exists()
+
+
+def test_cli_tiny_run_and_figures(child_env, tmp_path):
+    out = tmp_path / "res"
+    args = [
+        "fruit-trading", "run", "--inits", "1", "--iterations", "5", "--max-messages", "3",
+        "--variants", "tone", "--no-progress", "--no-generalisation", "--no-whole-game",
+        "--out", str(out),
+    ]  # fmt: skip
+    proc = _cli(args, child_env, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert proc.stdout.startswith(f"fruit trading results in {out}")
+    assert "scripted stand-in, not an LLM" in proc.stdout
+    assert "NashConv" in proc.stdout and "CFR-Gain" in proc.stdout
+    assert "LLM calls:" in proc.stdout
+    summary = _strict_json(out / "summary.json")
+    assert list(summary["variants"]) == ["tone"]
+    assert "whole_game" not in summary["variants"]["tone"]
+
+    for name in PNGS:
+        (out / name).unlink()
+    proc = _cli(["fruit-trading", "figures", "--out", str(out)], child_env, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert [Path(p).name for p in proc.stdout.split()] == list(PNGS)
+    assert all((out / n).read_bytes().startswith(PNG) for n in PNGS)
+
+    proc = _cli(["fruit-trading", "figures", "--out", str(tmp_path / "empty")], child_env, tmp_path)
+    assert proc.returncode == 2
+    assert len(proc.stderr.strip().splitlines()) == 1 and "summary.json" in proc.stderr
+
+
+def test_single_subgame_run_writes_strict_json(tmp_path):
+    """One subgame: no transfer to other subgames (None, not NaN, in the file)."""
+    res = run_experiment(
+        _settings(tmp_path, inits=1, iterations=5, variants=("tone+belief",), whole_game=False)
+    )
+    summary = _strict_json(tmp_path / "summary.json")
+    gen = summary["variants"]["tone+belief"]["generalisation"]
+    assert gen["summary"]["transfer_gain_mean"] is None
+    assert gen["transfer_gain_mean"] == [None]
+    assert len(gen["own_gain"]) == 1 and math.isfinite(gen["own_gain"][0])
+    assert math.isnan(
+        res.summary["variants"]["tone+belief"]["generalisation"]["transfer_gain_mean"][0]
+    )
+    rows = _rows(tmp_path / "generalisation.csv")
+    assert len(rows) == 1 and rows[0]["transfer_cfr_gain_mean"] == ""

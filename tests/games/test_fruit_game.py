@@ -1,0 +1,253 @@
+"""The OpenSpiel adapter ``python_fruit_trading`` and its materialised trees."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyspiel
+import pytest
+
+import games  # noqa: F401
+import solvers
+from games.fruit_trading.dialogue import Config
+from games.fruit_trading.game import FruitTradingGame
+from games.fruit_trading.rules import TONES, make_scenario
+from games.fruit_trading.tree import build_subgames
+from solvers import CHANCE, DECISION, TERMINAL
+
+
+def _load(**params) -> pyspiel.Game:
+    args = ",".join(
+        f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in params.items()
+    )
+    return pyspiel.load_game(f"python_fruit_trading({args})")
+
+
+def test_registered_and_loadable():
+    assert "python_fruit_trading" in pyspiel.registered_names()
+    game = pyspiel.load_game("python_fruit_trading(init=3,beliefs=true,max_messages=4)")
+    assert isinstance(game, FruitTradingGame)
+    assert game.config.beliefs is True and game.config.max_messages == 4
+    assert game.num_players() == 2
+    assert game.get_type().short_name == "python_fruit_trading"
+
+
+def test_actions_are_the_four_tones_and_seeds_are_uniform():
+    game = _load(init=1, max_messages=3, num_seeds=3)
+    assert game.num_distinct_actions() == len(TONES) == 4
+    state = game.new_initial_state()
+    # The opening is fixed; player 2 decides first.
+    assert state.current_player() == 1
+    assert state.legal_actions() == [0, 1, 2, 3]
+    assert [state.action_to_string(1, a) for a in range(4)] == [f"tone={t}" for t in TONES]
+    state.apply_action(TONES.index("calm"))
+    assert state.is_chance_node()
+    outcomes = state.chance_outcomes()
+    assert [a for a, _ in outcomes] == [0, 1, 2]
+    assert all(p == pytest.approx(1 / 3) for _, p in outcomes)
+    assert state.action_to_string(pyspiel.PlayerId.CHANCE, 2) == "seed=2"
+
+
+def test_whole_game_starts_with_a_chance_node_over_inits():
+    game = _load(init=-1, num_inits=3, max_messages=3)
+    state = game.new_initial_state()
+    assert state.is_chance_node()
+    assert state.chance_outcomes() == [
+        (0, pytest.approx(1 / 3)),
+        (1, pytest.approx(1 / 3)),
+        (2, pytest.approx(1 / 3)),
+    ]
+    assert state.action_to_string(pyspiel.PlayerId.CHANCE, 2) == "init=2"
+    state.apply_action(2)
+    assert state.dialogue.scenario == make_scenario(2)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"init": 3, "beliefs": True, "max_messages": 4},
+        {"init": 3, "beliefs": False, "max_messages": 4},
+        {"init": 1, "beliefs": True, "max_messages": 3, "payoff": "exact"},
+        {"init": -1, "num_inits": 3, "max_messages": 3},
+        {"init": -1, "num_inits": 3, "max_messages": 3, "beliefs": True},
+    ],
+)
+def test_random_sim_test(params):
+    pyspiel.random_sim_test(_load(**params), num_sims=8, serialize=False, verbose=False)
+
+
+def test_invalid_parameters():
+    with pytest.raises(ValueError, match="num_seeds"):
+        FruitTradingGame({"num_seeds": 0})
+    with pytest.raises(ValueError, match="num_inits"):
+        FruitTradingGame({"init": -1, "num_inits": 0})
+    with pytest.raises(ValueError, match="max_messages"):
+        FruitTradingGame({"max_messages": 1})
+    with pytest.raises(ValueError, match="payoff"):
+        FruitTradingGame({"payoff": "guess"})
+
+
+def _play(game, actions):
+    state = game.new_initial_state()
+    seen = []
+    for a in actions:
+        if state.is_terminal():
+            break
+        state.apply_action(a)
+        if not state.is_terminal():
+            seen.append((state.information_state_string(0), state.information_state_string(1)))
+    return state, seen
+
+
+def test_determinism_same_actions_same_states_and_returns():
+    actions = [2, 1, 0, 0, 3, 1, 1, 0]
+    a_state, a_seen = _play(_load(init=1, beliefs=True, max_messages=4), actions)
+    # A second game object: nothing is shared but the (cached) model.
+    b_state, b_seen = _play(_load(init=1, beliefs=True, max_messages=4, scenario_seed=0), actions)
+    assert a_seen == b_seen and len(a_seen) >= 4
+    assert a_state.is_terminal() and b_state.is_terminal()
+    assert a_state.returns() == b_state.returns()
+    assert str(a_state) == str(b_state)
+
+
+def _tone_line(info_state: str) -> str:
+    lines = [ln for ln in info_state.splitlines() if ln.startswith("Your tones so far:")]
+    assert len(lines) == 1
+    return lines[0]
+
+
+@pytest.mark.parametrize("opponent_tone", ["submissive", "assertive", "calm"])
+def test_information_state_hides_opponent_tone(opponent_tone):
+    game = _load(init=1, max_messages=3)
+    sc = make_scenario(1)
+    state = game.new_initial_state()
+    assert state.current_player() == 1
+    assert _tone_line(state.information_state_string(1)) == "Your tones so far: (none)"
+    assert _tone_line(state.information_state_string(0)) == f"Your tones so far: {sc.opening_tone}"
+    state.apply_action(TONES.index(opponent_tone))
+    state.apply_action(0)
+    assert not state.is_terminal()
+    assert state.current_player() == 0
+    own = state.information_state_string(0)
+    other = state.information_state_string(1)
+    # Player 1 sees only its own (opening) tone, not player 2's.
+    assert _tone_line(own) == f"Your tones so far: {sc.opening_tone}"
+    assert _tone_line(other) == f"Your tones so far: {opponent_tone}"
+    if sc.opening_tone != opponent_tone:
+        assert opponent_tone not in _tone_line(own)
+    # Own private information is there; the opponent's is not.
+    assert own.startswith(f"You are {sc.players[0].name} (player 1).")
+    assert sc.players[0].describe() in own
+    assert sc.players[1].describe() not in own or sc.players[1] == sc.players[0]
+    assert other.startswith(f"You are {sc.players[1].name} (player 2).")
+    # Both see the same dialogue.
+    assert own.split("Dialogue:\n", 1)[1] == other.split("Dialogue:\n", 1)[1]
+
+
+def _own_history(tree: solvers.GameTree, node: int, player: int) -> tuple:
+    """The (infoset key, action) sequence of ``player`` on the path to ``node``."""
+    hist = []
+    n = node
+    while tree.parent[n] >= 0:
+        p = int(tree.parent[n])
+        if tree.kind[p] == DECISION and tree.player[p] == player:
+            hist.append((tree.infoset_keys[tree.infoset[p]], int(tree.action[n])))
+        n = p
+    return tuple(reversed(hist))
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"init": 0, "beliefs": True, "max_messages": 4},
+        {"init": 1, "beliefs": False, "max_messages": 3},
+        {"init": -1, "num_inits": 3, "max_messages": 3, "beliefs": True},
+    ],
+)
+def test_perfect_recall(params):
+    tree = solvers.materialize(_load(**params))
+    assert tree.num_infosets > 1
+    for s in range(tree.num_infosets):
+        nodes = tree.infoset_nodes[tree.infoset_node_ptr[s] : tree.infoset_node_ptr[s + 1]]
+        player = int(tree.infoset_player[s])
+        assert all(int(tree.player[n]) == player for n in nodes)
+        histories = {_own_history(tree, int(n), player) for n in nodes}
+        assert len(histories) == 1, tree.infoset_keys[s][:200]
+
+
+def test_whole_game_infosets_stay_within_one_init():
+    # These three initialisations give each player different private information.
+    for p in range(2):
+        assert len({make_scenario(i).players[p] for i in range(3)}) == 3
+    tree = solvers.materialize(_load(init=-1, num_inits=3, max_messages=3))
+    # The root's children are the initialisations; every infoset stays inside one.
+    root_child = np.full(tree.num_nodes, -1)
+    for n in range(1, tree.num_nodes):
+        p = tree.parent[n]
+        root_child[n] = n if p == 0 else root_child[p]
+    for s in range(tree.num_infosets):
+        nodes = tree.infoset_nodes[tree.infoset_node_ptr[s] : tree.infoset_node_ptr[s + 1]]
+        assert len({int(root_child[n]) for n in nodes}) == 1
+
+
+@pytest.mark.parametrize(
+    "init, max_messages, beliefs",
+    [(0, 4, True), (1, 3, False), (1, 3, True), (7, 3, False)],
+)
+def test_builder_tree_equals_materialised_openspiel_tree(scripted, init, max_messages, beliefs):
+    cfg = Config(max_messages=max_messages, beliefs=beliefs)
+    built = build_subgames([init], cfg, scripted, progress=False)[0].tree
+    walked = solvers.materialize(_load(init=init, max_messages=max_messages, beliefs=beliefs))
+    assert built.num_nodes == walked.num_nodes
+    assert built.num_terminals == walked.num_terminals
+    assert set(built.infoset_keys) == set(walked.infoset_keys)
+    assert sorted(map(tuple, built.returns[built.terminals])) == sorted(
+        map(tuple, walked.returns[walked.terminals])
+    )
+    for t in (built, walked):
+        assert np.bincount(t.kind, minlength=3)[CHANCE] > 0
+    nc_b = solvers.nash_conv(built, solvers.uniform_policy(built)).nash_conv
+    nc_w = solvers.nash_conv(walked, solvers.uniform_policy(walked)).nash_conv
+    assert nc_b == pytest.approx(nc_w, abs=1e-9)
+    cfr_b = solvers.CFRSolver(built).run(50).average_policy()
+    cfr_w = solvers.CFRSolver(walked).run(50).average_policy()
+    assert solvers.nash_conv(built, cfr_b).nash_conv == pytest.approx(
+        solvers.nash_conv(walked, cfr_w).nash_conv, abs=1e-9
+    )
+    # Same policy per information-state string.
+    pb = dict(zip(built.infoset_keys, cfr_b.probs, strict=True))
+    pw = dict(zip(walked.infoset_keys, cfr_w.probs, strict=True))
+    for k in pb:
+        np.testing.assert_allclose(pb[k], pw[k], atol=1e-9)
+
+
+def test_chance_nodes_have_num_seeds_uniform_outcomes():
+    tree = solvers.materialize(_load(init=1, max_messages=3, num_seeds=3))
+    chance = np.nonzero(tree.kind == CHANCE)[0]
+    assert chance.size > 0
+    for c in chance:
+        kids = range(tree.first_child[c], tree.first_child[c] + tree.num_children[c])
+        assert tree.num_children[c] == 3
+        assert [int(tree.action[k]) for k in kids] == [0, 1, 2]
+        np.testing.assert_allclose(tree.chance_prob[list(kids)], 1 / 3)
+    dec = np.nonzero(tree.kind == DECISION)[0]
+    assert all(tree.num_children[d] == 4 for d in dec)
+
+
+def test_last_decision_can_change_the_payoff(scripted):
+    """No dead final move: at some last-level decision, the tone changes the expected returns."""
+    found = 0
+    for sg in build_subgames(range(8), Config(max_messages=3), scripted, progress=False):
+        tree = sg.tree
+        for d in np.nonzero(tree.kind == DECISION)[0]:
+            chances = range(tree.first_child[d], tree.first_child[d] + tree.num_children[d])
+            leaves = [
+                list(range(tree.first_child[c], tree.first_child[c] + tree.num_children[c]))
+                for c in chances
+            ]
+            # The last decision: the message it steers is message max_messages.
+            if tree.depth[d] != 2 * (sg.config.max_messages - 2):
+                continue
+            assert all(tree.kind[n] == TERMINAL for kids in leaves for n in kids)
+            expected = [tuple(np.mean([tree.returns[n] for n in kids], axis=0)) for kids in leaves]
+            found += len(set(expected)) > 1
+    assert found > 0
