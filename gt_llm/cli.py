@@ -40,6 +40,28 @@ _PLUGIN_MODULES: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 
 
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number >= 1 (the error becomes a one-line usage error)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """An argparse type: a finite number > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number greater than 0, got {text}")
+    return value
+
+
 def _add_plugin_parsers(subparsers: argparse._SubParsersAction) -> None:
     for module_name, hook_names in _PLUGIN_MODULES:
         try:
@@ -95,6 +117,8 @@ def _cmd_ask(args: argparse.Namespace) -> int:
         options["timeout"] = args.timeout
     if args.max_attempts is not None:
         options["retry"] = RetryPolicy(max_attempts=args.max_attempts)
+    if args.rpm is not None:
+        options["requests_per_minute"] = args.rpm
     model = gt_llm.load_model(args.backend, cache=args.cache, **options)
     try:
         response = model.complete(
@@ -160,6 +184,12 @@ def _add_ask_parser(subparsers: argparse._SubParsersAction) -> None:
         type=int,
         default=None,
         help="attempts per call, including the first (remote backends; default 6)",
+    )
+    p.add_argument(
+        "--rpm",
+        type=positive_float,
+        default=None,
+        help="requests-per-minute limit (remote backends; default: none)",
     )
     p.add_argument("--cache", default=None, metavar="PATH", help="SQLite call cache to use")
     p.set_defaults(func=_cmd_ask)

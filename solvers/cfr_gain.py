@@ -50,6 +50,10 @@ def deviation_values(tree: GameTree, policy: PolicyLike, baseline: PolicyLike) -
     """
     probs = check_policy(tree, policy, caller="deviation_values")
     base = check_policy(tree, baseline, caller="deviation_values")
+    return _deviation_values(tree, probs, base)
+
+
+def _deviation_values(tree: GameTree, probs: np.ndarray, base: np.ndarray) -> np.ndarray:
     out = np.zeros(tree.num_players)
     _kernels.deviation_values(
         tree.kernel_arrays,
@@ -78,15 +82,7 @@ def cfr_gain(tree: GameTree, policy: PolicyLike, baseline: PolicyLike) -> CFRGai
     """
     probs = check_policy(tree, policy, caller="cfr_gain")
     base = check_policy(tree, baseline, caller="cfr_gain")
-    dev = np.zeros(tree.num_players)
-    _kernels.deviation_values(
-        tree.kernel_arrays,
-        tree.num_players,
-        probs,
-        base,
-        np.empty((tree.num_nodes, tree.num_players)),
-        dev,
-    )
+    dev = _deviation_values(tree, probs, base)
     base_values = np.zeros(tree.num_players)
     _kernels.expected_values(
         tree.kernel_arrays, tree.num_players, base, np.empty(tree.num_nodes), base_values

@@ -10,17 +10,9 @@ from __future__ import annotations
 import argparse
 import logging
 
+from gt_llm.cli import positive_float, positive_int
+
 logger = logging.getLogger(__name__)
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
 
 
 def _variants(text: str) -> tuple[str, ...]:
@@ -53,6 +45,7 @@ def _run(args: argparse.Namespace) -> int:
         payoff=args.payoff,
         cfr_variant=args.cfr,
         max_concurrency=args.concurrency,
+        requests_per_minute=args.rpm,
         generalisation=not args.no_generalisation,
         whole_game=not args.no_whole_game,
         progress=not args.no_progress,
@@ -104,9 +97,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         description="Builds the subgame trees (LLM calls cached), solves each with CFR, and "
         "writes summary.json, CSV tables and figures to --out.",
     )
-    run.add_argument("--inits", type=_positive_int, default=30, help="initialisations (default 30)")
+    run.add_argument("--inits", type=positive_int, default=30, help="initialisations (default 30)")
     run.add_argument(
-        "--iterations", type=_positive_int, default=1000, help="CFR iterations (default 1000)"
+        "--iterations", type=positive_int, default=1000, help="CFR iterations (default 1000)"
     )
     run.add_argument(
         "--variants",
@@ -124,10 +117,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--cache", default=None, help="SQLite call cache (default OUT/llm_cache.sqlite)"
     )
     run.add_argument(
-        "--max-messages", type=_positive_int, default=4, help="messages per negotiation (default 4)"
+        "--max-messages", type=positive_int, default=4, help="messages per negotiation (default 4)"
     )
     run.add_argument(
-        "--num-seeds", type=_positive_int, default=2, help="LLM seeds per message (default 2)"
+        "--num-seeds", type=positive_int, default=2, help="LLM seeds per message (default 2)"
     )
     run.add_argument(
         "--seed", type=int, default=0, help="master seed of the initialisations (default 0)"
@@ -141,9 +134,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("--cfr", default="cfr", help="CFR variant: cfr, cfr+, linear (default cfr)")
     run.add_argument(
         "--concurrency",
-        type=_positive_int,
+        type=positive_int,
         default=None,
         help="concurrent LLM calls (default: backend's)",
+    )
+    run.add_argument(
+        "--rpm",
+        type=positive_float,
+        default=None,
+        help="requests-per-minute limit of a remote backend (default: none)",
     )
     run.add_argument(
         "--no-generalisation", action="store_true", help="skip the cross-subgame study"

@@ -82,6 +82,8 @@ class ExperimentSettings:
       payoff: ``"llm"`` or ``"exact"`` payoffs.
       cfr_variant: CFR variant for :class:`solvers.CFRSolver`.
       max_concurrency: Bound on concurrent LLM calls (default: the backend's).
+      requests_per_minute: Rate limit of a remote backend (e.g. Groq's
+        per-model limit); only calls that miss the cache count.
       whole_game_iterations: CFR iterations for the whole game (default: ``iterations``).
       generalisation: Run the generalisation study.
       whole_game: Run the whole-game study.
@@ -100,6 +102,7 @@ class ExperimentSettings:
     payoff: str = "llm"
     cfr_variant: str = "cfr"
     max_concurrency: int | None = None
+    requests_per_minute: float | None = None
     whole_game_iterations: int | None = None
     generalisation: bool = True
     whole_game: bool = True
@@ -121,6 +124,11 @@ class ExperimentSettings:
             raise ValueError(f"run_experiment: max_messages must be >= 2, got {self.max_messages}")
         if self.num_seeds < 1:
             raise ValueError(f"run_experiment: num_seeds must be >= 1, got {self.num_seeds}")
+        if self.requests_per_minute is not None and not self.requests_per_minute > 0:
+            raise ValueError(
+                "run_experiment: requests_per_minute must be > 0 (or None for no limit), "
+                f"got {self.requests_per_minute}"
+            )
         if self.payoff not in ("llm", "exact"):
             raise ValueError(
                 f"run_experiment: payoff must be 'llm' or 'exact', got {self.payoff!r}"
@@ -346,7 +354,10 @@ def run_experiment(
     out = Path(settings.out)
     _check_out(out)
     if model is None:
-        model = load_model(settings.backend, cache=settings.cache_path)
+        options = {}
+        if settings.requests_per_minute is not None:
+            options["requests_per_minute"] = settings.requests_per_minute
+        model = load_model(settings.backend, cache=settings.cache_path, **options)
     label = model_label(model)
     logger.info(
         "fruit trading: %s, %d inits, %d iterations",
