@@ -14,7 +14,8 @@ Example::
 
     tree = solvers.materialize(pyspiel.load_game("kuhn_poker"))
     solver = solvers.CFRSolver(tree, variant="cfr+").run(1000)
-    print(solvers.nash_conv(tree, solver.average_policy()).nash_conv)
+    result = solvers.nash_conv(tree, solver.average_policy())
+    result.nash_conv  # close to 0: the average policy is near a Nash equilibrium
 """
 
 from solvers.best_response import (

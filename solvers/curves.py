@@ -31,8 +31,9 @@ import dataclasses
 import json
 import os
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -173,7 +174,13 @@ class Curves:
         out["ratio_count"] = self.ratio_count
         return out
 
-    def to_csv(self, path: str | os.PathLike, *, per_tree: bool = False) -> None:
+    def to_csv(
+        self,
+        path: str | os.PathLike,
+        *,
+        per_tree: bool = False,
+        columns: Mapping[str, Any] | None = None,
+    ) -> None:
         """Writes a CSV file (NaN written as empty cells).
 
         Args:
@@ -182,20 +189,24 @@ class Curves:
                 (:meth:`summary`). True: long format, one row per (tree,
                 iteration) with ``tree, iteration, nash_conv, cfr_gain,
                 ratio`` and per-player terms.
+            columns: Constant columns appended to every row (e.g. the
+                backend and model that produced the trees).
         """
+        extra = dict(columns or {})
         with open(path, "w", newline="") as handle:
             writer = csv.writer(handle)
             if not per_tree:
                 summary = self.summary()
-                writer.writerow(list(summary))
+                writer.writerow(list(summary) + list(extra))
                 for row in zip(*summary.values(), strict=True):
-                    writer.writerow([_csv_cell(v) for v in row])
+                    writer.writerow([_csv_cell(v) for v in row] + list(extra.values()))
                 return
             n = self.nash_conv_per_player.shape[2]
             writer.writerow(
                 ["tree", "iteration", "nash_conv", "cfr_gain", "ratio"]
                 + [f"nash_conv_p{i}" for i in range(n)]
                 + [f"cfr_gain_p{i}" for i in range(n)]
+                + list(extra)
             )
             for t, name in enumerate(self.tree_names):
                 for k, it in enumerate(self.iterations):
@@ -208,6 +219,7 @@ class Curves:
                         ]
                         + [_csv_cell(v) for v in self.nash_conv_per_player[t, k]]
                         + [_csv_cell(v) for v in self.cfr_gain_per_player[t, k]]
+                        + list(extra.values())
                     )
 
     def to_dict(self) -> dict:

@@ -49,7 +49,6 @@ from gt_llm.parsing import ParsePolicy, ParseStats
 from gt_llm.registry import load_model
 from solvers import (
     CFRSolver,
-    Curves,
     GameTree,
     TreePolicy,
     cfr_curves,
@@ -303,28 +302,6 @@ def _write_csv(path: Path, rows: Sequence[dict[str, Any]]) -> None:
             )
 
 
-def _curve_rows(curves: Curves, tag: dict[str, Any]) -> list[dict[str, Any]]:
-    """One row per iteration: mean and std over subgames of each metric."""
-    cols = curves.summary()
-    return [{k: v[i].item() for k, v in cols.items()} | tag for i in range(len(curves.iterations))]
-
-
-def _curve_rows_per_tree(curves: Curves, tag: dict[str, Any]) -> list[dict[str, Any]]:
-    """One row per (subgame, iteration)."""
-    return [
-        {
-            "subgame": name,
-            "iteration": int(it),
-            "nash_conv": float(curves.nash_conv[t, k]),
-            "cfr_gain": float(curves.cfr_gain[t, k]),
-            "ratio": float(curves.ratio[t, k]),
-        }
-        | tag
-        for t, name in enumerate(curves.tree_names)
-        for k, it in enumerate(curves.iterations)
-    ]
-
-
 def _check_out(out: Path) -> None:
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -415,8 +392,8 @@ def run_experiment(
         curves_by_variant[variant] = curves
         slug = variant.replace("+", "_")
         tag = {"backend": label["backend"], "model": label["model"]}
-        _write_csv(out / f"curves_{slug}.csv", _curve_rows(curves, tag))
-        _write_csv(out / f"curves_{slug}_per_tree.csv", _curve_rows_per_tree(curves, tag))
+        curves.to_csv(out / f"curves_{slug}.csv", columns=tag)
+        curves.to_csv(out / f"curves_{slug}_per_tree.csv", per_tree=True, columns=tag)
         ess = [
             first_ess_iteration(curves.iterations, curves.cfr_gain[t], curves.nash_conv[t])
             for t in range(curves.num_trees)
@@ -437,7 +414,7 @@ def run_experiment(
             "agreements": report.agreement_rates(sgs, settings.max_messages),
             # Tables 2 and 3 of the paper: the last two messages (3 and 4 by default).
             "payoff_signs": report.payoff_signs(
-                sgs, tuple(m for m in (settings.max_messages - 1, settings.max_messages) if m >= 1)
+                sgs, (settings.max_messages - 1, settings.max_messages)
             ),
             "payoff_disagreements": report.payoff_disagreements(sgs),
             "final": {

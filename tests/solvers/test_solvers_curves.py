@@ -130,6 +130,13 @@ def test_save_and_load(tmp_path, fruit_trees):
     rows = list(csv.DictReader(long_csv.open()))
     assert len(rows) == 8 and rows[0]["ratio"] == ""  # forced tree: NaN ratio written empty
     assert float(rows[-1]["cfr_gain_p1"]) == pytest.approx(curves.cfr_gain_per_player[1, -1, 1])
+    tagged = tmp_path / "tagged.csv"
+    curves.to_csv(tagged, per_tree=True, columns={"backend": "scripted", "model": "m"})
+    rows = list(csv.DictReader(tagged.open()))
+    assert len(rows) == 8 and {(r["backend"], r["model"]) for r in rows} == {("scripted", "m")}
+    curves.to_csv(tagged, columns={"backend": "groq"})
+    rows = list(csv.DictReader(tagged.open()))
+    assert [r["backend"] for r in rows] == ["groq"] * 4 and rows[0]["iteration"] == "3"
 
 
 def test_bad_inputs(fruit_trees):
