@@ -51,6 +51,7 @@ __all__ = [
     "config_from_params",
     "decode_action",
     "encode_action",
+    "private_info",
 ]
 
 SHORT_NAME = "python_werewolf"
@@ -104,6 +105,17 @@ def config_from_params(params: dict[str, Any]) -> Config:
     if config.num_players > _MAX_PLAYERS:
         raise ValueError(f"python_werewolf: at most {_MAX_PLAYERS} players")
     return config
+
+
+def private_info(state: WerewolfState, player: int) -> list[str]:
+    """The lines of ``player``'s information state that are not public: its role, its
+    night actions and checks, secret bids and votes, and what it shares with its
+    partners (werewolves) only.  No player outside an event's audience may see it."""
+    return [
+        str(e)
+        for e in state.rules_state.events
+        if e.visible_to is not None and player in e.visible_to
+    ]
 
 
 def _max_game_length(c: Config) -> int:

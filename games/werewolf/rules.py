@@ -37,6 +37,7 @@ Dead players' roles stay hidden unless ``reveal_roles=True``.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -467,11 +468,28 @@ def chance_outcomes(state: GameState) -> list[tuple[int, float]]:
     raise ValueError(f"chance_outcomes: {state.phase} is not a chance step")
 
 
+def independent_actors(state: GameState) -> tuple[int, ...]:
+    """Seats whose decisions in the current step may be asked together (one batch).
+
+    Bids and votes are secret until everyone has cast theirs, so every seat in the
+    step sees the same thing whatever the others choose: the whole queue.  Elsewhere
+    only the current actor (werewolves see their partners' night votes).
+    """
+    if state.phase in ("day_bid", "day_vote"):
+        return state.queue
+    actor = current_player(state)
+    return (actor,) if actor >= 0 else ()
+
+
 def legal_actions(state: GameState, player: int | None = None) -> list[Action]:
-    """The actions ``player`` (default: the current one) may take now; [] if not its turn."""
+    """The actions ``player`` (default: the current one) may take now.
+
+    [] unless ``player`` acts in this step (the current actor, or any seat of
+    :func:`independent_actors` in a secret step).
+    """
     actor = current_player(state)
     player = actor if player is None else player
-    if player != actor or actor < 0:
+    if actor < 0 or player not in independent_actors(state):
         return []
     living = state.living()
     phase = state.phase
@@ -499,20 +517,39 @@ def legal_actions(state: GameState, player: int | None = None) -> list[Action]:
 def speech_options(state: GameState, player: int) -> list[SpeechAct]:
     """Every speech act ``player`` may make: claims, accusations and defences of others,
     check results about others (in the config's vocabulary), or nothing; each tone."""
-    n = state.num_players
+    return list(_speech_options(state.num_players, player, state.alive, state.config.check_results))
+
+
+@functools.lru_cache(maxsize=4096)
+def _speech_options(
+    n: int, player: int, alive: tuple[bool, ...], results: tuple[str, ...]
+) -> tuple[SpeechAct, ...]:
     others = [p for p in range(n) if p != player]
     out: list[SpeechAct] = []
     for tone in TONES:
         out.append(SpeechAct("nothing", tone))
         out += [SpeechAct("claim", tone, role=r) for r in ROLES]
-        out += [SpeechAct("accuse", tone, target=p) for p in others if state.alive[p]]
-        out += [SpeechAct("defend", tone, target=p) for p in others if state.alive[p]]
-        out += [
-            SpeechAct("share_check", tone, target=p, result=r)
-            for p in others
-            for r in state.config.check_results
-        ]
-    return out
+        out += [SpeechAct("accuse", tone, target=p) for p in others if alive[p]]
+        out += [SpeechAct("defend", tone, target=p) for p in others if alive[p]]
+        out += [SpeechAct("share_check", tone, target=p, result=r) for p in others for r in results]
+    return tuple(out)
+
+
+def _is_legal(state: GameState, player: int, action: Action) -> bool:
+    if state.phase == "day_speak":  # the option list is long: check the fields instead
+        if not isinstance(action, SpeechAct):
+            return False
+        t = action.target
+        if action.kind in ("accuse", "defend"):
+            return 0 <= t < state.num_players and t != player and state.alive[t]
+        if action.kind == "share_check":
+            return (
+                0 <= t < state.num_players
+                and t != player
+                and action.result in state.config.check_results
+            )
+        return True
+    return action in legal_actions(state, player)
 
 
 def _event(state: GameState, kind: str, visible_to=None, **data: Any) -> GameState:
@@ -536,7 +573,7 @@ def apply(state: GameState, player: int, action: Action | int) -> GameState:
         if outcome not in {o for o, _ in chance_outcomes(state)}:
             raise ValueError(f"apply: chance outcome {outcome} impossible in {state.phase}")
         return _advance(_apply_chance(state, outcome))
-    if action not in legal_actions(state, player):
+    if not _is_legal(state, player, action):
         raise ValueError(
             f"apply: {action_to_string(action) if not isinstance(action, int) else action} "
             f"is not legal for P{player} in {state.phase}"
@@ -654,7 +691,7 @@ def _advance(s: GameState) -> GameState:
         elif ph == "night_seer":
             witch = s.living_with("witch") if s.save_left else ()
             if witch:
-                s = _event(s, "victim", witch, target=s.victim)
+                s = _event(s, "witch_victim", witch, target=s.victim)
             s = dataclasses.replace(s, phase="night_witch_save", queue=witch)
         elif ph == "night_witch_save":
             witch = s.living_with("witch") if s.poison_left else ()

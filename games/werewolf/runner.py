@@ -21,6 +21,7 @@ scratchpads, analyses, without breaking :func:`replay`):
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -51,6 +52,7 @@ __all__ = [
     "GameLog",
     "GameResult",
     "Player",
+    "Request",
     "play_game",
     "read_log",
     "replay",
@@ -73,6 +75,16 @@ class Player(Protocol):
 
 
 @dataclass(frozen=True)
+class Request:
+    """One decision to make: a seat, its view, its legal actions and its generator."""
+
+    seat: int
+    view: Knowledge
+    legal: list[Action]
+    rng: np.random.Generator
+
+
+@dataclass(frozen=True)
 class GameResult:
     winner: str
     rounds: int
@@ -83,6 +95,7 @@ class GameResult:
     log_path: Path | None = None
 
 
+@functools.lru_cache(maxsize=1)
 def _versions() -> dict[str, str]:
     out = {}
     for dist in ("gt-llm", "numpy", "open_spiel"):
@@ -142,6 +155,7 @@ def play_game(
     seed: int,
     log: str | Path | GameLog | None = None,
     on_record: Callable[[dict[str, Any]], None] | None = None,
+    decide_batch: Callable[[Sequence[Request]], Sequence[Action]] | None = None,
 ) -> GameResult:
     """Play one game to the end.
 
@@ -152,6 +166,9 @@ def play_game(
         log: a path (JSONL, written atomically) or an open :class:`GameLog` (left open,
             so callers can add their own records), or None.
         on_record: called with every log record as it happens (e.g. a live transcript).
+        decide_batch: if given, answers the requests of a secret step (bids, votes: see
+            :func:`~games.werewolf.rules.independent_actors`) at once, e.g. as one batch
+            of model calls; otherwise each seat's player acts in turn.
     """
     from games.werewolf.scripted import ScriptedPlayer
 
@@ -183,7 +200,7 @@ def play_game(
                 {"seat": i, "name": getattr(p, "name", type(p).__name__)}
                 for i, p in enumerate(players)
             ],
-            versions=_versions(),
+            versions=dict(_versions()),
             started=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         )
         state = rules.initial_state(config)
@@ -197,18 +214,28 @@ def play_game(
                 emit("chance", step=state.num_steps, phase=state.phase, outcome=outcome)
                 state = rules.apply(state, CHANCE, outcome)
             else:
-                legal = rules.legal_actions(state, actor)
-                action = players[actor].act(rules.knowledge(state, actor), legal, rngs[actor])
-                emit(
-                    "action",
-                    step=state.num_steps,
-                    round=state.round,
-                    phase=state.phase,
-                    player=actor,
-                    action=action_to_json(action),
-                    id=encode_action(n, action),
-                )
-                state = rules.apply(state, actor, action)
+                # Secret steps (bids, votes) are asked as one batch: every seat's view
+                # is taken before any of them acts, which is what it sees anyway.
+                seats = rules.independent_actors(state)
+                requests = [
+                    Request(p, rules.knowledge(state, p), rules.legal_actions(state, p), rngs[p])
+                    for p in seats
+                ]
+                if decide_batch is not None and len(requests) > 1:
+                    actions = list(decide_batch(requests))
+                else:
+                    actions = [players[r.seat].act(r.view, r.legal, r.rng) for r in requests]
+                for req, action in zip(requests, actions, strict=True):
+                    emit(
+                        "action",
+                        step=state.num_steps,
+                        round=state.round,
+                        phase=state.phase,
+                        player=req.seat,
+                        action=action_to_json(action),
+                        id=encode_action(n, action),
+                    )
+                    state = rules.apply(state, req.seat, action)
             for event in state.events[seen:]:
                 emit("event", **event.to_json())
         digest = state_digest(state)

@@ -214,7 +214,7 @@ class ScriptedPlayer:
         return max(fresh, key=lambda t: noisy[t])
 
     def _witch_save(self, view: Knowledge, rng) -> Action:
-        victims = [e.data["target"] for e in view.events if e.kind == "victim"]
+        victims = [e.data["target"] for e in view.events if e.kind == "witch_victim"]
         victim = victims[-1] if victims else None
         if victim is None:
             return Skip()

@@ -51,6 +51,8 @@ def describe(record: Mapping[str, Any], seat: int | None = None) -> str | None:
         return f"  P{record['player']} (werewolf) wants to kill P{record['target']}"
     if e == "victim":
         return f"  tonight's victim: P{record['target']}"
+    if e == "witch_victim":
+        return f"  the witch learns tonight's victim: P{record['target']}"
     if e == "protect":
         return f"  P{record['player']} protects P{record['target']}"
     if e == "check":

@@ -103,3 +103,29 @@ def test_mcts_bot_plays_a_game():
         else:
             state.apply_action(int(rng.choice(state.legal_actions())))
     assert moves > 0 and state.rules_state.winner in (rules.WEREWOLVES, rules.VILLAGERS, rules.DRAW)
+
+
+def test_private_information_stays_hidden():
+    from games.werewolf.game import private_info
+
+    game = pyspiel.load_game("python_werewolf(preset=gratr,debate_turns=1,max_rounds=3)")
+    checked = 0
+    for seed in range(3):
+        rng = np.random.default_rng(seed)
+        state = game.new_initial_state()
+        while not state.is_terminal():
+            if not state.is_chance_node():
+                secrets = [set(private_info(state, p)) for p in range(8)]
+                for q in range(8):
+                    info = state.information_state_string(q)
+                    assert secrets[q] <= set(info.splitlines())
+                    for p in range(8):
+                        for secret in secrets[p] - secrets[q] if p != q else ():
+                            assert secret not in info, (p, q, secret)
+                            checked += 1
+                outcomes = state.legal_actions()
+                state.apply_action(int(rng.choice(outcomes)))
+            else:
+                outcomes, probs = zip(*state.chance_outcomes(), strict=True)
+                state.apply_action(int(rng.choice(outcomes, p=probs)))
+    assert checked > 1000

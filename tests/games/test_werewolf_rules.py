@@ -137,7 +137,7 @@ def test_witch_poison_and_save_same_night_then_no_potions():
     s = play(gratr(), (0, Target(6)), (1, Target(6)), (2, Target(6)), (4, Target(4)))
     s = rules.apply(s, 5, Target(1))
     assert rules.current_player(s) == 3 and s.phase == "night_witch_save"
-    assert last(s, "victim").visible_to == (3,)  # the witch learns the victim
+    assert last(s, "witch_victim").visible_to == (3,)  # the witch learns the victim
     s = play(s, (3, Save()), (3, Target(0)))
     assert last(s, "deaths").data["players"] == [0]
     assert s.alive[6] and not s.alive[0]

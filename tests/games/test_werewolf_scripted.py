@@ -152,3 +152,18 @@ def test_scripted_player_is_deterministic_given_its_generator():
     legal = rules.legal_actions(state, 0)
     picks = {ScriptedPlayer().act(view, legal, np.random.default_rng(11)) for _ in range(3)}
     assert len(picks) == 1 and picks.pop() in legal
+
+
+def test_secret_steps_can_be_decided_as_one_batch():
+    cfg = rules.preset("arena")
+    players = [ScriptedPlayer() for _ in range(8)]
+    batches = []
+
+    def decide_batch(requests):
+        batches.append([r.seat for r in requests])
+        return [players[r.seat].act(r.view, r.legal, r.rng) for r in requests]
+
+    plain = runner.play_game(cfg, players, seed=4)
+    batched = runner.play_game(cfg, players, seed=4, decide_batch=decide_batch)
+    assert batched.digest == plain.digest
+    assert batches and all(len(b) == len(set(b)) > 1 for b in batches)
