@@ -161,6 +161,8 @@ class WerewolfState(pyspiel.State):
         return rules.current_player(self.rules_state)
 
     def _legal_actions(self, player: int) -> list[int]:
+        if player != self.current_player():  # turn-based: only the head of a secret step
+            return []
         n = self.rules_state.num_players
         return sorted(encode_action(n, a) for a in rules.legal_actions(self.rules_state, player))
 

@@ -11,13 +11,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from games.werewolf.rules import action_from_json, action_to_string
+from games.werewolf.rules import Event, action_from_json, action_to_string
 
-__all__ = ["describe"]
+__all__ = ["describe", "describe_event"]
 
 
 def _players(ps) -> str:
     return ", ".join(f"P{p}" for p in ps) or "nobody"
+
+
+def describe_event(event: Event, seat: int | None = None) -> str | None:
+    """One transcript line for a rules event (None: hidden from ``seat`` or not shown)."""
+    return describe({"type": "event", **event.to_json()}, seat)
 
 
 def describe(record: Mapping[str, Any], seat: int | None = None) -> str | None:

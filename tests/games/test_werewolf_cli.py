@@ -121,3 +121,24 @@ def test_add_parser_registers_commands():
     stream = io.StringIO()
     HumanPlayer.from_streams(io.StringIO("0\n"), stream)._write("hi")
     assert stream.getvalue() == "hi\n"
+
+
+def test_describe_event_respects_visibility():
+    from games.werewolf.transcript import describe_event
+
+    state = rules.initial_state(rules.preset("arena"))
+    for r in (
+        "villager",
+        "werewolf",
+        "seer",
+        "werewolf",
+        "doctor",
+        "villager",
+        "villager",
+        "villager",
+    ):
+        state = rules.apply(state, rules.CHANCE, rules.ROLES.index(r))
+    partners = [e for e in state.events if e.kind == "partners"][0]
+    assert describe_event(partners) == "Werewolves: P1, P3"
+    assert describe_event(partners, seat=1) == "Werewolves: P1, P3"
+    assert describe_event(partners, seat=0) is None
