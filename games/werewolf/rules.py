@@ -219,7 +219,13 @@ class Save:
 
 @dataclass(frozen=True)
 class Bid:
+    """Eagerness to speak next, 0-10."""
+
     amount: int
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.amount <= MAX_BID:
+            raise ValueError(f"Bid: amount must be in [0, {MAX_BID}], got {self.amount}")
 
 
 @dataclass(frozen=True)

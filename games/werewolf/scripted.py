@@ -17,8 +17,8 @@ Each decision reads only the player's :class:`~games.werewolf.rules.Knowledge`
   known werewolf and votes for it.
 * **Doctor / guard** protect an uncontested seer claimant, otherwise themselves or
   a random player (the guard never twice in a row: that is not legal).
-* **The witch** saves a claimed seer or herself, otherwise the first victim with
-  probability 0.6; she poisons a player whose suspicion reaches 3.
+* **The witch** saves a claimed seer or herself, otherwise the victim with
+  probability 0.9 on the first night and 0.5 later; she poisons a player whose suspicion reaches 3.
 * **Werewolves** never target, accuse or vote for a partner; they follow a partner's
   night vote, hunt claimed seers and other special roles, vote with the public
   suspicion among non-partners, and lie: a fake seer claim with a false werewolf
@@ -218,7 +218,9 @@ class ScriptedPlayer:
         victim = victims[-1] if victims else None
         if victim is None:
             return Skip()
-        if victim == view.player or victim in _seer_claimants(view) or rng.random() < 0.6:
+        # The save is worth most early, while the village is large.
+        chance = 0.9 if view.round == 1 else 0.5
+        if victim == view.player or victim in _seer_claimants(view) or rng.random() < chance:
             return Save()
         return Skip()
 
