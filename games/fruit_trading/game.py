@@ -34,13 +34,13 @@ from typing import Any
 import numpy as np
 import pyspiel
 
+from games.engine.calls import run_sync
 from games.fruit_trading import scripted  # noqa: F401  (registers the scripted answers)
 from games.fruit_trading.dialogue import (
     Config,
     DialogueState,
     initial_state,
     opening_step,
-    run_sync,
     step,
 )
 from games.fruit_trading.rules import TONES, make_scenario

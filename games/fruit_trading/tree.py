@@ -3,7 +3,7 @@
 The tree of one initialisation (a *subgame*, Lindström et al. Fig. 4) is
 expanded breadth-first: at every level, each open node is stepped with each
 tone and each LLM seed, and all the LLM calls of the level go out as
-concurrent, de-duplicated batches (:func:`games.fruit_trading.dialogue.run_batched`).
+concurrent, de-duplicated batches (:func:`games.engine.calls.run_batched`).
 Through the persistent cache, the number of backend calls equals the number
 of distinct requests, and a re-run makes none.
 
@@ -21,12 +21,12 @@ from collections.abc import Sequence
 
 from tqdm.auto import tqdm
 
+from games.engine.calls import run_batched
 from games.fruit_trading.dialogue import (
     Config,
     DialogueState,
     initial_state,
     opening_step,
-    run_batched,
     step,
 )
 from games.fruit_trading.rules import TONES, Scenario, make_scenario
