@@ -83,6 +83,7 @@ class ExperimentSettings:
       max_concurrency: Bound on concurrent LLM calls (default: the backend's).
       requests_per_minute: Rate limit of a remote backend (e.g. Groq's
         per-model limit); only calls that miss the cache count.
+      timeout: Per-call timeout of a remote backend, seconds (default: the backend's).
       whole_game_iterations: CFR iterations for the whole game (default: ``iterations``).
       generalisation: Run the generalisation study.
       whole_game: Run the whole-game study.
@@ -102,6 +103,7 @@ class ExperimentSettings:
     cfr_variant: str = "cfr"
     max_concurrency: int | None = None
     requests_per_minute: float | None = None
+    timeout: float | None = None
     whole_game_iterations: int | None = None
     generalisation: bool = True
     whole_game: bool = True
@@ -127,6 +129,10 @@ class ExperimentSettings:
             raise ValueError(
                 "run_experiment: requests_per_minute must be > 0 (or None for no limit), "
                 f"got {self.requests_per_minute}"
+            )
+        if self.timeout is not None and not self.timeout > 0:
+            raise ValueError(
+                f"run_experiment: timeout must be > 0 seconds (or None), got {self.timeout}"
             )
         if self.payoff not in ("llm", "exact"):
             raise ValueError(
@@ -331,9 +337,12 @@ def run_experiment(
     out = Path(settings.out)
     _check_out(out)
     if model is None:
-        options = {}
+        options: dict[str, Any] = {}
+        # Only options given: the scripted backend accepts none.
         if settings.requests_per_minute is not None:
             options["requests_per_minute"] = settings.requests_per_minute
+        if settings.timeout is not None:
+            options["timeout"] = settings.timeout
         model = load_model(settings.backend, cache=settings.cache_path, **options)
     label = model_label(model)
     logger.info(

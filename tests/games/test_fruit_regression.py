@@ -39,12 +39,18 @@ def _assert_same(expected: Any, actual: Any, where: str = "summary") -> None:
         assert expected == actual, f"{where}: {expected!r} vs {actual!r}"
 
 
+#: Settings added since the reference was produced; at their defaults they change nothing.
+NEW_SETTINGS = {"timeout": None}
+
+
 def _summary(tmp_path: Path, **settings: Any) -> dict[str, Any]:
     r = run_experiment(ExperimentSettings(out=str(tmp_path), progress=False, **settings))
     s = json.loads((r.out / "summary.json").read_text())
     s.pop("timings")
     s["settings"].pop("out")
     s["settings"].pop("cache")
+    for k, default in NEW_SETTINGS.items():
+        assert s["settings"].pop(k) == default
     return s
 
 
