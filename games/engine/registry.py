@@ -16,7 +16,6 @@ from collections.abc import Callable, Sequence
 
 import pyspiel
 
-from gt_llm.chat import ChatModel
 from solvers import GameTree
 
 __all__ = [
@@ -40,16 +39,17 @@ class ConformanceParams:
       private_info: ``private_info(state, player)`` — strings only ``player``
         may know at ``state`` (e.g. its valuation, its role); the suite checks
         that no other player's information state contains them.
-      build_tree: ``build_tree(game, model)`` — the game's own tree builder
-        (e.g. engine expansion) for a loaded instance; the suite checks it
-        equals ``solvers.materialize(game)``. None when the game has none.
+      build_tree: ``build_tree(game)`` — the game's own tree builder (e.g.
+        engine expansion with the game's model) for a loaded instance; the
+        suite checks it equals ``solvers.materialize(game)``. None when the
+        game has none.
       num_sims: Simulations per ``random_sim_test`` and determinism check.
     """
 
     game_strings: tuple[str, ...]
     tree_game_strings: tuple[str, ...] = ()
     private_info: Callable[[pyspiel.State, int], Sequence[str]] | None = None
-    build_tree: Callable[[pyspiel.Game, ChatModel], GameTree] | None = None
+    build_tree: Callable[[pyspiel.Game], GameTree] | None = None
     num_sims: int = 4
 
     def __post_init__(self) -> None:
