@@ -250,5 +250,12 @@ class EngineState(pyspiel.State, Generic[S]):
     def observation_string(self, player: int | None = None) -> str:
         return self.information_state_string(player)
 
+    def __str__(self) -> str:
+        # The whole state (OpenSpiel's history string); games override it with a readable one.
+        if self.inner is None:
+            return "(root not drawn)"
+        pending = f"\n[pending action: {self.pending}]" if self.pending is not None else ""
+        return f"{self.inner!r}{pending}"
+
 
 EngineGame.state_class = EngineState
