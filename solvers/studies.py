@@ -3,9 +3,10 @@
 Game-independent parts of the belief-revision experiment (Lindström et al.)
 and of the studies beyond it, for any family of subgame trees:
 
-* :func:`first_ess_iteration` — the first recorded CFR iteration at which
-  CFR-Gain exceeds NashConv (an approximate evolutionarily-stable-strategy
-  point, after the paper);
+* :func:`first_ess_iteration` / :func:`ess_iterations` — the first recorded
+  CFR iteration at which CFR-Gain exceeds NashConv (an approximate
+  evolutionarily-stable-strategy point, after the paper); :func:`final_metrics`
+  — mean and std over trees at the last iteration;
 * :func:`decision_levels`, :func:`level_distributions`, :func:`mapped_policy`
   — a tree policy summarised as an action distribution per decision level
   (reach-weighted under that policy), and played back on another tree;
@@ -33,12 +34,14 @@ from solvers.policy import TreePolicy
 from solvers.values import reach_probabilities
 
 if TYPE_CHECKING:
-    from solvers import GameTree
+    from solvers import Curves, GameTree
 
 __all__ = [
     "GeneralisationResult",
     "WholeGameResult",
     "decision_levels",
+    "ess_iterations",
+    "final_metrics",
     "first_ess_iteration",
     "generalisation_study",
     "level_distributions",
@@ -54,6 +57,25 @@ def first_ess_iteration(iterations: np.ndarray, gain: np.ndarray, nash: np.ndarr
     """First recorded iteration with CFR-Gain > NashConv, or None."""
     hit = np.nonzero(np.asarray(gain) > np.asarray(nash))[0]
     return int(np.asarray(iterations)[hit[0]]) if hit.size else None
+
+
+def ess_iterations(curves: Curves) -> list[int | None]:
+    """Per tree of ``curves``, the first recorded iteration with CFR-Gain > NashConv."""
+    return [
+        first_ess_iteration(curves.iterations, curves.cfr_gain[t], curves.nash_conv[t])
+        for t in range(curves.num_trees)
+    ]
+
+
+def final_metrics(curves: Curves) -> dict[str, Any]:
+    """Mean and std over trees of NashConv and CFR-Gain at the last recorded iteration."""
+    return {
+        "iteration": int(curves.iterations[-1]),
+        "nash_conv_mean": float(curves.nash_conv[:, -1].mean()),
+        "nash_conv_std": float(curves.nash_conv[:, -1].std()),
+        "cfr_gain_mean": float(curves.cfr_gain[:, -1].mean()),
+        "cfr_gain_std": float(curves.cfr_gain[:, -1].std()),
+    }
 
 
 def decision_levels(tree: GameTree) -> np.ndarray:

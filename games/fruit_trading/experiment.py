@@ -36,6 +36,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
+from games.engine.results import model_label
 from games.fruit_trading import report
 from games.fruit_trading.dialogue import Config
 from games.fruit_trading.rules import TONES
@@ -52,7 +53,6 @@ from solvers import (
     pure_policy,
     studies,
 )
-from solvers.studies import first_ess_iteration
 from solvers.writers import check_writable, write_csv, write_json, write_text
 
 logger = logging.getLogger(__name__)
@@ -148,20 +148,6 @@ class ExperimentResult:
     out: Path
     summary: dict[str, Any]
     subgames: dict[str, list[Subgame]]
-
-
-def model_label(model: ChatModel) -> dict[str, Any]:
-    """Backend, model and whether the results come from a real LLM."""
-    backend = model.backend
-    return {
-        "backend": backend,
-        "model": model.model,
-        "spec": model.spec,
-        "is_llm": backend != "scripted",
-        "label": (
-            f"{model.spec} (scripted stand-in, not an LLM)" if backend == "scripted" else model.spec
-        ),
-    }
 
 
 def any_baseline(tree: GameTree) -> TreePolicy:
@@ -282,10 +268,7 @@ def run_experiment(
         tag = {"backend": label["backend"], "model": label["model"]}
         curves.to_csv(out / f"curves_{slug}.csv", columns=tag)
         curves.to_csv(out / f"curves_{slug}_per_tree.csv", per_tree=True, columns=tag)
-        ess = [
-            first_ess_iteration(curves.iterations, curves.cfr_gain[t], curves.nash_conv[t])
-            for t in range(curves.num_trees)
-        ]
+        ess = studies.ess_iterations(curves)
         v: dict[str, Any] = {
             "trees": [
                 {
@@ -305,13 +288,7 @@ def run_experiment(
                 sgs, (settings.max_messages - 1, settings.max_messages)
             ),
             "payoff_disagreements": report.payoff_disagreements(sgs),
-            "final": {
-                "iteration": int(curves.iterations[-1]),
-                "nash_conv_mean": float(curves.nash_conv[:, -1].mean()),
-                "nash_conv_std": float(curves.nash_conv[:, -1].std()),
-                "cfr_gain_mean": float(curves.cfr_gain[:, -1].mean()),
-                "cfr_gain_std": float(curves.cfr_gain[:, -1].std()),
-            },
+            "final": studies.final_metrics(curves),
             "ess_first_iteration": ess,
         }
         if VARIANTS[variant]:
