@@ -5,11 +5,10 @@ far (with the tone and seed that produced each), each player's belief about
 the other, and the records the experiment reports (guesses, agreements,
 payoffs). One step of the game — the speaker's message in a tone with a seed,
 the termination check, the payoff calls on agreement, and the receiver's
-belief update — is a *generator* that yields :class:`Call` objects (or lists
-of them, which are independent) and receives their parsed values. Two
-drivers run steps: :func:`run_sync` one call at a time (the OpenSpiel state
-uses it), and :func:`run_batched` many steps at once with every round of
-calls sent as one concurrent, de-duplicated batch (the tree builder uses it).
+belief update — is a step generator of the engine (:mod:`games.engine.calls`):
+it yields :class:`~games.engine.calls.Call` objects (or lists of them, which
+are independent) and receives their parsed values; the engine's drivers
+``run_sync`` and ``run_batched`` run it.
 
 LLM calls per message (Lindström et al., Sect. 3.1 and Fig. 3): the message;
 two termination calls (summarise the dialogue, decide from the summary if an
@@ -25,16 +24,14 @@ import logging
 from collections.abc import Callable, Generator, Sequence
 from typing import Any
 
+from games.engine.calls import Call
 from games.fruit_trading import prompts
 from games.fruit_trading.rules import FRUITS, TONES, Scenario, Trade, parse_trade_lines
-from gt_llm.chat import ChatModel, ChatRequest
+from gt_llm.chat import ChatRequest
 from gt_llm.errors import ParseError
 from gt_llm.opponents import Evidence, OpponentModel, make_opponent_model
 from gt_llm.parsing import (
     Parsed,
-    ParsePolicy,
-    ParseStats,
-    complete_parsed_batch,
     parse_choice,
     parse_number,
     parse_yes_no,
@@ -104,11 +101,21 @@ PARSERS: dict[str, Callable[[str], Any]] = {
 }
 
 
-@dataclasses.dataclass(frozen=True)
-class Call:
-    """One LLM call a step needs: the request; the parser and fallback come by task."""
+def _trade_text(p: Parsed[Any]) -> Any:
+    """A failed trade summary still passes its raw text on to the payoff calls."""
+    if p.fell_back:
+        return p.response.text if p.response is not None else ""
+    return p.value
 
-    request: ChatRequest
+
+#: Per-task hook from the parsed answer to the value the step receives.
+FINISH: dict[str, Callable[[Parsed[Any]], Any]] = {prompts.SUMMARIZE_TRADE.task: _trade_text}
+
+
+def _call(request: ChatRequest) -> Call[Any]:
+    """The engine Call of a fruit-trading request: parser, fallback and hook by task."""
+    t = request.task
+    return Call(request, PARSERS[t], FALLBACKS[t], FINISH.get(t))
 
 
 # --- state -------------------------------------------------------------------------------
@@ -305,27 +312,27 @@ def step(state: DialogueState, tone: str, seed: int) -> Generator[Any, Any, Dial
         raise ValueError(f"step: unknown tone {tone!r}; expected one of {TONES}")
     cfg = state.config
     speaker = state.next_speaker()
-    text = yield Call(_message_request(state, speaker, tone, seed))
+    text = yield _call(_message_request(state, speaker, tone, seed))
     state = dataclasses.replace(state, turns=state.turns + (Turn(speaker, tone, seed, text),))
     m = state.num_messages
     turns = state.turn_dicts()
     dialogue = state.dialogue_text()
 
-    summary = yield Call(
+    summary = yield _call(
         prompts.SUMMARIZE_DIALOGUE.render(
             {"dialogue": dialogue, "turns": turns}, seed=cfg.eval_seed
         )
     )
-    agreed = yield Call(prompts.AGREEMENT.render({"summary": summary}, seed=cfg.eval_seed))
+    agreed = yield _call(prompts.AGREEMENT.render({"summary": summary}, seed=cfg.eval_seed))
     if agreed:
         names = state.names
         trade_req = prompts.SUMMARIZE_TRADE.render(
             {"summary": summary, "player_a": names[0], "player_b": names[1]}, seed=cfg.eval_seed
         )
-        trade_text = yield Call(trade_req)
+        trade_text = yield _call(trade_req)
         trade_text = trade_text if trade_text is not None else ""
         calc = yield [
-            Call(
+            _call(
                 prompts.COMPUTE_PAYOFF.render(
                     {
                         "name": names[p],
@@ -339,7 +346,7 @@ def step(state: DialogueState, tone: str, seed: int) -> Generator[Any, Any, Dial
             for p in range(2)
         ]
         values = yield [
-            Call(
+            _call(
                 prompts.EXTRACT_PAYOFF.render(
                     {"name": names[p], "calculation": calc[p]}, seed=cfg.eval_seed
                 )
@@ -358,7 +365,7 @@ def step(state: DialogueState, tone: str, seed: int) -> Generator[Any, Any, Dial
 
     if state.beliefs is not None and not state.is_terminal():
         receiver = 1 - speaker
-        guess = yield Call(
+        guess = yield _call(
             prompts.GUESS_FRUIT.render(
                 {
                     "observer": state.names[receiver],
@@ -400,104 +407,46 @@ def opening_step(state: DialogueState) -> Generator[Any, Any, DialogueState]:
     return step(state, state.scenario.opening_tone, 0)
 
 
-# --- drivers -------------------------------------------------------------------------
+# --- the engine protocol -------------------------------------------------------------
 
 
-def _answer(
-    model: ChatModel,
-    calls: Sequence[Call],
-    policy: ParsePolicy,
-    stats: ParseStats,
-    max_concurrency: int | None,
-) -> list[Any]:
-    """Parsed values for calls; identical requests are sent once; grouped by task."""
-    unique: dict[str, ChatRequest] = {}
-    keys = []
-    for c in calls:
-        k = c.request.cache_key(model.backend, model.model)
-        unique.setdefault(k, c.request)
-        keys.append(k)
-    by_task: dict[str, list[str]] = {}
-    for k, r in unique.items():
-        by_task.setdefault(r.task, []).append(k)
-    values: dict[str, Parsed[Any]] = {}
-    for task, ks in by_task.items():
-        parsed = complete_parsed_batch(
-            model,
-            [unique[k] for k in ks],
-            PARSERS[task],
-            fallback=FALLBACKS[task],
-            policy=policy,
-            stats=stats,
-            max_concurrency=max_concurrency,
-        )
-        values.update(zip(ks, parsed, strict=True))
-    out = []
-    for k in keys:
-        p = values[k]
-        # A failed trade summary still passes its raw text on to the payoff calls.
-        if p.fell_back and unique[k].task == prompts.SUMMARIZE_TRADE.task:
-            out.append(p.response.text if p.response is not None else "")
-        else:
-            out.append(p.value)
-    return out
+@dataclasses.dataclass(frozen=True)
+class DialogueGame:
+    """Fruit trading for the engine (:class:`games.engine.protocol.LLMGame`).
 
-
-def run_sync(
-    gen: Generator[Any, Any, DialogueState],
-    model: ChatModel,
-    *,
-    policy: ParsePolicy | None = None,
-    stats: ParseStats | None = None,
-) -> DialogueState:
-    """Runs one step, answering its calls as they come."""
-    return run_batched([gen], model, policy=policy, stats=stats)[0]
-
-
-def run_batched(
-    gens: Sequence[Generator[Any, Any, DialogueState]],
-    model: ChatModel,
-    *,
-    policy: ParsePolicy | None = None,
-    stats: ParseStats | None = None,
-    max_concurrency: int | None = None,
-    on_round: Callable[[int], None] | None = None,
-) -> list[DialogueState]:
-    """Runs many steps together: each round's calls go out as one batch.
-
-    Args:
-      gens: Step generators (from :func:`step`).
-      model: The chat model (usually cached).
-      policy: Re-ask policy for parse errors.
-      stats: Parse counters to update.
-      max_concurrency: Bound on concurrent calls.
-      on_round: Called with the number of calls of each round (progress).
+    Decisions are tones; each is followed by a uniform chance node over the
+    ``config.num_seeds`` LLM seeds of the message (Lindström et al. Fig. 4).
     """
-    policy = policy or ParsePolicy()
-    stats = stats if stats is not None else ParseStats()
-    results: list[DialogueState | None] = [None] * len(gens)
-    pending: dict[int, Any] = {}
-    for i, g in enumerate(gens):
-        try:
-            pending[i] = g.send(None)
-        except StopIteration as stop:
-            results[i] = stop.value
-    while pending:
-        flat: list[Call] = []
-        spans: dict[int, tuple[int, int, bool]] = {}
-        for i, y in pending.items():
-            calls = y if isinstance(y, list) else [y]
-            spans[i] = (len(flat), len(flat) + len(calls), isinstance(y, list))
-            flat.extend(calls)
-        answers = _answer(model, flat, policy, stats, max_concurrency)
-        if on_round is not None:
-            on_round(len(flat))
-        nxt: dict[int, Any] = {}
-        for i, (a, b, is_list) in spans.items():
-            value = answers[a:b] if is_list else answers[a]
-            try:
-                nxt[i] = gens[i].send(value)
-            except StopIteration as stop:
-                results[i] = stop.value
-        pending = nxt
-    return results  # type: ignore[return-value]
+
+    config: Config
+    num_players: int = 2
+
+    def is_terminal(self, state: DialogueState) -> bool:
+        return state.is_terminal()
+
+    def current_player(self, state: DialogueState) -> int:
+        return state.next_speaker()
+
+    def legal_actions(self, state: DialogueState) -> Sequence[int]:
+        return range(len(TONES))
+
+    def chance_outcomes(self, state: DialogueState) -> list[tuple[int, float]]:
+        return []  # no chance states inside a negotiation
+
+    def seed_outcomes(self, state: DialogueState, action: int) -> list[tuple[int, float]]:
+        n = self.config.num_seeds
+        return [(s, 1.0 / n) for s in range(n)]
+
+    def step(
+        self, state: DialogueState, action: int, outcome: int | None
+    ) -> Generator[Any, Any, DialogueState]:
+        return step(state, TONES[action], int(outcome or 0))
+
+    def information_state(self, state: DialogueState, player: int) -> str:
+        return state.information_state(player)
+
+    def returns(self, state: DialogueState) -> tuple[float, float]:
+        return state.returns()
+
+    def action_to_string(self, state: DialogueState, action: int) -> str:
+        return f"tone={TONES[action]}"

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from games.engine.calls import run_sync
 from games.fruit_trading import dialogue, prompts
 from games.fruit_trading import scripted as rules_scripted
 from games.fruit_trading.rules import FRUITS, PrivateInfo, make_scenario, parse_basket
@@ -96,7 +97,7 @@ def test_steering_text_has_tone_and_belief_lines():
 def _message_texts(model, n_seeds=8):
     sc = make_scenario(2)
     cfg = dialogue.Config(max_messages=4)
-    state = dialogue.run_sync(dialogue.opening_step(dialogue.initial_state(sc, cfg)), model)
+    state = run_sync(dialogue.opening_step(dialogue.initial_state(sc, cfg)), model)
     out = {}
     for tone in ("assertive", "calm", "submissive", "any"):
         for seed in range(n_seeds):
