@@ -1,3 +1,45 @@
-"""Werewolf: pure rules, the OpenSpiel game ``python_werewolf``, scripted players, runner."""
+"""Werewolf: pure rules, the OpenSpiel game ``python_werewolf``, scripted players, runner.
 
-from games.werewolf import game  # noqa: F401  (registers python_werewolf)
+Importing this package registers ``python_werewolf`` with pyspiel and the game's spec
+(``gt-llm werewolf`` and its conformance parameters) with :mod:`games.engine.registry`.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from games.engine.registry import ConformanceParams, GameSpec, register_game_spec
+from games.werewolf import game
+from games.werewolf.game import WerewolfGame, private_info
+from games.werewolf.rules import ROLES, SPEECH_ACTS, TONES, Config, RoleSet, preset
+
+__all__ = ["ROLES", "SPEECH_ACTS", "TONES", "Config", "RoleSet", "WerewolfGame", "preset"]
+
+
+def _add_parser(subparsers: argparse._SubParsersAction) -> None:
+    from games.werewolf.cli import add_parser
+
+    add_parser(subparsers)
+
+
+register_game_spec(
+    GameSpec(
+        name="werewolf",
+        short_name=game.SHORT_NAME,
+        help="Werewolf: play, watch and replay games (scripted players, a human seat)",
+        add_parser=_add_parser,
+        conformance=ConformanceParams(
+            game_strings=(
+                "python_werewolf(preset=arena,debate_turns=1,max_rounds=3)",
+                "python_werewolf(preset=gratr,debate_turns=1,max_rounds=3)",
+                "python_werewolf(roles=werewolf:1/seer:1/villager:3,exile=plurality,reveal_roles=true)",
+            ),
+            # Small enough to materialise whole: no debate, one round.
+            tree_game_strings=(
+                "python_werewolf(roles=werewolf:1/seer:1/villager:2,debate_turns=0,max_rounds=1)",
+            ),
+            private_info=private_info,
+            num_sims=3,
+        ),
+    )
+)

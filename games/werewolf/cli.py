@@ -5,7 +5,7 @@
   it goes;
 * ``--human N`` gives seat N to a person at the terminal (the transcript then shows
   only what seat N knows);
-* ``--games N --out DIR`` plays N games (seeds ``seed .. seed+N-1``), writes every
+* ``--games N [--out DIR]`` plays N games (seeds ``seed .. seed+N-1``), writes every
   log to ``DIR/logs/`` and ``DIR/summary.json`` (win rates with 95 % Wilson
   intervals, game lengths, time per game) and prints the summary;
 * ``gt-llm werewolf replay game.jsonl`` re-applies a log and checks it reaches the
@@ -26,20 +26,13 @@ __all__ = ["add_parser", "main"]
 
 Writer = Callable[[str], None]
 
+#: A seat is scripted unless --human gives it to a person; the LLM players come later.
+_BACKENDS = ("scripted",)
+
 
 def _say(text: str) -> None:
     sys.stdout.write(text + "\n")
     sys.stdout.flush()
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
 
 
 def _config(args: argparse.Namespace):
@@ -61,7 +54,10 @@ def _config(args: argparse.Namespace):
 
 def _check_play_args(args: argparse.Namespace, num_players: int) -> None:
     """Every option checked before the first move (one-line errors naming the flag)."""
-    if args.backend != "scripted":
+    from games.engine.cli_options import check_backend
+
+    check_backend(args)  # an unknown spec fails here, with the registry's message
+    if args.backend not in _BACKENDS:
         raise ValueError(
             f"werewolf play: --backend {args.backend} needs the LLM players, which are not "
             "part of this build yet; use --backend scripted"
@@ -71,8 +67,6 @@ def _check_play_args(args: argparse.Namespace, num_players: int) -> None:
     if args.games > 1:
         if args.human is not None:
             raise ValueError("werewolf play: --human plays one game; drop --games")
-        if args.out is None:
-            raise ValueError("werewolf play: --games N needs --out DIR for the logs and summary")
         if args.log is not None:
             raise ValueError("werewolf play: with --games N the logs go to --out DIR; drop --log")
         summary = Path(args.out) / "summary.json"
@@ -166,6 +160,9 @@ def _replay(args: argparse.Namespace, *, write: Writer = _say) -> int:
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Adds the ``werewolf`` command group (``play``, ``replay``)."""
+    from games.engine.cli_options import add_common_options
+    from gt_llm.cli import positive_int
+
     group = subparsers.add_parser(
         "werewolf", help="Werewolf: play, watch and replay games", description=__doc__
     )
@@ -176,17 +173,17 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--roles", default=None, help="role counts, e.g. werewolf:2,seer:1,villager:5"
     )
     play.add_argument("--debate-turns", type=int, default=None, help="speeches per day")
-    play.add_argument("--max-rounds", type=_positive_int, default=None, help="round limit (draw)")
+    play.add_argument("--max-rounds", type=positive_int, default=None, help="round limit (draw)")
     play.add_argument("--exile", choices=("majority", "plurality"), default=None)
     play.add_argument("--reveal-roles", action="store_true", help="reveal roles of the dead")
-    play.add_argument("--seed", type=int, default=0, help="seed of chance and players (default 0)")
     play.add_argument("--log", default=None, help="JSONL log of the game")
-    play.add_argument("--games", type=_positive_int, default=1, help="number of games")
-    play.add_argument("--out", default=None, help="folder for the logs and summary of --games")
+    play.add_argument("--games", type=positive_int, default=1, help="number of games")
     play.add_argument("--human", type=int, default=None, help="a person plays seat N")
-    play.add_argument("--backend", default="scripted", help="players' model (only 'scripted')")
-    play.add_argument("--no-progress", action="store_true", help="no progress bar")
-    play.add_argument("--force", action="store_true", help="overwrite an existing summary")
+    add_common_options(
+        play,
+        out="results/werewolf",
+        seed_help="seed of chance and of every player (game i of --games uses seed+i; default 0)",
+    )
     play.set_defaults(func=_play)
     replay = sub.add_parser("replay", help="replay a log and check its final state")
     replay.add_argument("log", help="a JSONL game log")
@@ -196,15 +193,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m games.werewolf.cli ...`` (the same commands as ``gt-llm werewolf``)."""
-    parser = argparse.ArgumentParser(prog="gt-llm")
-    add_parser(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(["werewolf", *(sys.argv[1:] if argv is None else argv)])
-    try:
-        return int(args.func(args) or 0)
-    except (ValueError, OSError) as exc:
-        sys.stderr.write(f"gt-llm: error: {exc}\n")
-        return 2
+    """``python -m games.werewolf.cli ...``: the same as ``gt-llm werewolf ...``."""
+    from gt_llm.cli import main as gt_llm_main
+
+    return gt_llm_main(["werewolf", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":

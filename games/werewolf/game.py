@@ -9,7 +9,7 @@ werewolf targets or top bids).
 Parameters: ``preset`` (``arena`` or ``gratr``), and overrides ``roles``
 (``"werewolf:2/seer:1/doctor:1/villager:4"``), ``debate_turns`` (-1: preset's),
 ``max_rounds`` (-1: preset's), ``exile`` (``""``, ``majority`` or ``plurality``),
-``reveal_roles`` (``"" / "true" / "false"``).
+``reveal_roles`` (reveal the roles of the dead; default false).
 
 Actions: for N players, ``N + 13 + 4 * (7 + 9N)`` ids (337 for eight players) laid
 out by :func:`~games.werewolf.rules.encode_action`:
@@ -61,7 +61,7 @@ DEFAULT_PARAMS: dict[str, Any] = {
     "debate_turns": -1,
     "max_rounds": -1,
     "exile": "",
-    "reveal_roles": "",
+    "reveal_roles": False,
 }
 _MAX_PLAYERS = 16
 
@@ -95,12 +95,8 @@ def config_from_params(params: dict[str, Any]) -> Config:
         overrides["max_rounds"] = int(p["max_rounds"])
     if p["exile"]:
         overrides["exile"] = str(p["exile"])
-    if p["reveal_roles"] not in ("", "true", "false"):
-        raise ValueError(
-            f"python_werewolf: reveal_roles must be '', 'true' or 'false', got {p['reveal_roles']!r}"
-        )
     if p["reveal_roles"]:
-        overrides["reveal_roles"] = p["reveal_roles"] == "true"
+        overrides["reveal_roles"] = bool(p["reveal_roles"])
     config = rules.preset(str(p["preset"]), **overrides)
     if config.num_players > _MAX_PLAYERS:
         raise ValueError(f"python_werewolf: at most {_MAX_PLAYERS} players")

@@ -16,7 +16,7 @@ from tests.games.conftest import ROOT
 
 def _run(argv, stdin=""):
     return subprocess.run(
-        [sys.executable, "-m", "games.werewolf.cli", *argv],
+        [sys.executable, "-m", "gt_llm.cli", "werewolf", *argv],
         input=stdin,
         capture_output=True,
         text=True,
@@ -58,7 +58,8 @@ def test_games_series_writes_summary(tmp_path):
     "argv,flag",
     [
         (["play", "--human", "9"], "--human"),
-        (["play", "--games", "3"], "--out"),
+        (["play", "--games", "3", "--log", "x.jsonl"], "--log"),
+        (["play", "--backend", "nosuch:x"], "nosuch"),
         (["play", "--backend", "groq:x"], "--backend"),
         (["play", "--roles", "werewolf:4,villager:4"], "RoleSet"),
     ],
