@@ -15,6 +15,7 @@ import numpy as np
 
 from games.werewolf.rules import (
     Action,
+    Bid,
     Knowledge,
     SpeechAct,
     action_to_string,
@@ -58,6 +59,9 @@ class HumanPlayer:
         self._write(_QUESTIONS.get(view.phase, view.phase))
         if legal and all(isinstance(a, SpeechAct) for a in legal):
             return self._speech(list(legal))
+        if legal and all(isinstance(a, Bid) for a in legal):
+            # Bids are their own numbers: one line instead of eleven.
+            return legal[self._choose([str(a.amount) for a in legal], listed=False)]
         labels = [action_to_string(a) for a in legal]
         return legal[self._choose(labels)]
 
@@ -72,9 +76,12 @@ class HumanPlayer:
                 options = [a for a in options if getattr(a, field) == value]
         return options[0]
 
-    def _choose(self, labels: Sequence[str]) -> int:
-        for i, label in enumerate(labels):
-            self._write(f"  [{i}] {label}")
+    def _choose(self, labels: Sequence[str], *, listed: bool = True) -> int:
+        if listed:
+            for i, label in enumerate(labels):
+                self._write(f"  [{i}] {label}")
+        else:
+            self._write(f"  [0-{len(labels) - 1}]")
         while True:
             line = self._read_line()
             if not line:
