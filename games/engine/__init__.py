@@ -1,9 +1,65 @@
 """The engine shared by games built from LLM calls.
 
-``games.engine.calls`` drives steps (generators of LLM calls);
-``games.engine.protocol`` states what a game implements; ``games.engine.tree``
-expands game trees over LLM calls; ``games.engine.spiel`` holds the OpenSpiel
-side (shared models, root cache, string observer); ``games.engine.registry``
-lists the games and their CLI commands; ``games.engine.cli_options`` defines
-the options every game's CLI shares.
+* :mod:`games.engine.calls` — the call driver: :class:`Call`, :func:`run_sync`,
+  :func:`run_batched` (steps are generators of Calls);
+* :mod:`games.engine.protocol` — what a game implements (:class:`LLMGame`)
+  and the expanded-tree node (:class:`ExpandedNode`);
+* :mod:`games.engine.tree` — batched, cached tree expansion and
+  :class:`solvers.GameTree` building (:func:`expand`, :func:`subgame_tree`,
+  :func:`whole_game_tree`);
+* :mod:`games.engine.spiel` — the OpenSpiel side (:func:`shared_model`,
+  :class:`RootCache`, :class:`InformationStateObserver`, :class:`EngineGame`,
+  :class:`EngineState`);
+* :mod:`games.engine.registry` — the game registry (:class:`GameSpec`,
+  :class:`ConformanceParams`) that ``gt-llm`` finds its game commands in;
+* :mod:`games.engine.cli_options` — the options every game's CLI shares;
+* :mod:`games.engine.results` — model labels of results.
+
+See ``docs/architecture.md``.
 """
+
+from games.engine.calls import Call, Step, run_batched, run_sync
+from games.engine.cli_options import add_common_options, load_model_from_args
+from games.engine.protocol import CHANCE, ExpandedNode, LLMGame
+from games.engine.registry import (
+    ConformanceParams,
+    GameSpec,
+    get_game_spec,
+    register_game_spec,
+    registered_game_specs,
+)
+from games.engine.results import model_label
+from games.engine.spiel import (
+    EngineGame,
+    EngineState,
+    InformationStateObserver,
+    RootCache,
+    shared_model,
+)
+from games.engine.tree import expand, subgame_tree, whole_game_tree
+
+__all__ = [
+    "CHANCE",
+    "Call",
+    "ConformanceParams",
+    "EngineGame",
+    "EngineState",
+    "ExpandedNode",
+    "GameSpec",
+    "InformationStateObserver",
+    "LLMGame",
+    "RootCache",
+    "Step",
+    "add_common_options",
+    "expand",
+    "get_game_spec",
+    "load_model_from_args",
+    "model_label",
+    "register_game_spec",
+    "registered_game_specs",
+    "run_batched",
+    "run_sync",
+    "shared_model",
+    "subgame_tree",
+    "whole_game_tree",
+]
