@@ -32,6 +32,11 @@ Order of play (a step is skipped when its actor is dead or absent):
   the day of round ``max_rounds`` without a winner the game is a draw.
 
 Dead players' roles stay hidden unless ``reveal_roles=True``.
+
+Bids and votes are secret until all are cast, so the seats of such a step may be
+asked together (:func:`independent_actors`): one batch of model calls.
+:func:`is_deceptive_in_truth` says whether a statement contradicts what its speaker
+knows, the ground truth of the deception benchmark's detection scores.
 """
 
 from __future__ import annotations
@@ -43,6 +48,53 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+__all__ = [
+    "Action",
+    "Bid",
+    "CHANCE",
+    "CHECK_RESULTS",
+    "Config",
+    "DRAW",
+    "Event",
+    "GameState",
+    "Knowledge",
+    "MAX_BID",
+    "PHASES",
+    "PRESETS",
+    "ROLES",
+    "RoleSet",
+    "SPECIAL_ROLES",
+    "SPEECH_ACTS",
+    "Save",
+    "Skip",
+    "SpeechAct",
+    "TEAM_RESULTS",
+    "TERMINAL",
+    "TONES",
+    "Target",
+    "VILLAGERS",
+    "WEREWOLVES",
+    "action_from_json",
+    "action_to_json",
+    "action_to_string",
+    "apply",
+    "chance_outcomes",
+    "current_player",
+    "decode_action",
+    "encode_action",
+    "independent_actors",
+    "initial_state",
+    "is_deceptive_in_truth",
+    "knowledge",
+    "legal_actions",
+    "num_distinct_actions",
+    "preset",
+    "returns",
+    "speech_options",
+    "team_of",
+    "winner_of",
+]
 
 ROLES = ("villager", "werewolf", "seer", "doctor", "witch", "guard")
 TONES = ("assertive", "calm", "submissive", "any")
