@@ -1,0 +1,480 @@
+"""LLM players of Werewolf: what a player knows, and the steps that ask its model.
+
+A :class:`PlayerView` is everything one player may know at a decision: its
+role, its partners (werewolves), its checks (seer), the public statements,
+votes and announcements, its private notes (the *scratchpad*, which only its
+own prompts ever contain), its opponent-model beliefs and its accumulated
+deception scores. The runner builds it; nothing here reads the hidden state.
+
+Each decision is a *step*: a generator that yields :class:`games.engine.calls.Call`
+objects (or a list of independent ones) and returns the chosen action, run by
+:func:`games.engine.calls.run_sync` / :func:`~games.engine.calls.run_batched`.
+Independent decisions of several players (night actions, bids, votes) are
+batched by running their steps together with ``run_batched``; the analyses
+of one statement (the speaker's self-analysis and every peer's) are one list
+of calls in :func:`analyse_statement`.
+
+Steps (each returns the parsed value or the task's documented fallback, see
+:mod:`games.werewolf.parsing`):
+
+* :func:`night_kill`, :func:`night_protect`, :func:`night_check` -> ``int | None``;
+* :func:`night_witch` -> :class:`~games.werewolf.parsing.WitchChoice`;
+* :func:`bid` -> ``int`` in 0..10;
+* :func:`speak` -> :class:`Speech` (the speech act, then its statement text);
+* :func:`vote` -> ``int | None``;
+* :func:`update_scratchpad` -> ``str`` (the new private notes);
+* :func:`analyse_statement` -> ``(SelfAnalysis | None, tuple[PeerAnalysis, ...])``.
+
+Seeds are explicit: the runner derives one per call with :func:`call_seed`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
+from typing import Any
+
+from games.engine.calls import Call, Step
+from games.werewolf import parsing, prompts
+from games.werewolf.deception import PeerAnalysis, SelfAnalysis
+from games.werewolf.rules import SpeechAct
+from gt_llm.prompts import PromptTemplate
+
+__all__ = [
+    "PlayerView",
+    "PublicStatement",
+    "Speech",
+    "analyse_statement",
+    "bid",
+    "call_seed",
+    "context_fields",
+    "make_call",
+    "night_check",
+    "night_kill",
+    "night_protect",
+    "night_witch",
+    "speak",
+    "update_scratchpad",
+    "vote",
+]
+
+
+def act_dict(act: SpeechAct) -> dict[str, Any]:
+    """A speech act as a JSON-ready dict (the keys of ``SpeechAct``)."""
+    return {
+        "kind": act.kind,
+        "tone": act.tone,
+        "target": act.target,
+        "role": act.role,
+        "result": act.result,
+    }
+
+
+@dataclasses.dataclass(frozen=True)
+class PublicStatement:
+    """A statement everyone heard.
+
+    Attributes:
+      statement: Its id (unique within the game).
+      day: The day it was said on.
+      speaker: Who said it.
+      act: The speech act it expresses.
+      text: What was said.
+    """
+
+    statement: int
+    day: int
+    speaker: int
+    act: SpeechAct
+    text: str
+
+    def to_fields(self) -> dict[str, Any]:
+        """The typed form the prompts carry (``statements`` field)."""
+        return {
+            "statement": self.statement,
+            "day": self.day,
+            "speaker": self.speaker,
+            **act_dict(self.act),
+            "text": self.text,
+        }
+
+
+@dataclasses.dataclass(frozen=True)
+class Speech:
+    """A speaking turn: the chosen speech act and the statement that expresses it."""
+
+    act: SpeechAct
+    text: str
+
+
+def _frozen_map(m: Mapping[Any, Any]) -> Mapping[Any, Any]:
+    return MappingProxyType(dict(m))
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class PlayerView:
+    """What one player knows at a decision (built by the runner).
+
+    Attributes:
+      player: The player's id.
+      role: Its role (one of ``rules.ROLES``).
+      num_players: Players in the game.
+      alive: The living players.
+      day: The current day (1 for the first night and day).
+      partners: The other werewolves (werewolves only).
+      checks: The seer's results so far, ``{player: result}``.
+      check_results: The results a check can give (``rules`` decides per preset,
+        e.g. the roles, or ``("werewolf", "not werewolf")``).
+      statements: Public statements so far, in order.
+      votes: Past day votes ``(day, voter, target or None)``, in order.
+      announcements: Public announcements ``(day, text)`` (deaths, exiles), in order.
+      private_notes: Private facts from the rules in words (e.g. whom the player
+        protected), in order.
+      scratchpad: The player's own notes (from :func:`update_scratchpad`).
+      beliefs: Opponent-model beliefs ``{player: {role: probability}}`` (may be empty).
+      suspicion: The player's deception scores ``{speaker: score}`` (from
+        :meth:`DeceptionTracker.scores_of`).
+    """
+
+    player: int
+    role: str
+    num_players: int
+    alive: tuple[int, ...]
+    day: int = 1
+    partners: tuple[int, ...] = ()
+    checks: Mapping[int, str] = dataclasses.field(default_factory=dict)
+    check_results: tuple[str, ...] = ()
+    statements: tuple[PublicStatement, ...] = ()
+    votes: tuple[tuple[int, int, int | None], ...] = ()
+    announcements: tuple[tuple[int, str], ...] = ()
+    private_notes: tuple[str, ...] = ()
+    scratchpad: str = ""
+    beliefs: Mapping[int, Mapping[str, float]] = dataclasses.field(default_factory=dict)
+    suspicion: Mapping[int, float] = dataclasses.field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        n = self.num_players
+        if not 0 <= self.player < n:
+            raise ValueError(f"PlayerView: player {self.player} is not in 0..{n - 1}")
+        for name in ("alive", "partners"):
+            bad = [p for p in getattr(self, name) if not 0 <= p < n]
+            if bad:
+                raise ValueError(f"PlayerView: {name} has unknown players {bad}")
+        if self.partners and self.role != "werewolf":
+            raise ValueError("PlayerView: only a werewolf has partners")
+        object.__setattr__(self, "alive", tuple(self.alive))
+        object.__setattr__(self, "partners", tuple(self.partners))
+        object.__setattr__(self, "checks", _frozen_map(self.checks))
+        object.__setattr__(
+            self, "beliefs", _frozen_map({p: dict(d) for p, d in self.beliefs.items()})
+        )
+        object.__setattr__(self, "suspicion", _frozen_map(self.suspicion))
+
+    def with_scratchpad(self, scratchpad: str) -> PlayerView:
+        return dataclasses.replace(self, scratchpad=scratchpad)
+
+
+# --- rendering the context ---------------------------------------------------------
+
+
+def _knowledge_text(view: PlayerView) -> str:
+    lines = [f"You are {prompts.player_name(view.player)}, {prompts.with_article(view.role)}."]
+    if view.role == "werewolf":
+        lines.append(prompts.identity_text(view.role, view.partners))
+    for p, result in sorted(view.checks.items()):
+        lines.append(f"Your check of {prompts.player_name(p)}: {result}.")
+    lines.extend(view.private_notes)
+    sus = prompts.suspicion_text(view.suspicion)
+    if sus:
+        lines.append(sus)
+    return "\n".join(lines)
+
+
+def _history_text(view: PlayerView) -> str:
+    days = sorted(
+        {d for d, _ in view.announcements}
+        | {s.day for s in view.statements}
+        | {d for d, _, _ in view.votes}
+    )
+    if not days:
+        return "(nothing yet)"
+    out = []
+    for d in days:
+        out.append(f"Day {d}:")
+        out.extend(f"  {text}" for day, text in view.announcements if day == d)
+        out.extend(
+            f"  {prompts.player_name(s.speaker)} said: {s.text}"
+            for s in view.statements
+            if s.day == d
+        )
+        votes = [(v, t) for day, v, t in view.votes if day == d]
+        if votes:
+            out.append(
+                "  Votes: "
+                + "; ".join(
+                    f"{prompts.player_name(v)} -> "
+                    + (prompts.player_name(t) if t is not None else "nobody")
+                    for v, t in votes
+                )
+            )
+    return "\n".join(out)
+
+
+def context_fields(view: PlayerView) -> dict[str, Any]:
+    """The fields every Werewolf prompt takes (:data:`prompts.CONTEXT_FIELDS` and extras)."""
+    return {
+        "name": prompts.player_name(view.player),
+        "num_players": view.num_players,
+        "role": view.role,
+        "identity": prompts.identity_text(view.role, view.partners),
+        "day": view.day,
+        "alive_text": prompts.players_text(view.alive),
+        "knowledge": _knowledge_text(view),
+        "history": _history_text(view),
+        "scratchpad": view.scratchpad or "(empty)",
+        "belief_lines": prompts.belief_lines(view.beliefs),
+        "player": view.player,
+        "alive": list(view.alive),
+        "partners": list(view.partners),
+        "checks": {str(p): r for p, r in view.checks.items()},
+        "statements": [s.to_fields() for s in view.statements],
+        "votes": [{"day": d, "voter": v, "target": t} for d, v, t in view.votes],
+        "beliefs": {str(p): dict(d) for p, d in view.beliefs.items()},
+        "suspicion": {str(p): float(s) for p, s in view.suspicion.items()},
+    }
+
+
+def call_seed(base: int, *parts: Any) -> int:
+    """A deterministic seed in ``[0, 2**31)`` from a base seed and labels (day, player, task)."""
+    payload = repr((int(base), *parts)).encode("utf-8")
+    return int.from_bytes(hashlib.sha256(payload).digest()[:4], "little") & 0x7FFFFFFF
+
+
+def make_call(template: PromptTemplate, fields: Mapping[str, Any], *, seed: int) -> Call[Any]:
+    """Renders ``template`` and attaches the task's parser and fallback."""
+    request = template.render(fields, seed=seed)
+    return Call(
+        request=request,
+        parser=parsing.parser_for(request),
+        fallback=parsing.FALLBACKS[request.task],
+    )
+
+
+def _check_options(fn: str, view: PlayerView, options: Sequence[int]) -> list[int]:
+    opts = [int(p) for p in options]
+    if not opts:
+        raise ValueError(f"{fn}: no options for player {view.player}; the rules must offer one")
+    bad = [p for p in opts if not 0 <= p < view.num_players]
+    if bad:
+        raise ValueError(f"{fn}: options name unknown players {bad}")
+    return opts
+
+
+# --- steps -------------------------------------------------------------------------
+
+
+def night_kill(
+    view: PlayerView,
+    options: Sequence[int],
+    *,
+    partner_votes: Mapping[int, int] | None = None,
+    seed: int,
+) -> Step[int | None]:
+    """A werewolf's night target, seeing its partners' choices so far."""
+    if view.role != "werewolf":
+        raise ValueError(f"night_kill: player {view.player} is a {view.role}, not a werewolf")
+    opts = _check_options("night_kill", view, options)
+    votes = dict(partner_votes or {})
+    fields = context_fields(view) | {
+        "options": opts,
+        "options_text": prompts.players_text(opts),
+        "partner_votes": {str(p): t for p, t in votes.items()},
+        "partner_votes_text": "; ".join(
+            f"{prompts.player_name(p)} -> {prompts.player_name(t)}" for p, t in sorted(votes.items())
+        )
+        or "none yet",
+    }
+    return (yield make_call(prompts.NIGHT_KILL, fields, seed=seed))
+
+
+def night_protect(view: PlayerView, options: Sequence[int], *, seed: int) -> Step[int | None]:
+    """The doctor's or guard's protection (the rules leave out a guard's repeat)."""
+    opts = _check_options("night_protect", view, options)
+    fields = context_fields(view) | {"options": opts, "options_text": prompts.players_text(opts)}
+    return (yield make_call(prompts.NIGHT_PROTECT, fields, seed=seed))
+
+
+def night_check(view: PlayerView, options: Sequence[int], *, seed: int) -> Step[int | None]:
+    """The seer's check."""
+    opts = _check_options("night_check", view, options)
+    fields = context_fields(view) | {
+        "options": opts,
+        "options_text": prompts.players_text(opts),
+        "check_kind": prompts.check_kind_text(view.check_results),
+    }
+    return (yield make_call(prompts.NIGHT_CHECK, fields, seed=seed))
+
+
+def night_witch(
+    view: PlayerView,
+    options: Sequence[int],
+    *,
+    victim: int | None,
+    can_save: bool,
+    can_poison: bool,
+    seed: int,
+) -> Step[parsing.WitchChoice]:
+    """The witch's night: save tonight's victim and/or poison one of ``options``."""
+    opts = [int(p) for p in options]
+    victim_text, potions_text = prompts.witch_texts(victim, can_save, can_poison)
+    fields = context_fields(view) | {
+        "options": opts,
+        "options_text": prompts.players_text(opts) if can_poison else "nobody",
+        "victim": victim,
+        "can_save": bool(can_save),
+        "can_poison": bool(can_poison),
+        "victim_text": victim_text,
+        "potions_text": potions_text,
+    }
+    return (yield make_call(prompts.NIGHT_WITCH, fields, seed=seed))
+
+
+def bid(view: PlayerView, *, seed: int) -> Step[int]:
+    """The player's bid (0..10) to speak next."""
+    return (yield make_call(prompts.BID, context_fields(view), seed=seed))
+
+
+def speak(
+    view: PlayerView,
+    *,
+    acts: Sequence[str],
+    tones: Sequence[str],
+    targets: Sequence[int],
+    roles: Sequence[str],
+    seed: int,
+) -> Step[Speech]:
+    """The player's turn: choose a speech act (and tone), then say it.
+
+    Args:
+      view: The speaker's view.
+      acts: Legal speech acts (``rules.SPEECH_ACTS`` or a subset).
+      tones: Tones to choose from (one tone to impose it).
+      targets: Legal targets of accuse / defend / share_check.
+      roles: Roles the player may claim.
+      seed: The seed of the choice; the statement uses a derived one.
+    """
+    if not acts or not tones:
+        raise ValueError("speak: acts and tones must be non-empty")
+    targets = list(targets)
+    roles = list(roles)
+    results = list(view.check_results)
+    fields = context_fields(view) | {
+        "acts": list(acts),
+        "tones": list(tones),
+        "targets": targets,
+        "roles": roles,
+        "results": results,
+        "options_text": prompts.speech_options_text(acts, tones, targets, roles, results),
+    }
+    act = yield make_call(prompts.SPEECH_ACT, fields, seed=seed)
+    ad = act_dict(act)
+    text = yield make_call(
+        prompts.STATEMENT,
+        context_fields(view)
+        | {
+            "act": ad,
+            "tone": act.tone,
+            "act_text": prompts.act_text(ad),
+            "tone_line": prompts.tone_line(act.tone),
+        },
+        seed=call_seed(seed, "statement"),
+    )
+    return Speech(act=act, text=text)
+
+
+def vote(view: PlayerView, options: Sequence[int], *, seed: int) -> Step[int | None]:
+    """The player's vote to exile one of ``options``."""
+    opts = _check_options("vote", view, options)
+    fields = context_fields(view) | {"options": opts, "options_text": prompts.players_text(opts)}
+    return (yield make_call(prompts.VOTE, fields, seed=seed))
+
+
+def update_scratchpad(view: PlayerView, phase: str, *, seed: int) -> Step[str]:
+    """The player's new private notes after ``phase`` (e.g. ``"day 2"``)."""
+    fields = context_fields(view) | {"phase": phase}
+    return (yield make_call(prompts.SCRATCHPAD, fields, seed=seed))
+
+
+def _self_call(view: PlayerView, s: PublicStatement, seed: int) -> Call[Any]:
+    ad = act_dict(s.act)
+    return make_call(
+        prompts.SELF_ANALYSIS,
+        context_fields(view)
+        | {"act": ad, "act_text": prompts.act_text(ad), "statement_text": s.text},
+        seed=seed,
+    )
+
+
+def _peer_call(view: PlayerView, s: PublicStatement, seed: int) -> Call[Any]:
+    return make_call(
+        prompts.PEER_ANALYSIS,
+        context_fields(view)
+        | {
+            "speaker": s.speaker,
+            "speaker_name": prompts.player_name(s.speaker),
+            "act": act_dict(s.act),
+            "statement_text": s.text,
+        },
+        seed=seed,
+    )
+
+
+def analyse_statement(
+    views: Mapping[int, PlayerView], statement: PublicStatement, *, seed: int
+) -> Step[tuple[SelfAnalysis | None, tuple[PeerAnalysis, ...]]]:
+    """The speaker's self-analysis and every other player's peer analysis, as one batch.
+
+    Args:
+      views: Views of the speaker and of every observer (the living players);
+        the speaker's view must include the statement it just made.
+      statement: The statement analysed.
+      seed: Base seed; each analyst gets a derived one.
+
+    Returns:
+      The self-analysis (``None`` if its answer fell back) and the peer
+      analyses that parsed, in player order.
+    """
+    if statement.speaker not in views:
+        raise ValueError("analyse_statement: views must include the speaker's")
+    observers = sorted(p for p in views if p != statement.speaker)
+    calls = [_self_call(views[statement.speaker], statement, call_seed(seed, "self"))]
+    calls += [_peer_call(views[o], statement, call_seed(seed, "peer", o)) for o in observers]
+    answers = yield calls
+    own = answers[0]
+    self_rec = (
+        SelfAnalysis(
+            statement=statement.statement,
+            speaker=statement.speaker,
+            deceptive=own.deceptive,
+            kind=own.kind,
+            confidence=own.confidence,
+        )
+        if own is not None
+        else None
+    )
+    peers = tuple(
+        PeerAnalysis(
+            statement=statement.statement,
+            observer=o,
+            speaker=statement.speaker,
+            deceptive=a.deceptive,
+            confidence=a.confidence,
+            suspicion=a.suspicion,
+            reasoning=a.reasoning,
+        )
+        for o, a in zip(observers, answers[1:], strict=True)
+        if a is not None
+    )
+    return self_rec, peers
