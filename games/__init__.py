@@ -1,3 +1,3 @@
 """OpenSpiel games of gt-llm. Importing ``games`` registers every game with pyspiel."""
 
-from games import fruit_trading  # noqa: F401
+from games import fruit_trading, werewolf  # noqa: F401

@@ -1,0 +1,272 @@
+"""Play a Werewolf game with given players, log it as JSONL, and replay a log.
+
+Randomness: ``seed`` feeds one ``np.random.SeedSequence``; its first child draws the
+chance steps (deal, tie-breaks), child ``1 + seat`` is handed to the player in that
+seat.  Same seed and players, same game, same log (apart from the header's clock).
+
+Log schema (one JSON object per line, each with a ``"type"``; readers skip types
+they do not know, so later layers add their own records, e.g. prompts, answers,
+scratchpads, analyses, without breaking :func:`replay`):
+
+* ``header``: ``schema`` (=1), ``game`` ("werewolf"), ``config`` (:meth:`Config.as_dict`),
+  ``seed``, ``players`` (``[{"seat", "name"}]``), ``versions``, ``started`` (UTC ISO).
+* ``chance``: ``step``, ``phase``, ``outcome`` (role index for the deal, seat for ties).
+* ``action``: ``step``, ``round``, ``phase``, ``player``, ``action``
+  (:func:`~games.werewolf.rules.action_to_json`), ``id`` (:func:`encode_action`).
+* ``event``: a rules event (:meth:`Event.to_json`: ``kind``, ``round``, data, and
+  ``visible_to`` when private); phase transitions are ``kind="phase"``.
+* ``result``: ``winner`` ("werewolves" / "villagers" / "draw"), ``rounds``, ``steps``,
+  ``roles``, ``digest`` (:func:`state_digest` of the final state).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+from typing import IO, Any, Protocol
+
+import numpy as np
+
+from games.werewolf import rules
+from games.werewolf.rules import (
+    CHANCE,
+    Action,
+    Config,
+    GameState,
+    Knowledge,
+    action_from_json,
+    action_to_json,
+    encode_action,
+)
+
+__all__ = [
+    "SCHEMA",
+    "GameLog",
+    "GameResult",
+    "Player",
+    "play_game",
+    "read_log",
+    "replay",
+    "state_digest",
+]
+
+SCHEMA = 1
+
+
+class Player(Protocol):
+    """A seat's decision maker: sees only its knowledge and the legal actions."""
+
+    name: str
+
+    def act(self, view: Knowledge, legal: Sequence[Action], rng: np.random.Generator) -> Action:
+        """One of ``legal``."""
+        ...
+
+
+@dataclass(frozen=True)
+class GameResult:
+    winner: str
+    rounds: int
+    steps: int
+    roles: tuple[str, ...]
+    final: GameState
+    digest: str
+    log_path: Path | None = None
+
+
+def _versions() -> dict[str, str]:
+    out = {}
+    for dist in ("gt-llm", "numpy", "open_spiel"):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[dist] = "unknown"
+    return out
+
+
+def state_digest(state: GameState) -> str:
+    """A SHA-256 over everything that defines a state (roles, deaths, events, winner)."""
+    body = {
+        "roles": state.roles,
+        "alive": state.alive,
+        "round": state.round,
+        "phase": state.phase,
+        "winner": state.winner,
+        "steps": state.num_steps,
+        "events": [e.to_json() for e in state.events],
+    }
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+
+
+class GameLog:
+    """A JSONL log written to ``path + '.tmp'`` and renamed into place on :meth:`close`."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._tmp = self.path.with_name(self.path.name + ".tmp")
+        self._fh: IO[str] | None = self._tmp.open("w", encoding="utf-8")
+
+    def write(self, type: str, **payload: Any) -> None:
+        """Append one record ``{"type": type, **payload}``."""
+        if self._fh is None:
+            raise ValueError(f"GameLog.write: {self.path} is closed")
+        self._fh.write(json.dumps({"type": type, **payload}) + "\n")
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+            os.replace(self._tmp, self.path)
+
+    def __enter__(self) -> GameLog:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def play_game(
+    config: Config,
+    players: Sequence[Player] | None = None,
+    *,
+    seed: int,
+    log: str | Path | GameLog | None = None,
+    on_record: Callable[[dict[str, Any]], None] | None = None,
+) -> GameResult:
+    """Play one game to the end.
+
+    Args:
+        config: the rules settings.
+        players: one per seat; default scripted players everywhere.
+        seed: seeds chance and every player's generator.
+        log: a path (JSONL, written atomically) or an open :class:`GameLog` (left open,
+            so callers can add their own records), or None.
+        on_record: called with every log record as it happens (e.g. a live transcript).
+    """
+    from games.werewolf.scripted import ScriptedPlayer
+
+    n = config.num_players
+    if players is None:
+        players = [ScriptedPlayer() for _ in range(n)]
+    if len(players) != n:
+        raise ValueError(f"play_game: {len(players)} players for {n} seats; pass one per seat")
+    children = np.random.SeedSequence(seed).spawn(n + 1)
+    chance_rng = np.random.default_rng(children[0])
+    rngs = [np.random.default_rng(c) for c in children[1:]]
+    own_log = isinstance(log, (str, Path))
+    glog = GameLog(log) if own_log else log
+
+    def emit(type_: str, **payload: Any) -> None:
+        if glog is not None:
+            glog.write(type_, **payload)
+        if on_record is not None:
+            on_record({"type": type_, **payload})
+
+    try:
+        emit(
+            "header",
+            schema=SCHEMA,
+            game="werewolf",
+            config=config.as_dict(),
+            seed=seed,
+            players=[
+                {"seat": i, "name": getattr(p, "name", type(p).__name__)}
+                for i, p in enumerate(players)
+            ],
+            versions=_versions(),
+            started=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        )
+        state = rules.initial_state(config)
+        while not state.is_terminal():
+            actor = rules.current_player(state)
+            seen = len(state.events)
+            if actor == CHANCE:
+                outcomes = rules.chance_outcomes(state)
+                probs = np.array([p for _, p in outcomes])
+                outcome = outcomes[int(chance_rng.choice(len(outcomes), p=probs / probs.sum()))][0]
+                emit("chance", step=state.num_steps, phase=state.phase, outcome=outcome)
+                state = rules.apply(state, CHANCE, outcome)
+            else:
+                legal = rules.legal_actions(state, actor)
+                action = players[actor].act(rules.knowledge(state, actor), legal, rngs[actor])
+                emit(
+                    "action",
+                    step=state.num_steps,
+                    round=state.round,
+                    phase=state.phase,
+                    player=actor,
+                    action=action_to_json(action),
+                    id=encode_action(n, action),
+                )
+                state = rules.apply(state, actor, action)
+            for event in state.events[seen:]:
+                emit("event", **event.to_json())
+        digest = state_digest(state)
+        emit(
+            "result",
+            winner=state.winner,
+            rounds=state.round,
+            steps=state.num_steps,
+            roles=list(state.roles),
+            digest=digest,
+        )
+    finally:
+        if own_log:
+            glog.close()
+    return GameResult(
+        winner=state.winner,
+        rounds=state.round,
+        steps=state.num_steps,
+        roles=state.roles,
+        final=state,
+        digest=digest,
+        log_path=glog.path if glog is not None else None,
+    )
+
+
+def read_log(path: str | Path) -> list[dict[str, Any]]:
+    """The records of a JSONL log."""
+    with Path(path).open(encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def replay(path: str | Path) -> GameState:
+    """Re-apply a log's chance outcomes and actions; check it ends in the logged state.
+
+    Raises:
+        ValueError: no header, an illegal record, or a final state (digest or winner)
+            different from the logged result.
+    """
+    records = read_log(path)
+    if not records or records[0].get("type") != "header":
+        raise ValueError(f"replay: {path} does not start with a header record")
+    header = records[0]
+    if header.get("schema") != SCHEMA or header.get("game") != "werewolf":
+        raise ValueError(f"replay: {path} is not a werewolf log of schema {SCHEMA}")
+    state = rules.initial_state(Config.from_dict(header["config"]))
+    result = None
+    for rec in records[1:]:
+        if rec["type"] == "chance":
+            state = rules.apply(state, CHANCE, rec["outcome"])
+        elif rec["type"] == "action":
+            action = action_from_json(rec["action"])
+            if encode_action(state.num_players, action) != rec["id"]:
+                raise ValueError(f"replay: action id mismatch at step {rec['step']}")
+            state = rules.apply(state, rec["player"], action)
+        elif rec["type"] == "result":
+            result = rec
+    if result is not None:
+        if result["winner"] != state.winner or result["digest"] != state_digest(state):
+            raise ValueError(
+                f"replay: {path} replays to winner={state.winner} digest="
+                f"{state_digest(state)[:12]}, the log says {result['winner']} "
+                f"{result['digest'][:12]}"
+            )
+    return state
