@@ -54,7 +54,7 @@ __all__ = [
 WEIGHT_NEW = 0.7
 
 #: Log event types written by :meth:`DeceptionTracker.events`.
-EVENT_STATEMENT = "statement"
+EVENT_STATEMENT = "deception_statement"
 EVENT_SELF = "self_analysis"
 EVENT_PEER = "peer_analysis"
 
@@ -362,8 +362,7 @@ class DeceptionTracker:
                 1
                 for s in own
                 if peers_of.get(s.statement)
-                and 2 * sum(a.deceptive for a in peers_of[s.statement])
-                > len(peers_of[s.statement])
+                and 2 * sum(a.deceptive for a in peers_of[s.statement]) > len(peers_of[s.statement])
             )
             players.append(
                 PlayerDeception(

@@ -39,7 +39,7 @@ from typing import Any
 from games.engine.calls import Call, Step
 from games.werewolf import parsing, prompts
 from games.werewolf.deception import PeerAnalysis, SelfAnalysis
-from games.werewolf.rules import SpeechAct
+from games.werewolf.rules import SPEECH_ACTS, Knowledge, SpeechAct
 from gt_llm.prompts import PromptTemplate
 
 __all__ = [
@@ -47,6 +47,10 @@ __all__ = [
     "PublicStatement",
     "Speech",
     "analyse_statement",
+    "partner_votes",
+    "speech_menu",
+    "tonight_victim",
+    "view_from_knowledge",
     "bid",
     "call_seed",
     "context_fields",
@@ -176,13 +180,162 @@ class PlayerView:
         return dataclasses.replace(self, scratchpad=scratchpad)
 
 
+# --- from the rules' knowledge ------------------------------------------------------
+
+
+def _note(kind: str, rnd: int, data: Mapping[str, Any], me: int) -> str | None:
+    """A private event in words (None for events that say nothing new)."""
+    name = prompts.player_name
+    if kind == "wolf_vote":
+        who = "You" if data["player"] == me else name(data["player"])
+        return f"Night {rnd}: {who} chose to attack {name(data['target'])}."
+    if kind == "victim" and data["target"] is not None:
+        return f"Night {rnd}: the werewolves attacked {name(data['target'])}."
+    if kind == "protect":
+        return f"Night {rnd}: you protected {name(data['target'])}."
+    if kind == "witch_save" and data["used"]:
+        return f"Night {rnd}: you used your healing potion."
+    if kind == "witch_poison" and data["target"] is not None:
+        return f"Night {rnd}: you poisoned {name(data['target'])}."
+    return None
+
+
+def _announcement(kind: str, data: Mapping[str, Any]) -> str | None:
+    roles = data.get("roles") or {}
+
+    def who(p: int) -> str:
+        r = roles.get(str(p))
+        return f"{prompts.player_name(p)} ({r})" if r else prompts.player_name(p)
+
+    if kind == "deaths":
+        dead = list(data["players"])
+        return (
+            "Found dead this morning: " + ", ".join(who(p) for p in dead) + "."
+            if dead
+            else "Nobody died last night."
+        )
+    if kind == "exile":
+        p = data["player"]
+        return f"{who(p)} was exiled." if p is not None else "Nobody was exiled."
+    return None
+
+
+def view_from_knowledge(
+    knowledge: Knowledge,
+    *,
+    texts: Mapping[int, str] | None = None,
+    scratchpad: str = "",
+    beliefs: Mapping[int, Mapping[str, float]] | None = None,
+    suspicion: Mapping[int, float] | None = None,
+) -> PlayerView:
+    """The :class:`PlayerView` of a player from the rules' :class:`~games.werewolf.rules.Knowledge`.
+
+    Statements are the public ``speech`` events in order; statement id ``i`` is
+    the ``i``-th speech of the game (the same id for every player, since speech
+    is public). Their words come from ``texts`` (id -> statement text); a speech
+    without text (e.g. from a rule-based player) gets the flat rendering of its
+    act (:func:`prompts.plain_statement`).
+
+    Args:
+      knowledge: ``rules.knowledge(state, player)``.
+      texts: Statement texts by statement id.
+      scratchpad: The player's private notes.
+      beliefs: Opponent-model beliefs ``{player: {role: probability}}``.
+      suspicion: The player's deception scores ``{speaker: score}``.
+    """
+    from games.werewolf.rules import action_from_json
+
+    texts = texts or {}
+    me = knowledge.player
+    statements = []
+    votes: list[tuple[int, int, int | None]] = []
+    announcements: list[tuple[int, str]] = []
+    notes: list[str] = []
+    for e in knowledge.events:
+        if e.kind == "speech":
+            act = action_from_json(e.data["act"])
+            i = len(statements)
+            text = texts.get(i) or prompts.plain_statement(act_dict(act))
+            statements.append(PublicStatement(i, e.round, int(e.data["player"]), act, text))
+        elif e.kind == "votes":
+            votes += [
+                (e.round, int(v), t)
+                for v, t in sorted(e.data["votes"].items(), key=lambda kv: int(kv[0]))
+            ]
+        elif e.visible_to is None:
+            line = _announcement(e.kind, e.data)
+            if line is not None:
+                announcements.append((e.round, line))
+        else:
+            line = _note(e.kind, e.round, e.data, me)
+            if line is not None:
+                notes.append(line)
+    return PlayerView(
+        player=me,
+        role=str(knowledge.role),
+        num_players=knowledge.config.num_players,
+        alive=knowledge.living(),
+        day=knowledge.round,
+        partners=knowledge.partners,
+        checks=dict(knowledge.checks),
+        check_results=tuple(knowledge.config.check_results),
+        statements=tuple(statements),
+        votes=tuple(votes),
+        announcements=tuple(announcements),
+        private_notes=tuple(notes),
+        scratchpad=scratchpad,
+        beliefs=beliefs or {},
+        suspicion=suspicion or {},
+    )
+
+
+def partner_votes(knowledge: Knowledge) -> dict[int, int]:
+    """Tonight's choices of the other werewolves (``{partner: target}``), for :func:`night_kill`."""
+    return {
+        int(e.data["player"]): int(e.data["target"])
+        for e in knowledge.events
+        if e.kind == "wolf_vote"
+        and e.round == knowledge.round
+        and e.data["player"] != knowledge.player
+    }
+
+
+def tonight_victim(knowledge: Knowledge) -> int | None:
+    """Tonight's victim as the player was told (the witch), else None."""
+    victim = None
+    for e in knowledge.events:
+        if e.kind == "victim" and e.round == knowledge.round:
+            victim = e.data["target"]
+    return victim
+
+
+def speech_menu(legal: Sequence[SpeechAct]) -> dict[str, list[Any]]:
+    """``acts``, ``tones``, ``targets`` and ``roles`` for :func:`speak` from the legal speech acts.
+
+    Targets are those of accuse / defend (the living others); a share_check is
+    offered about the same players, with the results of the view's ``check_results``.
+    """
+    acts = [
+        a
+        for a in ("claim", "accuse", "defend", "share_check", "nothing")
+        if any(x.kind == a for x in legal)
+    ]
+    tones = sorted({x.tone for x in legal}, key=[x.tone for x in legal].index)
+    targets = sorted(
+        {x.target for x in legal if x.kind in ("accuse", "defend") and x.target is not None}
+    )
+    roles = sorted(
+        {x.role for x in legal if x.kind == "claim" and x.role is not None},
+        key=[x.role for x in legal].index,
+    )
+    return {"acts": acts, "tones": tones, "targets": targets, "roles": roles}
+
+
 # --- rendering the context ---------------------------------------------------------
 
 
 def _knowledge_text(view: PlayerView) -> str:
     lines = [f"You are {prompts.player_name(view.player)}, {prompts.with_article(view.role)}."]
-    if view.role == "werewolf":
-        lines.append(prompts.identity_text(view.role, view.partners))
     for p, result in sorted(view.checks.items()):
         lines.append(f"Your check of {prompts.player_name(p)}: {result}.")
     lines.extend(view.private_notes)
@@ -292,7 +445,8 @@ def night_kill(
         "options_text": prompts.players_text(opts),
         "partner_votes": {str(p): t for p, t in votes.items()},
         "partner_votes_text": "; ".join(
-            f"{prompts.player_name(p)} -> {prompts.player_name(t)}" for p, t in sorted(votes.items())
+            f"{prompts.player_name(p)} -> {prompts.player_name(t)}"
+            for p, t in sorted(votes.items())
         )
         or "none yet",
     }

@@ -234,7 +234,9 @@ def bid(fields: Mapping[str, Any], rng: np.random.Generator) -> str:
     me = int(fields["player"])
     recent = list(fields["statements"])[-3:]
     accused_now = any(
-        s["kind"] in ("accuse", "share_check") and s["target"] is not None and int(s["target"]) == me
+        s["kind"] in ("accuse", "share_check")
+        and s["target"] is not None
+        and int(s["target"]) == me
         for s in recent
     )
     if _unshared_wolf_check(fields) is not None:
@@ -455,9 +457,7 @@ def deception_of(fields: Mapping[str, Any], speaker: int, act: Mapping[str, Any]
             return "fabrication"
         return "none"
     if kind == "accuse":
-        if _known_innocent(fields, int(target)) and (
-            speaker == me or _known_wolf(fields, speaker)
-        ):
+        if _known_innocent(fields, int(target)) and (speaker == me or _known_wolf(fields, speaker)):
             return "misdirection"
         if speaker != me and int(target) == me and fields["role"] != WOLF:
             return "misdirection"
