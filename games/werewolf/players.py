@@ -39,7 +39,7 @@ from typing import Any
 from games.engine.calls import Call, Step
 from games.werewolf import parsing, prompts
 from games.werewolf.deception import PeerAnalysis, SelfAnalysis
-from games.werewolf.rules import SPEECH_ACTS, Knowledge, SpeechAct
+from games.werewolf.rules import ROLES, SPEECH_ACTS, TONES, Knowledge, SpeechAct
 from gt_llm.prompts import PromptTemplate
 
 __all__ = [
@@ -313,21 +313,17 @@ def speech_menu(legal: Sequence[SpeechAct]) -> dict[str, list[Any]]:
     """``acts``, ``tones``, ``targets`` and ``roles`` for :func:`speak` from the legal speech acts.
 
     Targets are those of accuse / defend (the living others); a share_check is
-    offered about the same players, with the results of the view's ``check_results``.
+    offered about the same players, with the results of the view's
+    ``check_results``. The tone ``any`` (no steering) is offered only when it is
+    the only legal tone: a model choosing its own tone picks a concrete one.
     """
-    acts = [
-        a
-        for a in ("claim", "accuse", "defend", "share_check", "nothing")
-        if any(x.kind == a for x in legal)
-    ]
-    tones = sorted({x.tone for x in legal}, key=[x.tone for x in legal].index)
-    targets = sorted(
-        {x.target for x in legal if x.kind in ("accuse", "defend") and x.target is not None}
-    )
-    roles = sorted(
-        {x.role for x in legal if x.kind == "claim" and x.role is not None},
-        key=[x.role for x in legal].index,
-    )
+    kinds = {x.kind for x in legal}
+    acts = [a for a in SPEECH_ACTS if a in kinds]
+    tones = [t for t in TONES if t != "any" and any(x.tone == t for x in legal)]
+    if not tones and any(x.tone == "any" for x in legal):
+        tones = ["any"]
+    targets = sorted({x.target for x in legal if x.kind in ("accuse", "defend")} - {None})
+    roles = [r for r in ROLES if any(x.kind == "claim" and x.role == r for x in legal)]
     return {"acts": acts, "tones": tones, "targets": targets, "roles": roles}
 
 

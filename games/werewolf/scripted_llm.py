@@ -13,7 +13,8 @@ How the stand-in plays, so that games do not end at random:
 * **Wolf score.** Each player scores how likely every other player is a
   werewolf: its opponent-model belief (``beliefs``, probability of the role
   ``werewolf``) when the prompt carries one, else its accumulated deception
-  scores (``suspicion``) nudged by public accusations; hard knowledge wins
+  scores (``suspicion``) nudged by public accusations and by the checks an
+  uncontested seer claimant shared; hard knowledge wins
   (a werewolf knows its partners and that everyone else is innocent; a seer
   knows its checks). So a better belief gives better votes.
 * **Werewolves** never vote for, target or accuse a partner; they vote with
@@ -22,7 +23,8 @@ How the stand-in plays, so that games do not end at random:
 * **The seer** checks its most suspected unchecked player, shares a check that
   found a werewolf, and votes for checked werewolves.
 * **Villagers** (and the doctor, witch, guard) accuse and vote for their highest
-  wolf score.
+  wolf score (ties go to the most accused, then the lowest seat, so that equal
+  beliefs do not split the vote).
 * **Analyses**: a self-analysis reports truthfully whether the act contradicts
   what the speaker knows; a peer analysis looks for contradictions with what
   the observer knows and otherwise reports its wolf score of the speaker.
@@ -96,6 +98,18 @@ def _claimed(fields: Mapping[str, Any], role: str) -> list[int]:
     return out
 
 
+def _seer_reveals(fields: Mapping[str, Any]) -> dict[int, float]:
+    """Score shifts from the checks of an uncontested seer claimant (none if contested)."""
+    claimants = _claimed(fields, "seer")
+    if len(claimants) != 1 or fields["role"] == "seer" or claimants[0] == int(fields["player"]):
+        return {}
+    out: dict[int, float] = {}
+    for s in fields["statements"]:
+        if s["kind"] == "share_check" and int(s["speaker"]) == claimants[0]:
+            out[int(s["target"])] = 0.35 if s["result"] == WOLF else -0.2
+    return out
+
+
 def wolf_scores(fields: Mapping[str, Any]) -> dict[int, float]:
     """The asking player's wolf score of every other living player (see the module doc)."""
     me = int(fields["player"])
@@ -107,6 +121,7 @@ def wolf_scores(fields: Mapping[str, Any]) -> dict[int, float]:
     suspicion = _int_map(fields["suspicion"])
     accused = _accusations(fields)
     checks = _int_map(fields["checks"])
+    revealed = _seer_reveals(fields)
     scores = {}
     for p in alive:
         if p in checks:
@@ -114,8 +129,8 @@ def wolf_scores(fields: Mapping[str, Any]) -> dict[int, float]:
         elif beliefs:
             scores[p] = float(beliefs.get(p, {}).get(WOLF, PRIOR))
         else:
-            base = float(suspicion.get(p, PRIOR))
-            scores[p] = min(1.0, base + 0.05 * accused[p])
+            base = float(suspicion.get(p, PRIOR)) + 0.05 * accused[p] + revealed.get(p, 0.0)
+            scores[p] = min(1.0, max(0.0, base))
     # Someone claiming my own unique role is lying.
     if fields["role"] in UNIQUE_ROLES:
         for p in _claimed(fields, fields["role"]):
@@ -405,8 +420,11 @@ def vote(fields: Mapping[str, Any], rng: np.random.Generator) -> str:
         accused = _accusations(fields)
         target = _argmax({p: accused[p] for p in innocents}, rng)
     else:
+        # Among equal scores, follow the public accusations, then the lowest seat: voters
+        # with the same belief must not split their votes between equal suspects.
         scores = wolf_scores(fields)
-        target = _argmax({p: scores.get(p, PRIOR) for p in options}, rng)
+        accused = _accusations(fields)
+        target = max(options, key=lambda p: (round(scores.get(p, PRIOR), 6), accused[p], -p))
     return _answer({"vote": _num(target), "reason": "They are the most likely werewolf."}, rng)
 
 

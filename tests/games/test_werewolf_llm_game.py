@@ -21,8 +21,26 @@ from games.werewolf.rules import Save, Skip, Target
 from gt_llm.parsing import ParseStats
 
 
-def play(preset: str, seed: int, model, stats: ParseStats):
-    """Plays one game; returns (final state, deception tracker, statement texts)."""
+def oracle_beliefs(state, p):
+    """An exact opponent model for a non-werewolf: the true werewolves at 0.9."""
+    if state.roles[p] == "werewolf":
+        return {}
+    return {
+        q: (
+            {"werewolf": 0.9, "villager": 0.1}
+            if r == "werewolf"
+            else {"villager": 0.9, "werewolf": 0.1}
+        )
+        for q, r in enumerate(state.roles)
+        if q != p
+    }
+
+
+def play(preset: str, seed: int, model, stats: ParseStats, *, oracle: bool = False):
+    """Plays one game; returns (final state, deception tracker, statement texts).
+
+    With ``oracle``, every non-werewolf's prompts carry the exact beliefs.
+    """
     rng = np.random.default_rng(seed)
     cfg = rules.preset(preset, max_rounds=6, debate_turns=2)
     state = rules.initial_state(cfg)
@@ -39,6 +57,7 @@ def play(preset: str, seed: int, model, stats: ParseStats):
             texts=texts,
             scratchpad=pads[p],
             suspicion=tracker.scores_of(p),
+            beliefs=oracle_beliefs(state, p) if oracle else None,
         )
 
     while rules.current_player(state) != rules.TERMINAL:
@@ -129,9 +148,13 @@ def play(preset: str, seed: int, model, stats: ParseStats):
             views = {p: view(p) for p in state.living()}
             stmt = views[actor].statements[sid]
             tracker = tracker.add_statement(
-                StatementRecord(sid, actor, state.round, speech.text, truth, players.act_dict(speech.act))
+                StatementRecord(
+                    sid, actor, state.round, speech.text, truth, players.act_dict(speech.act)
+                )
             )
-            own, peers = run_sync(players.analyse_statement(views, stmt, seed=s), model, stats=stats)
+            own, peers = run_sync(
+                players.analyse_statement(views, stmt, seed=s), model, stats=stats
+            )
             if own is not None:
                 tracker = tracker.add_self(own)
             for a in peers:
@@ -141,7 +164,9 @@ def play(preset: str, seed: int, model, stats: ParseStats):
             queue = list(state.queue)
             votes = run_batched(
                 [
-                    players.vote(view(p), [q for q in state.living() if q != p], seed=players.call_seed(s, p))
+                    players.vote(
+                        view(p), [q for q in state.living() if q != p], seed=players.call_seed(s, p)
+                    )
                     for p in queue
                 ],
                 model,
@@ -179,4 +204,68 @@ def test_scripted_llm_games_end_and_track_deception(preset, scripted):
         # Rebuilt from its log events, the tracker is the same.
         again = tracker_from_events(tracker.events(), tracker.num_players)
         assert again.summary() == summary
-    print(preset, winners)
+    # Same seed, same game.
+    state2, tracker2, texts2 = play(preset, 2, scripted, ParseStats())
+    assert (state2.events, tracker2, texts2) == (state.events, tracker, texts)
+
+
+def test_better_beliefs_give_better_votes(scripted):
+    """Villagers fed exact beliefs win more games than villagers without beliefs."""
+    wins = {False: 0, True: 0}
+    for oracle in (False, True):
+        for seed in range(12):
+            state, _, _ = play("arena", seed, scripted, ParseStats(), oracle=oracle)
+            wins[oracle] += state.winner == rules.VILLAGERS
+    assert wins[True] > wins[False]
+    assert wins[True] >= 10
+
+
+def dealt(preset="arena", roles=("werewolf", "werewolf", "seer", "doctor") + ("villager",) * 4):
+    cfg = rules.preset(preset)
+    state = rules.initial_state(cfg)
+    for r in roles:
+        state = rules.apply(state, rules.CHANCE, rules.ROLES.index(r))
+    return state
+
+
+def test_views_from_rules_knowledge_hide_what_a_player_cannot_know():
+    state = dealt()
+    assert state.phase == "night_wolves"
+    state = rules.apply(state, 0, Target(4))
+    wolf1 = rules.knowledge(state, 1)
+    assert players.partner_votes(wolf1) == {0: 4}
+    v1 = players.view_from_knowledge(wolf1)
+    assert v1.partners == (0,) and "Night 1: Player 1 chose to attack Player 5." in v1.private_notes
+    state = rules.apply(state, 1, Target(4))  # victim 4
+    state = rules.apply(state, 3, Target(4))  # the doctor protects 4
+    state = rules.apply(state, 2, Target(0))  # the seer checks a werewolf
+    seer = players.view_from_knowledge(rules.knowledge(state, 2))
+    assert seer.checks == {0: "werewolf"} and seer.check_results == rules.ROLES
+    villager = players.view_from_knowledge(rules.knowledge(state, 5))
+    assert villager.partners == () and not villager.checks and not villager.private_notes
+    assert villager.announcements == ((1, "Nobody died last night."),)
+    # Day: bids, then a speech whose text the runner supplies by statement id.
+    for p in state.living():
+        state = rules.apply(state, p, rules.Bid(10 if p == 2 else 0))
+    legal = rules.legal_actions(state)
+    menu = players.speech_menu(legal)
+    assert menu["acts"] == list(rules.SPEECH_ACTS) and "any" not in menu["tones"]
+    assert menu["targets"] == [0, 1, 3, 4, 5, 6, 7] and menu["roles"] == list(rules.ROLES)
+    act = rules.SpeechAct("share_check", "assertive", target=0, result="werewolf")
+    state = rules.apply(state, 2, act)
+    v5 = players.view_from_knowledge(rules.knowledge(state, 5), texts={0: "P1 is a wolf!"})
+    assert v5.statements == (players.PublicStatement(0, 1, 2, act, "P1 is a wolf!"),)
+    plain = players.view_from_knowledge(rules.knowledge(state, 5))
+    assert plain.statements[0].text == "I checked Player 1 last night: werewolf."
+
+
+def test_witch_sees_tonight_victim():
+    state = dealt("gratr", ("werewolf",) * 3 + ("witch", "guard", "seer", "villager", "villager"))
+    for w in (0, 1, 2):
+        state = rules.apply(state, w, Target(6))
+    state = rules.apply(state, 4, Target(3))  # guard
+    state = rules.apply(state, 5, Target(0))  # seer
+    assert state.phase == "night_witch_save"
+    k = rules.knowledge(state, 3)
+    assert players.tonight_victim(k) == 6
+    assert players.tonight_victim(rules.knowledge(state, 7)) is None
