@@ -82,7 +82,7 @@ class StatementRecord:
     Attributes:
       statement: Its id (unique within the game, e.g. its index).
       speaker: Who said it.
-      day: The day it was said on.
+      round: The round it was said in.
       text: What was said.
       deceptive: Whether it is deceptive in truth (contradicts the speaker's
         knowledge), as computed by the rules; ``None`` when unknown.
@@ -91,7 +91,7 @@ class StatementRecord:
 
     statement: int
     speaker: int
-    day: int = 0
+    round: int = 0
     text: str = ""
     deceptive: bool | None = None
     act: Mapping[str, Any] | None = None

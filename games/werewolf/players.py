@@ -82,14 +82,14 @@ class PublicStatement:
 
     Attributes:
       statement: Its id (unique within the game).
-      day: The day it was said on.
+      round: The round (night, then day) it was said in.
       speaker: Who said it.
       act: The speech act it expresses.
       text: What was said.
     """
 
     statement: int
-    day: int
+    round: int
     speaker: int
     act: SpeechAct
     text: str
@@ -98,7 +98,7 @@ class PublicStatement:
         """The typed form the prompts carry (``statements`` field)."""
         return {
             "statement": self.statement,
-            "day": self.day,
+            "round": self.round,
             "speaker": self.speaker,
             **act_dict(self.act),
             "text": self.text,
@@ -117,7 +117,7 @@ def _frozen_map(m: Mapping[Any, Any]) -> Mapping[Any, Any]:
     return MappingProxyType(dict(m))
 
 
-@dataclasses.dataclass(frozen=True, eq=False)
+@dataclasses.dataclass(frozen=True)
 class PlayerView:
     """What one player knows at a decision (built by the runner).
 
@@ -126,14 +126,14 @@ class PlayerView:
       role: Its role (one of ``rules.ROLES``).
       num_players: Players in the game.
       alive: The living players.
-      day: The current day (1 for the first night and day).
+      round: The current round (a night, then a day; the rules' ``round``).
       partners: The other werewolves (werewolves only).
       checks: The seer's results so far, ``{player: result}``.
       check_results: The results a check can give (``rules`` decides per preset,
         e.g. the roles, or ``("werewolf", "not werewolf")``).
       statements: Public statements so far, in order.
-      votes: Past day votes ``(day, voter, target or None)``, in order.
-      announcements: Public announcements ``(day, text)`` (deaths, exiles), in order.
+      votes: Past day votes ``(round, voter, target or None)``, in order.
+      announcements: Public announcements ``(round, text)`` (deaths, exiles), in order.
       private_notes: Private facts from the rules in words (e.g. whom the player
         protected), in order.
       scratchpad: The player's own notes (from :func:`update_scratchpad`).
@@ -146,7 +146,7 @@ class PlayerView:
     role: str
     num_players: int
     alive: tuple[int, ...]
-    day: int = 1
+    round: int = 1
     partners: tuple[int, ...] = ()
     checks: Mapping[int, str] = dataclasses.field(default_factory=dict)
     check_results: tuple[str, ...] = ()
@@ -160,6 +160,8 @@ class PlayerView:
 
     def __post_init__(self) -> None:
         n = self.num_players
+        if self.role not in ROLES:
+            raise ValueError(f"PlayerView: role must be one of {ROLES}, got {self.role!r}")
         if not 0 <= self.player < n:
             raise ValueError(f"PlayerView: player {self.player} is not in 0..{n - 1}")
         for name in ("alive", "partners"):
@@ -275,7 +277,7 @@ def view_from_knowledge(
         role=str(knowledge.role),
         num_players=knowledge.config.num_players,
         alive=knowledge.living(),
-        day=knowledge.round,
+        round=knowledge.round,
         partners=knowledge.partners,
         checks=dict(knowledge.checks),
         check_results=tuple(knowledge.config.check_results),
@@ -342,23 +344,23 @@ def _knowledge_text(view: PlayerView) -> str:
 
 
 def _history_text(view: PlayerView) -> str:
-    days = sorted(
+    rounds = sorted(
         {d for d, _ in view.announcements}
-        | {s.day for s in view.statements}
+        | {s.round for s in view.statements}
         | {d for d, _, _ in view.votes}
     )
-    if not days:
+    if not rounds:
         return "(nothing yet)"
     out = []
-    for d in days:
-        out.append(f"Day {d}:")
-        out.extend(f"  {text}" for day, text in view.announcements if day == d)
+    for d in rounds:
+        out.append(f"Round {d}:")
+        out.extend(f"  {text}" for r, text in view.announcements if r == d)
         out.extend(
             f"  {prompts.player_name(s.speaker)} said: {s.text}"
             for s in view.statements
-            if s.day == d
+            if s.round == d
         )
-        votes = [(v, t) for day, v, t in view.votes if day == d]
+        votes = [(v, t) for r, v, t in view.votes if r == d]
         if votes:
             out.append(
                 "  Votes: "
@@ -378,7 +380,7 @@ def context_fields(view: PlayerView) -> dict[str, Any]:
         "num_players": view.num_players,
         "role": view.role,
         "identity": prompts.identity_text(view.role, view.partners),
-        "day": view.day,
+        "round": view.round,
         "alive_text": prompts.players_text(view.alive),
         "knowledge": _knowledge_text(view),
         "history": _history_text(view),
@@ -389,14 +391,14 @@ def context_fields(view: PlayerView) -> dict[str, Any]:
         "partners": list(view.partners),
         "checks": {str(p): r for p, r in view.checks.items()},
         "statements": [s.to_fields() for s in view.statements],
-        "votes": [{"day": d, "voter": v, "target": t} for d, v, t in view.votes],
+        "votes": [{"round": d, "voter": v, "target": t} for d, v, t in view.votes],
         "beliefs": {str(p): dict(d) for p, d in view.beliefs.items()},
         "suspicion": {str(p): float(s) for p, s in view.suspicion.items()},
     }
 
 
 def call_seed(base: int, *parts: Any) -> int:
-    """A deterministic seed in ``[0, 2**31)`` from a base seed and labels (day, player, task)."""
+    """A deterministic seed in ``[0, 2**31)`` from a base seed and labels (round, player, task)."""
     payload = repr((int(base), *parts)).encode("utf-8")
     return int.from_bytes(hashlib.sha256(payload).digest()[:4], "little") & 0x7FFFFFFF
 
@@ -409,6 +411,13 @@ def make_call(template: PromptTemplate, fields: Mapping[str, Any], *, seed: int)
         parser=parsing.parser_for(request),
         fallback=parsing.FALLBACKS[request.task],
     )
+
+
+def _check_role(fn: str, view: PlayerView, roles: tuple[str, ...]) -> None:
+    if view.role not in roles:
+        raise ValueError(
+            f"{fn}: player {view.player} is a {view.role}; only {' or '.join(roles)} acts here"
+        )
 
 
 def _check_options(fn: str, view: PlayerView, options: Sequence[int]) -> list[int]:
@@ -432,8 +441,7 @@ def night_kill(
     seed: int,
 ) -> Step[int | None]:
     """A werewolf's night target, seeing its partners' choices so far."""
-    if view.role != "werewolf":
-        raise ValueError(f"night_kill: player {view.player} is a {view.role}, not a werewolf")
+    _check_role("night_kill", view, ("werewolf",))
     opts = _check_options("night_kill", view, options)
     votes = dict(partner_votes or {})
     fields = context_fields(view) | {
@@ -451,6 +459,7 @@ def night_kill(
 
 def night_protect(view: PlayerView, options: Sequence[int], *, seed: int) -> Step[int | None]:
     """The doctor's or guard's protection (the rules leave out a guard's repeat)."""
+    _check_role("night_protect", view, ("doctor", "guard"))
     opts = _check_options("night_protect", view, options)
     fields = context_fields(view) | {"options": opts, "options_text": prompts.players_text(opts)}
     return (yield make_call(prompts.NIGHT_PROTECT, fields, seed=seed))
@@ -458,6 +467,7 @@ def night_protect(view: PlayerView, options: Sequence[int], *, seed: int) -> Ste
 
 def night_check(view: PlayerView, options: Sequence[int], *, seed: int) -> Step[int | None]:
     """The seer's check."""
+    _check_role("night_check", view, ("seer",))
     opts = _check_options("night_check", view, options)
     fields = context_fields(view) | {
         "options": opts,
@@ -476,8 +486,13 @@ def night_witch(
     can_poison: bool,
     seed: int,
 ) -> Step[parsing.WitchChoice]:
-    """The witch's night: save tonight's victim and/or poison one of ``options``."""
-    opts = [int(p) for p in options]
+    """The witch's night: save tonight's victim and/or poison one of ``options``.
+
+    One call decides both potions; the runner applies ``save`` at the rules'
+    save step and ``poison`` at the poison step.
+    """
+    _check_role("night_witch", view, ("witch",))
+    opts = _check_options("night_witch", view, options) if can_poison else []
     victim_text, potions_text = prompts.witch_texts(victim, can_save, can_poison)
     fields = context_fields(view) | {
         "options": opts,
@@ -516,8 +531,14 @@ def speak(
       seed: The seed of the choice; the statement uses a derived one.
     """
     if not acts or not tones:
-        raise ValueError("speak: acts and tones must be non-empty")
-    targets = list(targets)
+        raise ValueError("speak: acts and tones must be non-empty; pass the legal ones")
+    bad = [a for a in acts if a not in SPEECH_ACTS] + [t for t in tones if t not in TONES]
+    bad += [r for r in roles if r not in ROLES]
+    if bad:
+        raise ValueError(
+            f"speak: unknown acts, tones or roles {bad}; see rules.SPEECH_ACTS/TONES/ROLES"
+        )
+    targets = _check_options("speak", view, targets) if targets else []
     roles = list(roles)
     results = list(view.check_results)
     fields = context_fields(view) | {

@@ -68,7 +68,7 @@ _SYSTEM = (
 )
 
 _CONTEXT = (
-    "Day {day}. Players still alive: {alive_text}.\n\n"
+    "Round {round}. Players still alive: {alive_text}.\n\n"
     "What you privately know:\n{knowledge}\n\n"
     "What everyone has seen so far:\n{history}\n\n"
     "Your private notes (only you can read them):\n{scratchpad}\n\n"
@@ -81,7 +81,7 @@ CONTEXT_FIELDS = (
     "num_players",
     "role",
     "identity",
-    "day",
+    "round",
     "alive_text",
     "knowledge",
     "history",
@@ -95,7 +95,7 @@ CONTEXT_EXTRAS = (
     "partners",  # the other werewolves (werewolves only; else empty)
     "checks",  # seer's results: {str(player): result}
     "statements",  # public statements so far: list of dicts (see players.statement_fields)
-    "votes",  # past day votes: list of {"day", "voter", "target"}
+    "votes",  # past day votes: list of {"round", "voter", "target"}
     "beliefs",  # opponent model: {str(player): {role: probability}}
     "suspicion",  # own accumulated deception scores: {str(player): score in [0, 1]}
 )

@@ -432,7 +432,7 @@ def scratchpad(fields: Mapping[str, Any], rng: np.random.Generator) -> str:
     """Notes: suspects by wolf score, checks, partners, and whom to vote for."""
     scores = wolf_scores(fields)
     ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
-    parts = [f"Day {fields['day']}."]
+    parts = [f"Round {fields['round']}."]
     if fields["partners"]:
         parts.append(f"Partners: {prompts.players_text([int(p) for p in fields['partners']])}.")
     checks = _int_map(fields["checks"])

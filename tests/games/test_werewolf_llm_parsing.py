@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from games.werewolf import parsing, players
@@ -39,11 +41,14 @@ SPEECH = request_of(
         roles=["villager", "seer"], seed=0,
     )
 )  # fmt: skip
+WITCH_VIEW = dataclasses.replace(VIEW, player=1, role="witch", partners=())
 WITCH = request_of(
-    players.night_witch(VIEW, [1, 2, 5], victim=2, can_save=True, can_poison=True, seed=0)
+    players.night_witch(WITCH_VIEW, [1, 2, 5], victim=2, can_save=True, can_poison=True, seed=0)
 )
 WITCH_USED = request_of(
-    players.night_witch(VIEW, [1, 2, 5], victim=None, can_save=False, can_poison=False, seed=0)
+    players.night_witch(
+        WITCH_VIEW, [1, 2, 5], victim=None, can_save=False, can_poison=False, seed=0
+    )
 )
 STMT = players.PublicStatement(0, 1, 5, SpeechAct("nothing", "calm"), "Hello.")
 _analysis = players.analyse_statement({5: VIEW, 0: VIEW}, STMT, seed=0).send(None)

@@ -114,3 +114,18 @@ def test_batched_bids_and_analyses_count_fallbacks(server, model):
     assert own is None and peers == ()
     assert stats.fallbacks["werewolf.self_analysis"] == 1
     assert stats.fallbacks["werewolf.peer_analysis"] == 3
+
+
+def test_steps_validate_before_any_call():
+    with pytest.raises(ValueError, match="night_kill: player 1 is a villager"):
+        players.night_kill(VIEW, [0], seed=0).send(None)
+    with pytest.raises(ValueError, match="vote: no options"):
+        players.vote(VIEW, [], seed=0).send(None)
+    with pytest.raises(ValueError, match="unknown players"):
+        players.vote(VIEW, [9], seed=0).send(None)
+    with pytest.raises(ValueError, match="speak: unknown acts"):
+        players.speak(VIEW, acts=["sing"], tones=["calm"], targets=[0], roles=[], seed=0).send(None)
+    with pytest.raises(ValueError, match="only a werewolf has partners"):
+        players.PlayerView(player=0, role="seer", num_players=3, alive=(0, 1), partners=(1,))
+    with pytest.raises(ValueError, match="role must be one of"):
+        players.PlayerView(player=0, role="mayor", num_players=3, alive=(0, 1))

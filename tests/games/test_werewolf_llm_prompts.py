@@ -16,7 +16,7 @@ def wolf_view(**kw) -> players.PlayerView:
         role="werewolf",
         num_players=8,
         alive=ALL,
-        day=2,
+        round=2,
         partners=(3,),
         check_results=("werewolf", "not_werewolf"),
         scratchpad="Player 6 looks nervous.",
@@ -44,6 +44,7 @@ def requests():
     v = wolf_view()
     seer = wolf_view(player=2, role="seer", partners=(), checks={4: "not_werewolf"})
     witch = wolf_view(player=1, role="witch", partners=())
+    doctor = wolf_view(player=6, role="doctor", partners=())
     speaker = wolf_view(player=5, role="villager", partners=(), statements=(STATEMENT,))
     # One batch: the speaker's self-analysis, then each observer's peer analysis.
     analysis = first_call(players.analyse_statement({5: speaker, 0: v}, STATEMENT, seed=1))
@@ -54,7 +55,7 @@ def requests():
             ["Player 2", "Player 3", "Player 5"],
         ),
         "werewolf.night_protect": (
-            first_call(players.night_protect(seer, [0, 1, 2], seed=1)),
+            first_call(players.night_protect(doctor, [0, 1, 2], seed=1)),
             ('"target"',),
             ["Player 1", "Player 2", "Player 3"],
         ),
