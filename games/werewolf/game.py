@@ -7,7 +7,7 @@ decision or a chance node (dealing a role to a seat, breaking a tie between
 werewolf targets or top bids).
 
 Parameters: ``preset`` (``arena`` or ``gratr``), and overrides ``roles``
-(``"werewolf:2,seer:1,doctor:1,villager:4"``), ``debate_turns`` (-1: preset's),
+(``"werewolf:2/seer:1/doctor:1/villager:4"``), ``debate_turns`` (-1: preset's),
 ``max_rounds`` (-1: preset's), ``exile`` (``""``, ``majority`` or ``plurality``),
 ``reveal_roles`` (``"" / "true" / "false"``).
 

@@ -37,6 +37,7 @@ Dead players' roles stay hidden unless ``reveal_roles=True``.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -119,9 +120,12 @@ class RoleSet:
 
     @classmethod
     def parse(cls, spec: str) -> RoleSet:
-        """``"werewolf:2,seer:1,doctor:1,villager:4"`` -> RoleSet (unnamed roles 0)."""
+        """``"werewolf:2,seer:1,doctor:1,villager:4"`` -> RoleSet (unnamed roles 0).
+
+        Entries may also be separated by ``/`` (OpenSpiel game strings split on commas).
+        """
         counts = dict.fromkeys(ROLES, 0)
-        for part in filter(None, (p.strip() for p in spec.split(","))):
+        for part in filter(None, (p.strip() for p in re.split(r"[,/]", spec))):
             role, _, n = part.partition(":")
             if role not in counts or not n.strip().isdigit():
                 raise ValueError(

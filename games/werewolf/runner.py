@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -54,6 +55,8 @@ __all__ = [
     "read_log",
     "replay",
     "state_digest",
+    "summarize",
+    "wilson_interval",
 ]
 
 SCHEMA = 1
@@ -270,3 +273,38 @@ def replay(path: str | Path) -> GameState:
                 f"{result['digest'][:12]}"
             )
     return state
+
+
+def wilson_interval(successes: int, n: int, z: float = 1.959964) -> tuple[float, float]:
+    """The Wilson score interval of a binomial proportion (95 % by default)."""
+    if n <= 0:
+        raise ValueError(f"wilson_interval: n must be >= 1, got {n}")
+    p = successes / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def summarize(results: Sequence[GameResult]) -> dict[str, Any]:
+    """Win rates (with 95 % Wilson intervals) and game lengths of a series of games."""
+    n = len(results)
+    if n == 0:
+        raise ValueError("summarize: no games")
+    out: dict[str, Any] = {"games": n, "win_rates": {}}
+    for outcome in (rules.WEREWOLVES, rules.VILLAGERS, rules.DRAW):
+        k = sum(r.winner == outcome for r in results)
+        lo, hi = wilson_interval(k, n)
+        out["win_rates"][outcome] = {"count": k, "rate": k / n, "ci95": [lo, hi]}
+    rounds = np.array([r.rounds for r in results])
+    steps = np.array([r.steps for r in results])
+    out["rounds"] = {
+        "mean": float(rounds.mean()),
+        "min": int(rounds.min()),
+        "max": int(rounds.max()),
+        "histogram": {
+            str(k): int(v) for k, v in zip(*np.unique(rounds, return_counts=True), strict=True)
+        },
+    }
+    out["steps"] = {"mean": float(steps.mean()), "min": int(steps.min()), "max": int(steps.max())}
+    return out

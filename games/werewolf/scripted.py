@@ -12,9 +12,9 @@ Each decision reads only the player's :class:`~games.werewolf.rules.Knowledge`
   them, so the dead is known innocent) and revealed roles when the config shows them.
 * **Villagers** (and every village role) accuse and vote for the most suspicious
   living player; an accused player claims its true role.
-* **The seer** unmasks the most suspicious unchecked player, shares a werewolf
-  check at once (accusing the wolf), defends checked innocents under suspicion and
-  votes for a known werewolf.
+* **The seer** unmasks the most suspicious unchecked player, is eager to speak
+  while it has news, shares werewolf checks first, then innocent ones, accuses a
+  known werewolf and votes for it.
 * **Doctor / guard** protect an uncontested seer claimant, otherwise themselves or
   a random player (the guard never twice in a row: that is not legal).
 * **The witch** saves a claimed seer or herself, otherwise the first victim with
@@ -233,8 +233,9 @@ class ScriptedPlayer:
     # -- day -------------------------------------------------------------------------
     def _bid(self, view: Knowledge, rng) -> Bid:
         score = public_suspicion(view)
+        shared = _my_shared(view)
         urgent = score[view.player] >= 2.0 or any(
-            r == "werewolf" and t not in _my_shared(view) and view.alive[t] for t, r in view.checks
+            t not in shared and view.alive[t] for t, _ in view.checks
         )
         return Bid(int(rng.integers(6, 11)) if urgent else int(rng.integers(0, 7)))
 
@@ -251,8 +252,8 @@ class ScriptedPlayer:
         if known_wolves:
             return SpeechAct("accuse", tone, target=known_wolves[0])
         public = public_suspicion(view)
-        for t, r in view.checks:
-            if view.alive[t] and public[t] >= 1.0 and t not in shared:
+        for t, r in view.checks:  # then clear the innocents it knows
+            if view.alive[t] and t not in shared:
                 return SpeechAct("share_check", tone, target=t, result=r)
         if public[view.player] >= 2.0:
             return SpeechAct("claim", tone, role=view.role)
