@@ -5,9 +5,10 @@ Subcommands:
 * ``gt-llm backends`` lists the registered backends and whether each is usable here;
 * ``gt-llm ask --backend SPEC "PROMPT"`` sends one prompt and prints the answer.
 
-Other packages add subcommand groups through :func:`build_parser`'s plugin
-hook (see ``_PLUGIN_MODULES``): a plugin module defines ``add_parser(subparsers)``
-which adds its subparser and sets ``func`` (``func(args) -> int``) as a default.
+and one command group per game in the game registry
+(:mod:`games.engine.registry`): ``gt-llm <game> ...`` (e.g. ``gt-llm
+fruit-trading run``). Each registered game's ``add_parser(subparsers)`` adds
+its group and sets ``func`` (``func(args) -> int``) as a default.
 
 Errors print one line ``gt-llm: error: ...`` on stderr and exit with status 2.
 """
@@ -29,15 +30,6 @@ logger = logging.getLogger("gt_llm.cli")
 
 PROG = "gt-llm"
 EXIT_ERROR = 2
-
-# --- Plugin subcommand groups -----------------------------------------------------------
-# Modules that may add subcommands. Each is imported if present and its
-# ``add_parser(subparsers)`` (or ``add_fruit_trading_parser(subparsers)``) is called.
-# A module that is simply not there yet is skipped silently; any other import
-# failure is logged, so a broken plugin never hides the built-in commands.
-_PLUGIN_MODULES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("games.fruit_trading.cli", ("add_parser", "add_fruit_trading_parser")),
-)
 
 
 def positive_int(text: str) -> int:
@@ -62,33 +54,27 @@ def positive_float(text: str) -> float:
     return value
 
 
-def _add_plugin_parsers(subparsers: argparse._SubParsersAction) -> None:
-    for module_name, hook_names in _PLUGIN_MODULES:
+def _add_game_parsers(subparsers: argparse._SubParsersAction) -> None:
+    """Adds ``gt-llm <game> ...`` for every game in the registry (importing ``games`` registers them)."""
+    try:
+        importlib.import_module("games")
+        from games.engine.registry import registered_game_specs
+    except ModuleNotFoundError as exc:
+        # Only "the games package is not installed" is silent; a missing dependency
+        # *inside* it is a real problem worth a warning.
+        if exc.name == "games" or (exc.name or "").startswith("games."):
+            logger.debug("no games package: %s", exc)
+            return
+        logger.warning("gt-llm: cannot load the game commands: %s", exc)
+        return
+    except Exception as exc:  # a broken game must not break the built-in commands
+        logger.warning("gt-llm: cannot load the game commands: %s", exc)
+        return
+    for spec in registered_game_specs():
         try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            # Only "this module (or its package) does not exist" is silent; a missing
-            # dependency *inside* the plugin is a real problem worth a warning.
-            if exc.name == module_name or module_name.startswith(f"{exc.name}."):
-                logger.debug("plugin %s not present", module_name)
-                continue
-            logger.warning("gt-llm: cannot load subcommands from %s: %s", module_name, exc)
-            continue
-        except Exception as exc:  # a broken plugin must not break the whole CLI
-            logger.warning("gt-llm: cannot load subcommands from %s: %s", module_name, exc)
-            continue
-        hook = next((getattr(module, n) for n in hook_names if hasattr(module, n)), None)
-        if hook is None:
-            logger.warning(
-                "gt-llm: %s defines none of %s; its subcommands are skipped",
-                module_name,
-                ", ".join(hook_names),
-            )
-            continue
-        try:
-            hook(subparsers)
+            spec.add_parser(subparsers)
         except Exception as exc:
-            logger.warning("gt-llm: %s.%s failed: %s", module_name, hook.__name__, exc)
+            logger.warning("gt-llm: the %s commands failed to load: %s", spec.name, exc)
 
 
 # --- Built-in subcommands ---------------------------------------------------------------
@@ -204,7 +190,7 @@ class _OneLineErrorParser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``gt-llm`` argument parser, with built-in and plugin subcommands."""
+    """The ``gt-llm`` argument parser, with the built-in and the game subcommands."""
     parser = _OneLineErrorParser(
         prog=PROG,
         description="gt-llm: LLM agents inside real game theory (OpenSpiel, CFR, NashConv).",
@@ -220,7 +206,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_backends_parser(subparsers)
     _add_ask_parser(subparsers)
-    _add_plugin_parsers(subparsers)
+    _add_game_parsers(subparsers)
     return parser
 
 

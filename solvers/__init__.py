@@ -40,6 +40,16 @@ from solvers.policy import (
     to_tabular_policy,
     uniform_policy,
 )
+from solvers.studies import (
+    GeneralisationResult,
+    WholeGameResult,
+    decision_levels,
+    first_ess_iteration,
+    generalisation_study,
+    level_distributions,
+    mapped_policy,
+    whole_game_study,
+)
 from solvers.tree import (
     CHANCE,
     DECISION,
@@ -50,6 +60,7 @@ from solvers.tree import (
     materialize,
 )
 from solvers.values import expected_values, reach_probabilities
+from solvers.writers import check_writable, finite_or_none, write_csv, write_json, write_text
 
 __all__ = [
     "CHANCE",
@@ -63,18 +74,27 @@ __all__ = [
     "CFRVariant",
     "Curves",
     "GameTree",
+    "GeneralisationResult",
     "NashConvResult",
     "TreeBuilder",
     "TreePolicy",
+    "WholeGameResult",
     "best_response_policy",
     "best_response_values",
     "cfr_curves",
     "cfr_gain",
     "check_policy",
+    "check_writable",
+    "decision_levels",
     "deviation_values",
     "expected_values",
+    "finite_or_none",
+    "first_ess_iteration",
     "from_tabular_policy",
+    "generalisation_study",
+    "level_distributions",
     "make_schedule",
+    "mapped_policy",
     "materialize",
     "merge_policies",
     "nash_conv",
@@ -88,4 +108,8 @@ __all__ = [
     "to_efg",
     "to_tabular_policy",
     "uniform_policy",
+    "whole_game_study",
+    "write_csv",
+    "write_json",
+    "write_text",
 ]

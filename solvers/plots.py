@@ -1,12 +1,17 @@
 """Plots of solver curves (NashConv, CFR-Gain, their ratio) over CFR iterations.
 
-Drawn from arrays (usually loaded from the CSV files an experiment writes),
-with matplotlib's object API so callers choose the figure and axes.
+Drawn from arrays (usually loaded from the CSV files an experiment writes,
+:func:`read_curves_csv`), with matplotlib's object API so callers choose the
+figure and axes: :func:`plot_band` and :func:`plot_metric_panel` for curves,
+:func:`plot_grouped_bars` for per-category rates, :func:`to_png` for notebooks.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import csv
+import io
+import os
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -55,3 +60,47 @@ def plot_metric_panel(
         ax.set_xscale("log")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
+
+
+def read_csv_rows(path: str | os.PathLike[str]) -> list[dict[str, str]]:
+    """The rows of a CSV file as dicts of strings."""
+    with open(path, newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def csv_column(rows: Sequence[Mapping[str, str]], name: str) -> np.ndarray:
+    """A numeric column of CSV rows; empty cells as NaN."""
+    return np.array([float(r[name]) if r[name] != "" else np.nan for r in rows])
+
+
+def read_curves_csv(
+    path: str | os.PathLike[str], *, drop: Sequence[str] = ("backend", "model")
+) -> dict[str, np.ndarray]:
+    """The numeric columns of a curves CSV (:meth:`solvers.Curves.to_csv`) as arrays."""
+    rows = read_csv_rows(path)
+    return {k: csv_column(rows, k) for k in rows[0] if k not in drop}
+
+
+def plot_grouped_bars(
+    ax,
+    categories: Sequence[str],
+    series: Mapping[str, Sequence[float]],
+    *,
+    fmt: str = "%.1f",
+) -> None:
+    """One group of bars per category, one bar per series, each labelled with its value."""
+    width = 0.8 / max(1, len(series))
+    for k, (label, vals) in enumerate(series.items()):
+        xs = np.arange(len(categories)) + (k - (len(series) - 1) / 2) * width
+        bars = ax.bar(xs, list(vals), width, label=label)
+        ax.bar_label(bars, fmt=fmt, fontsize=7)
+    ax.set_xticks(np.arange(len(categories)), list(categories))
+    ax.legend(fontsize=8)
+    ax.grid(True, axis="y", alpha=0.3)
+
+
+def to_png(fig, dpi: int = 100) -> bytes:
+    """A matplotlib figure as PNG bytes (for ``IPython.display.Image``)."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi)
+    return buf.getvalue()

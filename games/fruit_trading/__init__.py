@@ -1,13 +1,23 @@
 """Fruit trading: a two-player LLM negotiation as an OpenSpiel game.
 
-Importing this package registers ``python_fruit_trading`` with pyspiel and the
-scripted answers to its tasks.
+Importing this package registers ``python_fruit_trading`` with pyspiel, the
+scripted answers to its tasks, and the game's spec (``gt-llm fruit-trading``
+and its conformance parameters) with :mod:`games.engine.registry`.
 """
 
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+
+import pyspiel
+
+from games.engine.registry import ConformanceParams, GameSpec, register_game_spec
 from games.fruit_trading import game, scripted  # noqa: F401
 from games.fruit_trading.dialogue import Config, DialogueState
 from games.fruit_trading.game import FruitTradingGame
 from games.fruit_trading.rules import FRUITS, TONES, Scenario, make_scenario
+from solvers import GameTree
 
 __all__ = [
     "FRUITS",
@@ -18,3 +28,51 @@ __all__ = [
     "Scenario",
     "make_scenario",
 ]
+
+
+def _add_parser(subparsers: argparse._SubParsersAction) -> None:
+    from games.fruit_trading.cli import add_parser
+
+    add_parser(subparsers)
+
+
+def _private_info(state: pyspiel.State, player: int) -> Sequence[str]:
+    """A player's endowment and valuations (its private information)."""
+    if state.dialogue is None:
+        return []
+    return [state.dialogue.scenario.players[player].describe()]
+
+
+def _build_tree(g: pyspiel.Game) -> GameTree:
+    from games.fruit_trading.tree import build_subgames, whole_game_tree
+
+    subgames = build_subgames(g.inits, g.config, g.model, progress=False)
+    if g.init >= 0:
+        return subgames[0].tree
+    return whole_game_tree([sg.root for sg in subgames], g.config)
+
+
+register_game_spec(
+    GameSpec(
+        name="fruit-trading",
+        short_name=game.SHORT_NAME,
+        help="fruit-trading negotiation: the belief-revision experiment",
+        add_parser=_add_parser,
+        conformance=ConformanceParams(
+            game_strings=(
+                "python_fruit_trading(init=1,max_messages=3)",
+                "python_fruit_trading(init=3,beliefs=true,max_messages=4)",
+                "python_fruit_trading(init=1,beliefs=true,max_messages=3,payoff=exact)",
+                "python_fruit_trading(init=-1,num_inits=3,max_messages=3,beliefs=true)",
+            ),
+            tree_game_strings=(
+                "python_fruit_trading(init=0,beliefs=true,max_messages=4)",
+                "python_fruit_trading(init=1,max_messages=3)",
+                "python_fruit_trading(init=7,max_messages=3)",
+                "python_fruit_trading(init=-1,num_inits=3,max_messages=3,beliefs=true)",
+            ),
+            private_info=_private_info,
+            build_tree=_build_tree,
+        ),
+    )
+)

@@ -10,7 +10,8 @@ from __future__ import annotations
 import argparse
 import logging
 
-from gt_llm.cli import positive_float, positive_int
+from games.engine.cli_options import add_common_options, check_backend
+from gt_llm.cli import positive_int
 
 logger = logging.getLogger(__name__)
 
@@ -29,9 +30,8 @@ def _variants(text: str) -> tuple[str, ...]:
 
 def _run(args: argparse.Namespace) -> int:
     from games.fruit_trading.experiment import ExperimentSettings, run_experiment
-    from gt_llm.registry import parse_spec
 
-    parse_spec(args.backend)  # fail fast, before any work, on an unknown backend
+    check_backend(args)  # fail fast, before any work, on an unknown backend
     settings = ExperimentSettings(
         inits=args.inits,
         iterations=args.iterations,
@@ -46,6 +46,7 @@ def _run(args: argparse.Namespace) -> int:
         cfr_variant=args.cfr,
         max_concurrency=args.concurrency,
         requests_per_minute=args.rpm,
+        timeout=args.timeout,
         generalisation=not args.no_generalisation,
         whole_game=not args.no_whole_game,
         progress=not args.no_progress,
@@ -107,23 +108,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         default=("tone", "tone+belief"),
         help="comma-separated: tone, tone+belief (default both)",
     )
-    run.add_argument(
-        "--backend",
-        default="scripted",
-        help="model spec (default scripted; e.g. groq:llama-3.3-70b-versatile)",
-    )
-    run.add_argument("--out", default="results/fruit", help="output folder (default results/fruit)")
-    run.add_argument(
-        "--cache", default=None, help="SQLite call cache (default OUT/llm_cache.sqlite)"
+    add_common_options(
+        run, out="results/fruit", seed_help="master seed of the initialisations (default 0)"
     )
     run.add_argument(
         "--max-messages", type=positive_int, default=4, help="messages per negotiation (default 4)"
     )
     run.add_argument(
         "--num-seeds", type=positive_int, default=2, help="LLM seeds per message (default 2)"
-    )
-    run.add_argument(
-        "--seed", type=int, default=0, help="master seed of the initialisations (default 0)"
     )
     run.add_argument(
         "--payoff",
@@ -133,22 +125,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     run.add_argument("--cfr", default="cfr", help="CFR variant: cfr, cfr+, linear (default cfr)")
     run.add_argument(
-        "--concurrency",
-        type=positive_int,
-        default=None,
-        help="concurrent LLM calls (default: backend's)",
-    )
-    run.add_argument(
-        "--rpm",
-        type=positive_float,
-        default=None,
-        help="requests-per-minute limit of a remote backend (default: none)",
-    )
-    run.add_argument(
         "--no-generalisation", action="store_true", help="skip the cross-subgame study"
     )
     run.add_argument("--no-whole-game", action="store_true", help="skip solving the whole game")
-    run.add_argument("--no-progress", action="store_true", help="no progress bars")
     run.set_defaults(func=_run)
     fig = sub.add_parser("figures", help="redraw the figures of a results folder")
     fig.add_argument(

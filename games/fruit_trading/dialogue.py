@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Sequence
 from typing import Any
 
 from games.engine.calls import Call
@@ -405,3 +405,48 @@ def _exact_trade(text: str, state: DialogueState) -> tuple[tuple[int, int] | Non
 def opening_step(state: DialogueState) -> Generator[Any, Any, DialogueState]:
     """Player 1's fixed opening: the scenario's tone, the first seed."""
     return step(state, state.scenario.opening_tone, 0)
+
+
+# --- the engine protocol -------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class DialogueGame:
+    """Fruit trading for the engine (:class:`games.engine.protocol.LLMGame`).
+
+    Decisions are tones; each is followed by a uniform chance node over the
+    ``config.num_seeds`` LLM seeds of the message (Lindström et al. Fig. 4).
+    """
+
+    config: Config
+    num_players: int = 2
+
+    def is_terminal(self, state: DialogueState) -> bool:
+        return state.is_terminal()
+
+    def current_player(self, state: DialogueState) -> int:
+        return state.next_speaker()
+
+    def legal_actions(self, state: DialogueState) -> Sequence[int]:
+        return range(len(TONES))
+
+    def chance_outcomes(self, state: DialogueState) -> list[tuple[int, float]]:
+        return []  # no chance states inside a negotiation
+
+    def seed_outcomes(self, state: DialogueState, action: int) -> list[tuple[int, float]]:
+        n = self.config.num_seeds
+        return [(s, 1.0 / n) for s in range(n)]
+
+    def step(
+        self, state: DialogueState, action: int, outcome: int | None
+    ) -> Generator[Any, Any, DialogueState]:
+        return step(state, TONES[action], int(outcome or 0))
+
+    def information_state(self, state: DialogueState, player: int) -> str:
+        return state.information_state(player)
+
+    def returns(self, state: DialogueState) -> tuple[float, float]:
+        return state.returns()
+
+    def action_to_string(self, state: DialogueState, action: int) -> str:
+        return f"tone={TONES[action]}"

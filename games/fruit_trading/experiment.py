@@ -26,9 +26,7 @@ CFR-Gain are compared with the profile assembled from per-subgame solutions.
 
 from __future__ import annotations
 
-import csv
 import dataclasses
-import json
 import logging
 import os
 import time
@@ -36,7 +34,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from tqdm.auto import tqdm
 
 from games.fruit_trading import report
@@ -52,11 +49,11 @@ from solvers import (
     GameTree,
     TreePolicy,
     cfr_curves,
-    cfr_gain,
-    nash_conv,
     pure_policy,
-    reach_probabilities,
+    studies,
 )
+from solvers.studies import first_ess_iteration
+from solvers.writers import check_writable, write_csv, write_json, write_text
 
 logger = logging.getLogger(__name__)
 
@@ -83,6 +80,7 @@ class ExperimentSettings:
       max_concurrency: Bound on concurrent LLM calls (default: the backend's).
       requests_per_minute: Rate limit of a remote backend (e.g. Groq's
         per-model limit); only calls that miss the cache count.
+      timeout: Per-call timeout of a remote backend, seconds (default: the backend's).
       whole_game_iterations: CFR iterations for the whole game (default: ``iterations``).
       generalisation: Run the generalisation study.
       whole_game: Run the whole-game study.
@@ -102,6 +100,7 @@ class ExperimentSettings:
     cfr_variant: str = "cfr"
     max_concurrency: int | None = None
     requests_per_minute: float | None = None
+    timeout: float | None = None
     whole_game_iterations: int | None = None
     generalisation: bool = True
     whole_game: bool = True
@@ -127,6 +126,10 @@ class ExperimentSettings:
             raise ValueError(
                 "run_experiment: requests_per_minute must be > 0 (or None for no limit), "
                 f"got {self.requests_per_minute}"
+            )
+        if self.timeout is not None and not self.timeout > 0:
+            raise ValueError(
+                f"run_experiment: timeout must be > 0 seconds (or None), got {self.timeout}"
             )
         if self.payoff not in ("llm", "exact"):
             raise ValueError(
@@ -166,84 +169,17 @@ def any_baseline(tree: GameTree) -> TreePolicy:
     return pure_policy(tree, lambda key, legal: ANY)
 
 
-def first_ess_iteration(iterations: np.ndarray, gain: np.ndarray, nash: np.ndarray) -> int | None:
-    """First recorded iteration with CFR-Gain > NashConv, or None."""
-    hit = np.nonzero(gain > nash)[0]
-    return int(iterations[hit[0]]) if hit.size else None
-
-
-# --- beyond the paper --------------------------------------------------------------
-
-
-def level_distributions(tree: GameTree, policy: TreePolicy) -> dict[int, np.ndarray]:
-    """Tone distribution per decision level, weighted by reach under ``policy``.
-
-    The level of a decision node is its number of decision ancestors (0 is
-    the first decision after the opening).
-    """
-    reach = reach_probabilities(tree, policy)
-    dec = np.nonzero(tree.infoset >= 0)[0]
-    levels = _decision_levels(tree)
-    out: dict[int, np.ndarray] = {}
-    for lv in np.unique(levels[dec]):
-        nodes = dec[levels[dec] == lv]
-        w = reach[nodes]
-        probs = policy.probs[tree.infoset[nodes], : len(TONES)]
-        total = w.sum()
-        out[int(lv)] = (w @ probs) / total if total > 0 else probs.mean(axis=0)
-    return out
-
-
-def _decision_levels(tree: GameTree) -> np.ndarray:
-    levels = np.zeros(tree.num_nodes, dtype=np.int64)
-    is_dec = tree.infoset >= 0
-    for n in range(1, tree.num_nodes):  # parents precede children (breadth-first)
-        p = tree.parent[n]
-        levels[n] = levels[p] + int(is_dec[p])
-    return levels
-
-
-def mapped_policy(tree: GameTree, dists: dict[int, np.ndarray]) -> TreePolicy:
-    """Plays ``dists[level]`` at every information set of that level (baseline "any" if absent)."""
-    levels = _decision_levels(tree)
-    probs = np.zeros((tree.num_infosets, tree.max_actions))
-    for s in range(tree.num_infosets):
-        node = tree.infoset_nodes[tree.infoset_node_ptr[s]]
-        d = dists.get(int(levels[node]))
-        if d is None:
-            probs[s, ANY] = 1.0
-        else:
-            probs[s, : len(TONES)] = d
-    return TreePolicy(probs)
-
-
 def generalisation_study(
     trees: Sequence[GameTree], policies: Sequence[TreePolicy]
 ) -> dict[str, Any]:
-    """CFR-Gain of each subgame's strategy on its own and on every other subgame."""
-    n = len(trees)
-    gains = np.full((n, n), np.nan)
-    baselines = [any_baseline(t) for t in trees]
-    dists = [level_distributions(t, p) for t, p in zip(trees, policies, strict=True)]
-    for i in range(n):
-        for j in range(n):
-            pol = policies[i] if i == j else mapped_policy(trees[j], dists[i])
-            gains[i, j] = cfr_gain(trees[j], pol, baselines[j]).cfr_gain
-    off = ~np.eye(n, dtype=bool)
-    transfer = np.array([gains[i][off[i]].mean() if n > 1 else np.nan for i in range(n)])
-    positive = np.array([(gains[i][off[i]] > 0).mean() if n > 1 else np.nan for i in range(n)])
-    return {
-        "own_gain": np.diag(gains).tolist(),
-        "transfer_gain_mean": transfer.tolist(),
-        "transfer_positive_fraction": positive.tolist(),
-        "summary": {
-            "own_gain_mean": float(np.mean(np.diag(gains))),
-            "transfer_gain_mean": float(np.nanmean(transfer)) if n > 1 else None,
-            "transfer_gain_std": float(np.nanstd(transfer)) if n > 1 else None,
-            "transfer_positive_fraction": float(np.nanmean(positive)) if n > 1 else None,
-        },
-        "matrix": gains.tolist(),
-    }
+    """CFR-Gain of each subgame's strategy on its own and on every other subgame.
+
+    Strategies are mapped to other subgames by decision level
+    (:func:`solvers.studies.generalisation_study`); missing levels play "any".
+    """
+    return studies.generalisation_study(
+        trees, policies, any_baseline, default_action=ANY, num_actions=len(TONES)
+    ).to_dict()
 
 
 def whole_game_study(
@@ -251,67 +187,17 @@ def whole_game_study(
 ) -> dict[str, Any]:
     """Solves the whole game and compares with the assembled per-subgame solutions."""
     tree = whole_game_tree([sg.root for sg in subgames], subgames[0].config)
-    solver = CFRSolver(tree, variant=cfr_variant).run(iterations)
-    whole = solver.average_policy()
-    base = any_baseline(tree)
-    # The per-subgame profile: each information set takes the policy of the subgame it
-    # comes from (an information set shared by two subgames takes the first).
-    assembled = np.zeros((tree.num_infosets, tree.max_actions))
-    filled = np.zeros(tree.num_infosets, dtype=bool)
-    shared = 0
-    for sg, pol in zip(subgames, policies, strict=True):
-        for s, key in enumerate(sg.tree.infoset_keys):
-            w = tree.key_to_infoset[key]
-            if filled[w]:
-                shared += 1
-                continue
-            assembled[w] = pol.probs[s]
-            filled[w] = True
-    assembled_policy = TreePolicy(assembled)
-    nc_whole = nash_conv(tree, whole)
-    nc_sub = nash_conv(tree, assembled_policy)
-    return {
-        "iterations": iterations,
-        "nodes": tree.num_nodes,
-        "infosets": tree.num_infosets,
-        "infosets_shared_across_subgames": shared,
-        "whole_game_cfr": {
-            "nash_conv": nc_whole.nash_conv,
-            "cfr_gain": cfr_gain(tree, whole, base).cfr_gain,
-        },
-        "per_subgame_cfr_assembled": {
-            "nash_conv": nc_sub.nash_conv,
-            "cfr_gain": cfr_gain(tree, assembled_policy, base).cfr_gain,
-        },
-    }
+    return studies.whole_game_study(
+        tree,
+        [sg.tree for sg in subgames],
+        policies,
+        any_baseline,
+        iterations=iterations,
+        cfr_variant=cfr_variant,
+    ).to_dict()
 
 
 # --- the run -----------------------------------------------------------------------
-
-
-def _write_csv(path: Path, rows: Sequence[dict[str, Any]]) -> None:
-    if not rows:
-        path.write_text("")
-        return
-    with open(path, "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        w.writeheader()
-        for r in rows:
-            w.writerow(
-                {k: ("" if isinstance(v, float) and np.isnan(v) else v) for k, v in r.items()}
-            )
-
-
-def _check_out(out: Path) -> None:
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        probe = out / ".write_test"
-        probe.write_text("")
-        probe.unlink()
-    except OSError as err:
-        raise ValueError(
-            f"run_experiment: output folder {str(out)!r} is not writable ({err.strerror})"
-        ) from None
 
 
 def run_experiment(
@@ -328,12 +214,14 @@ def run_experiment(
       ValueError: bad settings or an unwritable output folder.
       gt_llm.ConfigurationError: the backend cannot run here.
     """
-    out = Path(settings.out)
-    _check_out(out)
+    out = check_writable(settings.out, caller="run_experiment")
     if model is None:
-        options = {}
+        options: dict[str, Any] = {}
+        # Only options given: the scripted backend accepts none.
         if settings.requests_per_minute is not None:
             options["requests_per_minute"] = settings.requests_per_minute
+        if settings.timeout is not None:
+            options["timeout"] = settings.timeout
         model = load_model(settings.backend, cache=settings.cache_path, **options)
     label = model_label(model)
     logger.info(
@@ -459,29 +347,12 @@ def run_experiment(
     summary["timings"] = timings
     _write_tables(out, summary)
     # Strict JSON: NaN (e.g. a percentage over zero histories) is written as null.
-    (out / "summary.json").write_text(
-        json.dumps(_finite_or_none(summary), indent=2, allow_nan=False)
-    )
-    (out / "tables.md").write_text(report.markdown_tables(summary) + "\n")
+    write_json(out / "summary.json", summary)
+    write_text(out / "tables.md", report.markdown_tables(summary) + "\n")
     from games.fruit_trading import figures
 
     figures.draw_all(out)
     return ExperimentResult(out=out, summary=summary, subgames=subgames)
-
-
-def _finite_or_none(o: Any) -> Any:
-    """A JSON-ready copy: NumPy values as Python ones, NaN and infinities as None."""
-    if isinstance(o, np.ndarray):
-        o = o.tolist()
-    elif isinstance(o, np.generic):
-        o = o.item()
-    if isinstance(o, float):
-        return o if np.isfinite(o) else None
-    if isinstance(o, dict):
-        return {k: _finite_or_none(v) for k, v in o.items()}
-    if isinstance(o, (list, tuple)):
-        return [_finite_or_none(v) for v in o]
-    return o
 
 
 def _write_tables(out: Path, summary: dict[str, Any]) -> None:
@@ -534,9 +405,9 @@ def _write_tables(out: Path, summary: dict[str, Any]) -> None:
                         **tag,
                     }
                 )
-    _write_csv(out / "table1_guesses.csv", t1)
-    _write_csv(out / "fig6_agreements.csv", f6)
-    _write_csv(out / "table2_3_payoff_signs.csv", t23)
-    _write_csv(out / "ess.csv", ess)
-    _write_csv(out / "generalisation.csv", gen)
-    _write_csv(out / "whole_game.csv", whole)
+    write_csv(out / "table1_guesses.csv", t1)
+    write_csv(out / "fig6_agreements.csv", f6)
+    write_csv(out / "table2_3_payoff_signs.csv", t23)
+    write_csv(out / "ess.csv", ess)
+    write_csv(out / "generalisation.csv", gen)
+    write_csv(out / "whole_game.csv", whole)

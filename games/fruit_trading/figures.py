@@ -8,8 +8,6 @@ model that produced the data; the scripted stand-in is labelled as such.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import textwrap
 from pathlib import Path
@@ -18,18 +16,15 @@ from typing import Any
 import numpy as np
 from matplotlib.figure import Figure
 
-from solvers.plots import plot_metric_panel
+from solvers.plots import (
+    plot_grouped_bars,
+    plot_metric_panel,
+    read_csv_rows,
+    read_curves_csv,
+    to_png,  # noqa: F401  (re-exported: notebooks display figures with it)
+)
 
 _VARIANT_LABEL = {"tone": "tone (σ_CFR)", "tone+belief": "tone + belief (σ_CFR-B)"}
-
-
-def _read_csv(path: Path) -> list[dict[str, str]]:
-    with open(path, newline="") as fh:
-        return list(csv.DictReader(fh))
-
-
-def _col(rows: list[dict[str, str]], name: str) -> np.ndarray:
-    return np.array([float(r[name]) if r[name] != "" else np.nan for r in rows])
 
 
 def load_summary(out: str | Path) -> dict[str, Any]:
@@ -38,8 +33,7 @@ def load_summary(out: str | Path) -> dict[str, Any]:
 
 def load_curves(out: str | Path, variant: str) -> dict[str, np.ndarray]:
     """Mean/std columns of ``curves_<variant>.csv`` as arrays."""
-    rows = _read_csv(Path(out) / f"curves_{variant.replace('+', '_')}.csv")
-    return {k: _col(rows, k) for k in rows[0] if k not in ("backend", "model")}
+    return read_curves_csv(Path(out) / f"curves_{variant.replace('+', '_')}.csv")
 
 
 def _suptitle(fig, summary: dict[str, Any], what: str) -> None:
@@ -56,22 +50,18 @@ def fig6_agreements(out: str | Path):
     """Fig. 6: % agreements reached per message, per variant (grouped bars)."""
     out = Path(out)
     summary = load_summary(out)
-    rows = _read_csv(out / "fig6_agreements.csv")
+    rows = read_csv_rows(out / "fig6_agreements.csv")
     variants = list(dict.fromkeys(r["variant"] for r in rows))
     messages = sorted({int(r["message"]) for r in rows})
     fig = Figure(figsize=(6.5, 4))
     ax = fig.subplots()
-    width = 0.8 / max(1, len(variants))
-    for k, v in enumerate(variants):
-        vals = [float(r["percentage"] or "nan") for r in rows if r["variant"] == v]
-        xs = np.arange(len(messages)) + (k - (len(variants) - 1) / 2) * width
-        bars = ax.bar(xs, vals, width, label=v)
-        ax.bar_label(bars, fmt="%.1f", fontsize=7)
-    ax.set_xticks(np.arange(len(messages)), [str(m) for m in messages])
+    plot_grouped_bars(
+        ax,
+        [str(m) for m in messages],
+        {v: [float(r["percentage"] or "nan") for r in rows if r["variant"] == v] for v in variants},
+    )
     ax.set_xlabel("message")
     ax.set_ylabel("agreements reached (%)")
-    ax.legend(fontsize=8)
-    ax.grid(True, axis="y", alpha=0.3)
     _suptitle(fig, summary, "Agreements reached per message")
     fig.tight_layout()
     return fig
@@ -124,13 +114,6 @@ def fig8_ratio(out: str | Path, short: int = 50):
     _suptitle(fig, summary, "CFR-Gain / NashConv over CFR iterations")
     fig.tight_layout()
     return fig
-
-
-def to_png(fig: Figure, dpi: int = 100) -> bytes:
-    """The figure as PNG bytes (for ``IPython.display.Image``)."""
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi)
-    return buf.getvalue()
 
 
 def draw_all(out: str | Path) -> list[Path]:

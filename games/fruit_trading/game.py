@@ -28,25 +28,21 @@ The model is the scripted stand-in unless ``backend=...`` (a spec for
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
-import numpy as np
 import pyspiel
 
-from games.engine.calls import run_sync
+from games.engine.spiel import EngineGame, EngineState, shared_model
 from games.fruit_trading import scripted  # noqa: F401  (registers the scripted answers)
 from games.fruit_trading.dialogue import (
     Config,
+    DialogueGame,
     DialogueState,
     initial_state,
     opening_step,
-    step,
 )
 from games.fruit_trading.rules import TONES, make_scenario
 from gt_llm.chat import ChatModel
-from gt_llm.parsing import ParsePolicy, ParseStats
-from gt_llm.registry import load_model
 
 SHORT_NAME = "python_fruit_trading"
 _MAX_SEEDS = 16
@@ -80,20 +76,8 @@ _GAME_TYPE = pyspiel.GameType(
     parameter_specification=DEFAULT_PARAMS,
 )
 
-_MODELS: dict[tuple[str, str], ChatModel] = {}
-_MODELS_LOCK = threading.Lock()
 
-
-def _shared_model(backend: str, cache: str) -> ChatModel:
-    """One model per (backend, cache) per process, so games share the cache connection."""
-    with _MODELS_LOCK:
-        key = (backend, cache)
-        if key not in _MODELS:
-            _MODELS[key] = load_model(backend, cache=cache or None)
-        return _MODELS[key]
-
-
-class FruitTradingGame(pyspiel.Game):
+class FruitTradingGame(EngineGame[DialogueState]):
     """The fruit-trading negotiation game."""
 
     def __init__(self, params: dict[str, Any] | None = None, *, model: ChatModel | None = None):
@@ -116,13 +100,11 @@ class FruitTradingGame(pyspiel.Game):
             scenario_seed=int(p["scenario_seed"]),
             payoff_source=str(p["payoff"]),
         )
-        self.model = (
-            model if model is not None else _shared_model(str(p["backend"]), str(p["cache"]))
+        self.setup_engine(
+            DialogueGame(self.config),
+            model if model is not None else shared_model(str(p["backend"]), str(p["cache"])),
+            [lambda i=i: self._opening(i) for i in self.inits],
         )
-        self.parse_policy = ParsePolicy()
-        self.parse_stats = ParseStats()
-        self._roots: dict[int, DialogueState] = {}
-        self._roots_lock = threading.Lock()
         game_info = pyspiel.GameInfo(
             num_distinct_actions=len(TONES),
             max_chance_outcomes=max(num_seeds, len(self.inits)),
@@ -135,117 +117,29 @@ class FruitTradingGame(pyspiel.Game):
         )
         super().__init__(_GAME_TYPE, game_info, p)
 
-    def run(self, gen) -> DialogueState:
-        return run_sync(gen, self.model, policy=self.parse_policy, stats=self.parse_stats)
+    def _opening(self, init: int):
+        scenario = make_scenario(init, seed=self.config.scenario_seed)
+        return opening_step(initial_state(scenario, self.config))
 
-    def root_state(self, init: int) -> DialogueState:
-        """The state after the opening of initialisation ``init`` (computed once)."""
-        with self._roots_lock:
-            if init not in self._roots:
-                scenario = make_scenario(init, seed=self.config.scenario_seed)
-                self._roots[init] = self.run(opening_step(initial_state(scenario, self.config)))
-            return self._roots[init]
-
-    def new_initial_state(self) -> FruitTradingState:
-        return FruitTradingState(self)
-
-    def make_py_observer(self, iig_obs_type=None, params=None) -> FruitTradingObserver:
-        return FruitTradingObserver(iig_obs_type, params)
+    def root_label(self, index: int) -> str:
+        return f"init={self.inits[index]}"
 
 
-class FruitTradingState(pyspiel.State):
-    """A node of the negotiation tree."""
+class FruitTradingState(EngineState[DialogueState]):
+    """A node of the negotiation tree (``dialogue`` is the engine's game state)."""
 
-    def get_game(self) -> FruitTradingGame:  # narrows the type for readers
-        return super().get_game()
-
-    def __init__(self, game: FruitTradingGame):
-        super().__init__(game)
-        self.dialogue: DialogueState | None = None
-        self.pending_tone: str | None = None
-        if len(game.inits) == 1:
-            self.dialogue = game.root_state(game.inits[0])
-
-    # -- whose turn --------------------------------------------------------------
-    def current_player(self) -> int:
-        if self.dialogue is None or self.pending_tone is not None:
-            return pyspiel.PlayerId.CHANCE
-        if self.dialogue.is_terminal():
-            return pyspiel.PlayerId.TERMINAL
-        return self.dialogue.next_speaker()
-
-    def _legal_actions(self, player: int) -> list[int]:
-        return list(range(len(TONES)))
-
-    def chance_outcomes(self) -> list[tuple[int, float]]:
-        if self.dialogue is None:
-            n = len(self.get_game().inits)
-            return [(i, 1.0 / n) for i in range(n)]
-        n = self.get_game().config.num_seeds
-        return [(s, 1.0 / n) for s in range(n)]
-
-    def _apply_action(self, action: int) -> None:
-        if self.dialogue is None:
-            self.dialogue = self.get_game().root_state(self.get_game().inits[action])
-        elif self.pending_tone is None:
-            self.pending_tone = TONES[action]
-        else:
-            tone, self.pending_tone = self.pending_tone, None
-            self.dialogue = self.get_game().run(step(self.dialogue, tone, int(action)))
-
-    def _action_to_string(self, player: int, action: int) -> str:
-        if player == pyspiel.PlayerId.CHANCE:
-            return (
-                f"init={self.get_game().inits[action]}"
-                if self.dialogue is None
-                else f"seed={action}"
-            )
-        return f"tone={TONES[action]}"
-
-    # -- outcome -----------------------------------------------------------------
-    def is_terminal(self) -> bool:
-        return (
-            self.dialogue is not None and self.pending_tone is None and self.dialogue.is_terminal()
-        )
-
-    def returns(self) -> list[float]:
-        if not self.is_terminal():
-            return [0.0, 0.0]
-        return list(self.dialogue.returns())
-
-    def information_state_string(self, player: int | None = None) -> str:
-        player = self.current_player() if player is None else player
-        if self.dialogue is None:
-            return ""
-        return self.dialogue.information_state(player)
-
-    def observation_string(self, player: int | None = None) -> str:
-        return self.information_state_string(player)
+    @property
+    def dialogue(self) -> DialogueState | None:
+        return self.inner
 
     def __str__(self) -> str:
-        if self.dialogue is None:
+        if self.inner is None:
             return "(initialisation not drawn)"
-        tones = ", ".join(t.tone for t in self.dialogue.turns)
-        pending = f"\n[pending tone: {self.pending_tone}]" if self.pending_tone else ""
-        return f"init={self.dialogue.scenario.init} tones=[{tones}]\n{self.dialogue.dialogue_text()}{pending}"
+        tones = ", ".join(t.tone for t in self.inner.turns)
+        pending = f"\n[pending tone: {TONES[self.pending]}]" if self.pending is not None else ""
+        return f"init={self.inner.scenario.init} tones=[{tones}]\n{self.inner.dialogue_text()}{pending}"
 
 
-class FruitTradingObserver:
-    """String-only observer: a player's information state (perfect recall)."""
-
-    def __init__(self, iig_obs_type=None, params=None):
-        if params:
-            raise ValueError(
-                f"FruitTradingObserver: observation parameters not supported: {params}"
-            )
-        self.tensor = np.zeros(0, np.float32)
-        self.dict: dict[str, np.ndarray] = {}
-
-    def set_from(self, state: FruitTradingState, player: int) -> None:
-        pass
-
-    def string_from(self, state: FruitTradingState, player: int) -> str:
-        return state.information_state_string(player)
-
+FruitTradingGame.state_class = FruitTradingState
 
 pyspiel.register_game(_GAME_TYPE, FruitTradingGame)

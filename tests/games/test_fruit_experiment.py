@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from games.fruit_trading import figures
-from games.fruit_trading.experiment import ExperimentSettings, _finite_or_none, run_experiment
+from games.fruit_trading.experiment import ExperimentSettings, run_experiment
+from solvers.writers import finite_or_none
 
 ROOT = Path(__file__).resolve().parents[2]
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -100,8 +101,8 @@ def test_summary_json(run_dir):
 def test_percentage_over_nothing_is_written_as_null():
     # A percentage over zero histories is NaN in memory and null in summary.json.
     data = {"a": [float("nan"), 1.5, np.float64("inf")], "b": np.array([1.0, np.nan])}
-    assert _finite_or_none(data) == {"a": [None, 1.5, None], "b": [1.0, None]}
-    json.dumps(_finite_or_none(data), allow_nan=False)
+    assert finite_or_none(data) == {"a": [None, 1.5, None], "b": [1.0, None]}
+    json.dumps(finite_or_none(data), allow_nan=False)
 
 
 def test_csvs_and_pngs(run_dir):

@@ -1,4 +1,9 @@
-"""The OpenSpiel adapter ``python_fruit_trading`` and its materialised trees."""
+"""The OpenSpiel adapter ``python_fruit_trading`` and its materialised trees.
+
+The checks every game gets (``random_sim_test``, determinism, hidden private
+information, perfect recall, builder tree equals materialised tree) are in
+``test_conformance.py``; these are the fruit-trading specifics.
+"""
 
 from __future__ import annotations
 
@@ -61,20 +66,6 @@ def test_whole_game_starts_with_a_chance_node_over_inits():
     assert state.dialogue.scenario == make_scenario(2)
 
 
-@pytest.mark.parametrize(
-    "params",
-    [
-        {"init": 3, "beliefs": True, "max_messages": 4},
-        {"init": 3, "beliefs": False, "max_messages": 4},
-        {"init": 1, "beliefs": True, "max_messages": 3, "payoff": "exact"},
-        {"init": -1, "num_inits": 3, "max_messages": 3},
-        {"init": -1, "num_inits": 3, "max_messages": 3, "beliefs": True},
-    ],
-)
-def test_random_sim_test(params):
-    pyspiel.random_sim_test(_load(**params), num_sims=8, serialize=False, verbose=False)
-
-
 def test_invalid_parameters():
     with pytest.raises(ValueError, match="num_seeds"):
         FruitTradingGame({"num_seeds": 0})
@@ -84,29 +75,6 @@ def test_invalid_parameters():
         FruitTradingGame({"max_messages": 1})
     with pytest.raises(ValueError, match="payoff"):
         FruitTradingGame({"payoff": "guess"})
-
-
-def _play(game, actions):
-    state = game.new_initial_state()
-    seen = []
-    for a in actions:
-        if state.is_terminal():
-            break
-        state.apply_action(a)
-        if not state.is_terminal():
-            seen.append((state.information_state_string(0), state.information_state_string(1)))
-    return state, seen
-
-
-def test_determinism_same_actions_same_states_and_returns():
-    actions = [2, 1, 0, 0, 3, 1, 1, 0]
-    a_state, a_seen = _play(_load(init=1, beliefs=True, max_messages=4), actions)
-    # A second game object: nothing is shared but the (cached) model.
-    b_state, b_seen = _play(_load(init=1, beliefs=True, max_messages=4, scenario_seed=0), actions)
-    assert a_seen == b_seen and len(a_seen) >= 4
-    assert a_state.is_terminal() and b_state.is_terminal()
-    assert a_state.returns() == b_state.returns()
-    assert str(a_state) == str(b_state)
 
 
 def _tone_line(info_state: str) -> str:
@@ -143,37 +111,6 @@ def test_information_state_hides_opponent_tone(opponent_tone):
     assert own.split("Dialogue:\n", 1)[1] == other.split("Dialogue:\n", 1)[1]
 
 
-def _own_history(tree: solvers.GameTree, node: int, player: int) -> tuple:
-    """The (infoset key, action) sequence of ``player`` on the path to ``node``."""
-    hist = []
-    n = node
-    while tree.parent[n] >= 0:
-        p = int(tree.parent[n])
-        if tree.kind[p] == DECISION and tree.player[p] == player:
-            hist.append((tree.infoset_keys[tree.infoset[p]], int(tree.action[n])))
-        n = p
-    return tuple(reversed(hist))
-
-
-@pytest.mark.parametrize(
-    "params",
-    [
-        {"init": 0, "beliefs": True, "max_messages": 4},
-        {"init": 1, "beliefs": False, "max_messages": 3},
-        {"init": -1, "num_inits": 3, "max_messages": 3, "beliefs": True},
-    ],
-)
-def test_perfect_recall(params):
-    tree = solvers.materialize(_load(**params))
-    assert tree.num_infosets > 1
-    for s in range(tree.num_infosets):
-        nodes = tree.infoset_nodes[tree.infoset_node_ptr[s] : tree.infoset_node_ptr[s + 1]]
-        player = int(tree.infoset_player[s])
-        assert all(int(tree.player[n]) == player for n in nodes)
-        histories = {_own_history(tree, int(n), player) for n in nodes}
-        assert len(histories) == 1, tree.infoset_keys[s][:200]
-
-
 def test_whole_game_infosets_stay_within_one_init():
     # These three initialisations give each player different private information.
     for p in range(2):
@@ -187,37 +124,6 @@ def test_whole_game_infosets_stay_within_one_init():
     for s in range(tree.num_infosets):
         nodes = tree.infoset_nodes[tree.infoset_node_ptr[s] : tree.infoset_node_ptr[s + 1]]
         assert len({int(root_child[n]) for n in nodes}) == 1
-
-
-@pytest.mark.parametrize(
-    "init, max_messages, beliefs",
-    [(0, 4, True), (1, 3, False), (1, 3, True), (7, 3, False)],
-)
-def test_builder_tree_equals_materialised_openspiel_tree(scripted, init, max_messages, beliefs):
-    cfg = Config(max_messages=max_messages, beliefs=beliefs)
-    built = build_subgames([init], cfg, scripted, progress=False)[0].tree
-    walked = solvers.materialize(_load(init=init, max_messages=max_messages, beliefs=beliefs))
-    assert built.num_nodes == walked.num_nodes
-    assert built.num_terminals == walked.num_terminals
-    assert set(built.infoset_keys) == set(walked.infoset_keys)
-    assert sorted(map(tuple, built.returns[built.terminals])) == sorted(
-        map(tuple, walked.returns[walked.terminals])
-    )
-    for t in (built, walked):
-        assert np.bincount(t.kind, minlength=3)[CHANCE] > 0
-    nc_b = solvers.nash_conv(built, solvers.uniform_policy(built)).nash_conv
-    nc_w = solvers.nash_conv(walked, solvers.uniform_policy(walked)).nash_conv
-    assert nc_b == pytest.approx(nc_w, abs=1e-9)
-    cfr_b = solvers.CFRSolver(built).run(50).average_policy()
-    cfr_w = solvers.CFRSolver(walked).run(50).average_policy()
-    assert solvers.nash_conv(built, cfr_b).nash_conv == pytest.approx(
-        solvers.nash_conv(walked, cfr_w).nash_conv, abs=1e-9
-    )
-    # Same policy per information-state string.
-    pb = dict(zip(built.infoset_keys, cfr_b.probs, strict=True))
-    pw = dict(zip(walked.infoset_keys, cfr_w.probs, strict=True))
-    for k in pb:
-        np.testing.assert_allclose(pb[k], pw[k], atol=1e-9)
 
 
 def test_chance_nodes_have_num_seeds_uniform_outcomes():

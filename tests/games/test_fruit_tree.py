@@ -15,16 +15,12 @@ from games.fruit_trading.dialogue import (
     Turn,
     initial_state,
 )
-from games.fruit_trading.experiment import (
-    any_baseline,
-    level_distributions,
-    mapped_policy,
-    whole_game_study,
-)
+from games.fruit_trading.experiment import ANY, any_baseline, whole_game_study
 from games.fruit_trading.rules import TONES, make_scenario
 from games.fruit_trading.tree import build_subgames
 from gt_llm.cache import CachedModel
 from gt_llm.parsing import ParsePolicy, ParseStats
+from solvers.studies import level_distributions, mapped_policy
 
 INITS = (1, 2)
 CFG = Config(max_messages=3, beliefs=True)
@@ -248,11 +244,13 @@ def test_level_distributions_and_mapped_policy(two_subgames):
         # Level 0 is the root's information set: its distribution is the policy there.
         np.testing.assert_allclose(dists[0], pol.probs[sg.tree.infoset[0], : len(TONES)])
         for other in sgs:
-            mapped = mapped_policy(other.tree, dists)
+            mapped = mapped_policy(other.tree, dists, default_action=ANY)
             solvers.check_policy(other.tree, mapped)
             np.testing.assert_allclose(mapped.probs[other.tree.infoset[0]], dists[0])
         # Without distributions, the mapped policy is the "any" baseline.
-        np.testing.assert_array_equal(mapped_policy(sg.tree, {}).probs, any_baseline(sg.tree).probs)
+        np.testing.assert_array_equal(
+            mapped_policy(sg.tree, {}, default_action=ANY).probs, any_baseline(sg.tree).probs
+        )
 
 
 def test_whole_game_study_tree_is_chance_over_subgames(two_subgames):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
-import types
 
 import pytest
 
@@ -120,37 +119,6 @@ def test_parser_has_extension_point():
     assert {"backends", "ask"} <= set(sub.choices)
 
 
-def test_plugin_loading(monkeypatch):
-    import gt_llm.cli as cli_mod
-
-    def add_parser(subparsers):
-        p = subparsers.add_parser("plugin-x")
-        p.set_defaults(func=lambda args: 0)
-
-    fake = types.ModuleType("fake_plugin_mod")
-    fake.add_parser = add_parser
-    monkeypatch.setitem(sys.modules, "fake_plugin_mod", fake)
-    monkeypatch.setattr(
-        cli_mod,
-        "_PLUGIN_MODULES",
-        (("fake_plugin_mod", ("add_parser",)), ("no_such_pkg.cli", ("add_parser",))),
-    )
-    assert main(["plugin-x"]) == 0
-
-
 @pytest.mark.parametrize("args", [["ask"], ["ask", "--seed", "x", "hi"]])
 def test_usage_errors_exit_2(child_env, args):
     assert cli(child_env, *args).returncode == 2
-
-
-def test_broken_plugin_is_logged_not_fatal(monkeypatch, tmp_path, caplog):
-    import gt_llm.cli as cli_mod
-
-    (tmp_path / "broken_plugin_mod.py").write_text("import no_such_dependency_xyz\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(cli_mod, "_PLUGIN_MODULES", (("broken_plugin_mod", ("add_parser",)),))
-    with caplog.at_level("WARNING", logger="gt_llm.cli"):
-        parser = build_parser()
-    assert "no_such_dependency_xyz" in caplog.text
-    sub = next(a for a in parser._actions if a.dest == "command")
-    assert {"backends", "ask"} <= set(sub.choices)

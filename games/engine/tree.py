@@ -1,0 +1,189 @@
+"""Game trees over LLM calls: breadth-first expansion with batched, cached calls.
+
+:func:`expand` grows the trees below several root states together, level by
+level: each open state is stepped with each action (and each seed outcome)
+its game allows, and all LLM calls of a level go out as concurrent,
+de-duplicated batches (:func:`games.engine.calls.run_batched`). Through a
+persistent cache the number of backend calls equals the number of distinct
+requests, and a re-run makes none.
+
+:func:`subgame_tree` turns one expanded root into a :class:`solvers.GameTree`
+(decision -> optional seed chance -> ...), and :func:`whole_game_tree` puts a
+uniform chance node over several roots first (so each player's information
+sets are keyed by its own information only: private information stays
+private). The trees match what ``solvers.materialize`` walks from the game's
+OpenSpiel adapter (:mod:`games.engine.spiel`); the conformance suite checks it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from tqdm.auto import tqdm
+
+from games.engine.calls import run_batched
+from games.engine.protocol import CHANCE, ExpandedNode, LLMGame, S
+from gt_llm.chat import ChatModel
+from gt_llm.parsing import ParsePolicy, ParseStats
+from solvers import GameTree, TreeBuilder
+
+__all__ = ["add_to_builder", "expand", "subgame_tree", "whole_game_tree"]
+
+logger = logging.getLogger(__name__)
+
+#: Steps advanced per batch on a level, so progress bars move on long levels.
+CHUNK = 2048
+
+
+def _branches(game: LLMGame[S], state: S) -> list[tuple[int, int | None]]:
+    """The (action, outcome) keys of a non-terminal state's children, in tree order."""
+    if game.current_player(state) == CHANCE:
+        return [(int(o), None) for o, _ in game.chance_outcomes(state)]
+    out: list[tuple[int, int | None]] = []
+    for a in game.legal_actions(state):
+        seeds = game.seed_outcomes(state, a)
+        if seeds:
+            out.extend((int(a), int(o)) for o, _ in seeds)
+        else:
+            out.append((int(a), None))
+    return out
+
+
+def expand(
+    game: LLMGame[S],
+    roots: Sequence[S],
+    model: ChatModel,
+    *,
+    policy: ParsePolicy | None = None,
+    stats: ParseStats | None = None,
+    max_concurrency: int | None = None,
+    progress: bool = True,
+    label: str = "",
+    max_depth: int | None = None,
+) -> list[ExpandedNode[S]]:
+    """Expands the trees below ``roots`` together, level by level.
+
+    Args:
+      game: The game (its protocol gives actions, outcomes and steps).
+      roots: Root states (already computed, e.g. after a fixed opening).
+      model: The chat model (wrap it in the cache for resumable runs).
+      policy: Re-ask policy for unparseable answers.
+      stats: Parse counters to update.
+      max_concurrency: Bound on concurrent LLM calls.
+      progress: Show a progress bar per level.
+      label: Progress-bar label.
+      max_depth: Stop after this many levels (default: until every leaf is terminal).
+
+    Returns:
+      One :class:`ExpandedNode` per root, children filled.
+    """
+    stats = stats if stats is not None else ParseStats()
+    nodes = [ExpandedNode(s, {}) for s in roots]
+    frontier = list(nodes)
+    level = 1
+    while frontier and (max_depth is None or level <= max_depth):
+        jobs = [
+            (node, key)
+            for node in frontier
+            if not game.is_terminal(node.state)
+            for key in _branches(game, node.state)
+        ]
+        if not jobs:
+            break
+        with tqdm(
+            total=len(jobs),
+            desc=f"{label} level {level + 1}".strip(),
+            unit="branch",
+            disable=not progress,
+            leave=False,
+        ) as bar:
+            children: list[Any] = []
+            for a in range(0, len(jobs), CHUNK):
+                part = jobs[a : a + CHUNK]
+                children.extend(
+                    run_batched(
+                        [game.step(n.state, act, out) for n, (act, out) in part],
+                        model,
+                        policy=policy,
+                        stats=stats,
+                        max_concurrency=max_concurrency,
+                    )
+                )
+                bar.update(len(part))
+        frontier = []
+        for (node, key), child_state in zip(jobs, children, strict=True):
+            child = ExpandedNode(child_state, {})
+            node.children[key] = child
+            frontier.append(child)
+        level += 1
+    return nodes
+
+
+def add_to_builder(
+    builder: TreeBuilder,
+    game: LLMGame[S],
+    node: ExpandedNode[S],
+    *,
+    parent: int | None = None,
+    action: int | None = None,
+    prob: float | None = None,
+) -> None:
+    """Adds the expanded tree below ``node`` to ``builder`` (breadth-first).
+
+    A leaf that is not terminal (expansion stopped early) is added as a
+    terminal with the game's returns there.
+    """
+    queue: list[tuple[ExpandedNode[S], int | None, int | None, float | None]] = [
+        (node, parent, action, prob)
+    ]
+    while queue:
+        nxt = []
+        for n, par, act, pr in queue:
+            state = n.state
+            if game.is_terminal(state) or not n.children:
+                builder.add_terminal(list(game.returns(state)), parent=par, action=act, prob=pr)
+                continue
+            player = game.current_player(state)
+            if player == CHANCE:
+                c = builder.add_chance(parent=par, action=act, prob=pr)
+                for o, p in game.chance_outcomes(state):
+                    nxt.append((n.children[(int(o), None)], c, int(o), float(p)))
+                continue
+            legal = [int(a) for a in game.legal_actions(state)]
+            d = builder.add_decision(
+                player,
+                game.information_state(state, player),
+                legal,
+                parent=par,
+                action=act,
+                prob=pr,
+            )
+            for a in legal:
+                seeds = game.seed_outcomes(state, a)
+                if not seeds:
+                    nxt.append((n.children[(a, None)], d, a, None))
+                    continue
+                c = builder.add_chance(parent=d, action=a)
+                for o, p in seeds:
+                    nxt.append((n.children[(a, int(o))], c, int(o), float(p)))
+        queue = nxt
+
+
+def subgame_tree(game: LLMGame[S], node: ExpandedNode[S], *, game_name: str = "") -> GameTree:
+    """The game tree below one expanded root."""
+    b = TreeBuilder(num_players=game.num_players, game_name=game_name)
+    add_to_builder(b, game, node)
+    return b.build()
+
+
+def whole_game_tree(
+    game: LLMGame[S], nodes: Sequence[ExpandedNode[S]], *, game_name: str = ""
+) -> GameTree:
+    """A uniform chance node over the roots, then each root's tree."""
+    b = TreeBuilder(num_players=game.num_players, game_name=game_name)
+    root = b.add_chance()
+    for i, n in enumerate(nodes):
+        add_to_builder(b, game, n, parent=root, action=i, prob=1.0 / len(nodes))
+    return b.build()

@@ -1,0 +1,85 @@
+"""Fruit trading gives the same results on the shared engine as before it.
+
+The reference summaries in ``tests/games/data/fruit_regression_*.json`` were
+produced by the pre-engine implementation (commit f2a190e) with the scripted
+backend; this test recomputes them with the current code and compares every
+number: counts exactly, floats to 1e-9.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from games.fruit_trading.experiment import ExperimentSettings, run_experiment
+
+DATA = Path(__file__).parent / "data"
+
+
+def _assert_same(expected: Any, actual: Any, where: str = "summary") -> None:
+    if isinstance(expected, dict):
+        assert isinstance(actual, dict), where
+        assert sorted(expected) == sorted(actual), f"{where}: keys differ"
+        for k in expected:
+            _assert_same(expected[k], actual[k], f"{where}/{k}")
+    elif isinstance(expected, list):
+        assert isinstance(actual, list) and len(expected) == len(actual), f"{where}: length"
+        for i, (e, a) in enumerate(zip(expected, actual, strict=True)):
+            _assert_same(e, a, f"{where}[{i}]")
+    elif isinstance(expected, float) or isinstance(actual, float):
+        assert actual is not None and expected is not None, f"{where}: {expected} vs {actual}"
+        assert math.isclose(expected, actual, rel_tol=1e-9, abs_tol=1e-9), (
+            f"{where}: {expected} vs {actual}"
+        )
+    else:
+        assert expected == actual, f"{where}: {expected!r} vs {actual!r}"
+
+
+#: Settings added since the reference was produced; at their defaults they change nothing.
+NEW_SETTINGS = {"timeout": None}
+
+
+def _summary(tmp_path: Path, **settings: Any) -> dict[str, Any]:
+    r = run_experiment(ExperimentSettings(out=str(tmp_path), progress=False, **settings))
+    s = json.loads((r.out / "summary.json").read_text())
+    s.pop("timings")
+    s["settings"].pop("out")
+    s["settings"].pop("cache")
+    for k, default in NEW_SETTINGS.items():
+        assert s["settings"].pop(k) == default
+    return s
+
+
+def test_small_run_matches_pre_engine_summary(tmp_path):
+    ref = json.loads((DATA / "fruit_regression_small.json").read_text())["summary"]
+    _assert_same(ref, _summary(tmp_path, inits=4, iterations=100))
+
+
+@pytest.mark.slow
+def test_default_run_matches_pre_engine_headline_numbers(tmp_path):
+    ref = json.loads((DATA / "fruit_regression_default.json").read_text())["summary"]
+    s = _summary(tmp_path)
+    assert s["settings"] == ref["settings"]
+    _assert_same(ref["llm_calls"], s["llm_calls"], "llm_calls")
+    for name, want in ref["variants"].items():
+        got = s["variants"][name]
+        _assert_same(
+            want,
+            {
+                "trees": [
+                    {k: t[k] for k in ("init", "nodes", "infosets", "terminals")}
+                    for t in got["trees"]
+                ],
+                "fallbacks": got["fallbacks"],
+                "final": got["final"],
+                "ess_first_iteration": got["ess_first_iteration"],
+                "agreements": got["agreements"],
+                "generalisation_summary": got["generalisation"]["summary"],
+                "whole_game": got["whole_game"],
+            },
+            name,
+        )
