@@ -23,7 +23,10 @@ Steps (each returns the parsed value or the task's documented fallback, see
 * :func:`speak` -> :class:`Speech` (the speech act, then its statement text);
 * :func:`vote` -> ``int | None``;
 * :func:`update_scratchpad` -> ``str`` (the new private notes);
-* :func:`analyse_statement` -> ``(SelfAnalysis | None, tuple[PeerAnalysis, ...])``.
+* :func:`analyse_statement` -> ``(SelfAnalysis | None, tuple[PeerAnalysis, ...])``;
+* :func:`decide` -> :class:`Decision`: any decision point of the rules (its
+  phase and legal actions) mapped to the step above that answers it, and the
+  answer mapped back to a legal ``rules`` action.
 
 Seeds are explicit: the runner derives one per call with :func:`call_seed`.
 """
@@ -36,10 +39,23 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
+import numpy as np
+
 from games.engine.calls import Call, Step
 from games.werewolf import parsing, prompts
 from games.werewolf.deception import PeerAnalysis, SelfAnalysis
-from games.werewolf.rules import ROLES, SPEECH_ACTS, TONES, Knowledge, SpeechAct
+from games.werewolf.rules import (
+    ROLES,
+    SPEECH_ACTS,
+    TONES,
+    Action,
+    Bid,
+    Knowledge,
+    Save,
+    Skip,
+    SpeechAct,
+    Target,
+)
 from gt_llm.prompts import PromptTemplate
 
 __all__ = [
@@ -51,8 +67,10 @@ __all__ = [
     "speech_menu",
     "tonight_victim",
     "view_from_knowledge",
+    "Decision",
     "bid",
     "call_seed",
+    "decide",
     "context_fields",
     "make_call",
     "night_check",
@@ -649,3 +667,122 @@ def analyse_statement(
         if a is not None
     )
     return self_rec, peers
+
+
+# --- one decision of the rules ------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Decision:
+    """A rules action chosen by the LLM player.
+
+    Attributes:
+      action: A legal ``rules`` action.
+      text: The statement's words (speeches only; ``None`` for a defaulted
+        speech: use :func:`prompts.plain_statement` of the act).
+      defaulted: True when the model's answer fell back and no legal action
+        followed from it, so a seeded random legal action was taken instead.
+    """
+
+    action: Action
+    text: str | None = None
+    defaulted: bool = False
+
+
+_TARGET_STEPS = {
+    "night_wolves": "kill",
+    "night_doctor": "protect",
+    "night_guard": "protect",
+    "night_seer": "check",
+    "day_vote": "vote",
+}
+
+
+def decide(
+    knowledge: Knowledge,
+    legal: Sequence[Action],
+    *,
+    seed: int,
+    rng: np.random.Generator,
+    texts: Mapping[int, str] | None = None,
+    scratchpad: str = "",
+    beliefs: Mapping[int, Mapping[str, float]] | None = None,
+    suspicion: Mapping[int, float] | None = None,
+) -> Step[Decision]:
+    """The LLM player's action at a rules decision point (``knowledge.phase``).
+
+    Phases: ``night_wolves`` (:func:`night_kill`, with the partners' choices),
+    ``night_doctor`` / ``night_guard`` (:func:`night_protect`), ``night_seer``
+    (:func:`night_check`), ``night_witch_save`` and ``night_witch_poison``
+    (:func:`night_witch`, asked once per step: the save step asks about the
+    healing potion only, the poison step about the poison only, and its prompt
+    already shows whether she saved), ``day_bid`` (:func:`bid`), ``day_speak``
+    (:func:`speak`, with :func:`speech_menu` of the legal acts) and ``day_vote``
+    (:func:`vote`).
+
+    A fallback answer that gives no legal action (``None`` for a target: the
+    rules have no abstention) becomes a legal action drawn with ``rng`` and is
+    marked ``defaulted``; the call itself is already counted as a fallback.
+
+    Args:
+      knowledge: ``rules.knowledge(state, player)`` of the acting player.
+      legal: ``rules.legal_actions(state)``.
+      seed: The seed of the call.
+      rng: The seat's generator (for defaulted actions only).
+      texts, scratchpad, beliefs, suspicion: As for :func:`view_from_knowledge`.
+
+    Raises:
+      ValueError: no legal action, or a phase that is not a player decision.
+    """
+    if not legal:
+        raise ValueError("decide: no legal actions; it is not this player's turn")
+    view = view_from_knowledge(
+        knowledge, texts=texts, scratchpad=scratchpad, beliefs=beliefs, suspicion=suspicion
+    )
+    phase = knowledge.phase
+    targets = [a.player for a in legal if isinstance(a, Target)]
+
+    def default() -> Decision:
+        return Decision(legal[int(rng.integers(len(legal)))], defaulted=True)
+
+    if phase in _TARGET_STEPS:
+        kind = _TARGET_STEPS[phase]
+        if kind == "kill":
+            step = night_kill(view, targets, partner_votes=partner_votes(knowledge), seed=seed)
+        elif kind == "protect":
+            step = night_protect(view, targets, seed=seed)
+        elif kind == "check":
+            step = night_check(view, targets, seed=seed)
+        else:
+            step = vote(view, targets, seed=seed)
+        choice = yield from step
+        return Decision(Target(choice)) if choice in targets else default()
+    if phase == "night_witch_save":
+        choice = yield from night_witch(
+            view,
+            [],
+            victim=tonight_victim(knowledge),
+            can_save=any(isinstance(a, Save) for a in legal),
+            can_poison=False,
+            seed=seed,
+        )
+        return Decision(Save() if choice.save else Skip())
+    if phase == "night_witch_poison":
+        choice = yield from night_witch(
+            view,
+            targets,
+            victim=tonight_victim(knowledge),
+            can_save=False,
+            can_poison=bool(targets),
+            seed=seed,
+        )
+        return Decision(Target(choice.poison) if choice.poison in targets else Skip())
+    if phase == "day_bid":
+        amount = yield from bid(view, seed=seed)
+        return Decision(Bid(amount)) if Bid(amount) in legal else default()
+    if phase == "day_speak":
+        speech = yield from speak(view, **speech_menu(legal), seed=seed)
+        if speech.act not in legal:
+            return default()
+        return Decision(speech.act, text=speech.text)
+    raise ValueError(f"decide: phase {phase!r} is not a player decision")

@@ -17,7 +17,7 @@ import gt_llm
 from games.engine.calls import run_batched, run_sync
 from games.werewolf import players, rules
 from games.werewolf.deception import DeceptionTracker, StatementRecord, tracker_from_events
-from games.werewolf.rules import Save, Skip, Target
+from games.werewolf.rules import Target
 from gt_llm.parsing import ParseStats
 
 
@@ -39,7 +39,8 @@ def oracle_beliefs(state, p):
 def play(preset: str, seed: int, model, stats: ParseStats, *, oracle: bool = False):
     """Plays one game; returns (final state, deception tracker, statement texts).
 
-    With ``oracle``, every non-werewolf's prompts carry the exact beliefs.
+    Independent decisions (every bid, every vote, the scratchpads) go out as one
+    batch. With ``oracle``, every non-werewolf's prompts carry the exact beliefs.
     """
     rng = np.random.default_rng(seed)
     cfg = rules.preset(preset, max_rounds=6, debate_turns=2)
@@ -48,17 +49,18 @@ def play(preset: str, seed: int, model, stats: ParseStats, *, oracle: bool = Fal
     tracker = DeceptionTracker(num_players=n)
     texts: dict[int, str] = {}
     pads = dict.fromkeys(range(n), "")
-    witch_choice = {}
-    last_round_notes = 0
+    notes_round = 1
 
-    def view(p):
-        return players.view_from_knowledge(
-            rules.knowledge(state, p),
+    def extra(p):
+        return dict(
             texts=texts,
             scratchpad=pads[p],
             suspicion=tracker.scores_of(p),
             beliefs=oracle_beliefs(state, p) if oracle else None,
         )
+
+    def view(p):
+        return players.view_from_knowledge(rules.knowledge(state, p), **extra(p))
 
     while rules.current_player(state) != rules.TERMINAL:
         actor = rules.current_player(state)
@@ -68,117 +70,63 @@ def play(preset: str, seed: int, model, stats: ParseStats, *, oracle: bool = Fal
             k = rng.choice(len(outs), p=probs / probs.sum())
             state = rules.apply(state, actor, outs[k][0])
             continue
-        if state.round > last_round_notes and state.phase == "night_wolves" and state.round > 1:
+        if state.round > notes_round and state.phase == "night_wolves":
             # Scratchpads after each day, for every living player, as one batch.
             living = state.living()
             gens = [
-                players.update_scratchpad(view(p), f"day {state.round - 1}", seed=seed + p)
+                players.update_scratchpad(view(p), f"round {notes_round}", seed=seed + p)
                 for p in living
             ]
             for p, pad in zip(living, run_batched(gens, model, stats=stats), strict=True):
                 pads[p] = pad
-            last_round_notes = state.round
-        legal = rules.legal_actions(state)
-        targets = [a.player for a in legal if isinstance(a, Target)]
+            notes_round = state.round
         s = players.call_seed(seed, state.num_steps)
-        v = view(actor)
-        phase = state.phase
-        if phase == "night_wolves":
-            k = rules.knowledge(state, actor)
-            t = run_sync(
-                players.night_kill(v, targets, partner_votes=players.partner_votes(k), seed=s),
-                model,
-                stats=stats,
-            )
-            action = Target(t if t is not None else targets[0])
-        elif phase in ("night_doctor", "night_guard"):
-            t = run_sync(players.night_protect(v, targets, seed=s), model, stats=stats)
-            action = Target(t if t is not None else targets[0])
-        elif phase == "night_seer":
-            t = run_sync(players.night_check(v, targets, seed=s), model, stats=stats)
-            action = Target(t if t is not None else targets[0])
-        elif phase == "night_witch_save":
-            k = rules.knowledge(state, actor)
-            poison_opts = [p for p in state.living() if p != actor]
-            c = run_sync(
-                players.night_witch(
-                    v,
-                    poison_opts,
-                    victim=players.tonight_victim(k),
-                    can_save=True,
-                    can_poison=k.potions[1],
-                    seed=s,
-                ),
-                model,
-                stats=stats,
-            )
-            witch_choice[state.round] = c
-            action = Save() if c.save else Skip()
-        elif phase == "night_witch_poison":
-            c = witch_choice.get(state.round)
-            if c is None:
-                k = rules.knowledge(state, actor)
-                c = run_sync(
-                    players.night_witch(
-                        v, targets, victim=None, can_save=False, can_poison=True, seed=s
-                    ),
-                    model,
-                    stats=stats,
-                )
-            action = Target(c.poison) if c.poison in targets else Skip()
-        elif phase == "day_bid":
-            # Every living player's bid as one batch.
+        if state.phase in ("day_bid", "day_vote"):
+            # Every living player's bid (or vote) as one batch.
             queue = list(state.queue)
-            bids = run_batched(
-                [players.bid(view(p), seed=players.call_seed(s, p)) for p in queue],
-                model,
-                stats=stats,
-            )
-            for p, b in zip(queue, bids, strict=True):
-                state = rules.apply(state, p, rules.Bid(b))
-            continue
-        elif phase == "day_speak":
-            speech = run_sync(
-                players.speak(v, **players.speech_menu(legal), seed=s), model, stats=stats
-            )
-            truth = rules.is_deceptive_in_truth(state, actor, speech.act)
-            state = rules.apply(state, actor, speech.act)
-            sid = len(tracker.statements)
-            texts[sid] = speech.text
-            views = {p: view(p) for p in state.living()}
-            stmt = views[actor].statements[sid]
-            tracker = tracker.add_statement(
-                StatementRecord(
-                    sid, actor, state.round, speech.text, truth, players.act_dict(speech.act)
+            gens = []
+            for p in queue:
+                k = rules.knowledge(state, p)
+                legal = rules.legal_actions(state) if p == actor else _legal_for(state, p)
+                gens.append(
+                    players.decide(k, legal, seed=players.call_seed(s, p), rng=rng, **extra(p))
                 )
-            )
-            own, peers = run_sync(
-                players.analyse_statement(views, stmt, seed=s), model, stats=stats
-            )
-            if own is not None:
-                tracker = tracker.add_self(own)
-            for a in peers:
-                tracker = tracker.add_peer(a)
+            for p, d in zip(queue, run_batched(gens, model, stats=stats), strict=True):
+                assert not d.defaulted
+                state = rules.apply(state, p, d.action)
             continue
-        elif phase == "day_vote":
-            queue = list(state.queue)
-            votes = run_batched(
-                [
-                    players.vote(
-                        view(p), [q for q in state.living() if q != p], seed=players.call_seed(s, p)
-                    )
-                    for p in queue
-                ],
-                model,
-                stats=stats,
-            )
-            for p, t in zip(queue, votes, strict=True):
-                state = rules.apply(state, p, Target(t))
+        legal = rules.legal_actions(state)
+        d = run_sync(
+            players.decide(rules.knowledge(state, actor), legal, seed=s, rng=rng, **extra(actor)),
+            model,
+            stats=stats,
+        )
+        assert not d.defaulted and d.action in legal
+        if state.phase != "day_speak":
+            state = rules.apply(state, actor, d.action)
             continue
-        else:
-            raise AssertionError(phase)
-        state = rules.apply(state, actor, action)
+        truth = rules.is_deceptive_in_truth(state, actor, d.action)
+        state = rules.apply(state, actor, d.action)
+        sid = len(tracker.statements)
+        texts[sid] = d.text
+        views = {p: view(p) for p in state.living()}
+        stmt = views[actor].statements[sid]
+        tracker = tracker.add_statement(
+            StatementRecord(sid, actor, state.round, d.text, truth, players.act_dict(d.action))
+        )
+        own, peers = run_sync(players.analyse_statement(views, stmt, seed=s), model, stats=stats)
+        if own is not None:
+            tracker = tracker.add_self(own)
+        for a in peers:
+            tracker = tracker.add_peer(a)
     return state, tracker, texts
+
+
+def _legal_for(state, p):
+    """The legal actions of ``p`` in a simultaneous step (bids, votes), before its turn."""
+    if state.phase == "day_bid":
+        return [rules.Bid(b) for b in range(rules.MAX_BID + 1)]
+    return [Target(q) for q in state.living() if q != p]
 
 
 @pytest.fixture(scope="module")
@@ -217,7 +165,7 @@ def test_better_beliefs_give_better_votes(scripted):
             state, _, _ = play("arena", seed, scripted, ParseStats(), oracle=oracle)
             wins[oracle] += state.winner == rules.VILLAGERS
     assert wins[True] > wins[False]
-    assert wins[True] >= 10
+    assert wins[True] >= 11  # measured: 100 of 100 seeds with exact beliefs
 
 
 def dealt(preset="arena", roles=("werewolf", "werewolf", "seer", "doctor") + ("villager",) * 4):
