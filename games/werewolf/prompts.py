@@ -289,7 +289,7 @@ def suspicion_text(suspicion: Mapping[int, float]) -> str:
     if not suspicion:
         return ""
     parts = ", ".join(f"{player_name(p)} {s:.2f}" for p, s in sorted(suspicion.items()))
-    return f"Your deception scores so far (0 honest, 1 deceptive): {parts}."
+    return f"Your deception scores so far (your recent suspicion, 0 to 1): {parts}."
 
 
 def check_kind_text(check_results: Sequence[str]) -> str:
@@ -310,9 +310,9 @@ def witch_texts(victim: int | None, can_save: bool, can_poison: bool) -> tuple[s
     potions.append(
         "You can save the victim with your healing potion."
         if can_save and victim is not None
-        else "You cannot save anyone tonight."
+        else "You cannot save anyone now."
     )
-    potions.append("You can poison one player." if can_poison else "Your poison is already used.")
+    potions.append("You can poison one player." if can_poison else "You cannot poison anyone now.")
     return victim_text, " ".join(potions)
 
 

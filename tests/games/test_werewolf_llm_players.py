@@ -129,3 +129,31 @@ def test_steps_validate_before_any_call():
         players.PlayerView(player=0, role="seer", num_players=3, alive=(0, 1), partners=(1,))
     with pytest.raises(ValueError, match="role must be one of"):
         players.PlayerView(player=0, role="mayor", num_players=3, alive=(0, 1))
+
+
+def test_decide_on_a_rules_state_defaults_to_a_legal_action_after_fallback(server, model):
+    import numpy as np
+
+    from games.werewolf import rules
+
+    state = rules.initial_state(rules.preset("arena"))
+    for r in ("werewolf", "werewolf", "seer", "doctor") + ("villager",) * 4:
+        state = rules.apply(state, rules.CHANCE, rules.ROLES.index(r))
+    legal = rules.legal_actions(state)
+    stats = ParseStats()
+    step = players.decide(rules.knowledge(state, 0), legal, seed=1, rng=np.random.default_rng(0))
+    # Echo answers never parse: the kill falls back (None), and a legal target is drawn.
+    d = run_sync(step, model, stats=stats, policy=ParsePolicy(1))
+    assert d.defaulted and d.action in legal
+    assert stats.fallbacks["werewolf.night_kill"] == 1
+    prompt = server.requests[0].body["messages"][-1]["content"]
+    assert "Valid targets: Player 3, Player 4, Player 5, Player 6, Player 7, Player 8." in prompt
+    system = server.requests[0].body["messages"][0]["content"]
+    assert "Your fellow werewolves: Player 2." in system
+    # A good answer is used as is.
+    server.enqueue(*say('{"target": 5}'))
+    d = run_sync(
+        players.decide(rules.knowledge(state, 0), legal, seed=2, rng=np.random.default_rng(0)),
+        model,
+    )
+    assert d == players.Decision(rules.Target(4))
