@@ -41,6 +41,30 @@ from gt_llm.chat import ChatRequest
 from gt_llm.errors import ParseError
 from gt_llm.parsing import parse_json_object
 
+__all__ = [
+    "FALLBACKS",
+    "PARSERS",
+    "FieldParser",
+    "PeerReport",
+    "SelfReport",
+    "WitchChoice",
+    "fallback_for",
+    "parse_bid",
+    "parse_peer_analysis",
+    "parse_scratchpad",
+    "parse_self_analysis",
+    "parse_speech_act",
+    "parse_statement",
+    "parse_target",
+    "parse_vote",
+    "parse_witch",
+    "parser_for",
+    "read_bool",
+    "read_choice",
+    "read_player",
+    "read_unit",
+]
+
 #: ``parse(text, fields) -> value``: a parser that validates against a request's fields.
 FieldParser = Callable[[str, Mapping[str, Any]], Any]
 

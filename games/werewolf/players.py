@@ -68,6 +68,7 @@ __all__ = [
     "tonight_victim",
     "view_from_knowledge",
     "Decision",
+    "act_dict",
     "bid",
     "call_seed",
     "decide",

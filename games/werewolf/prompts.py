@@ -28,14 +28,46 @@ from typing import Any
 from games.werewolf.rules import TEAM_RESULTS
 from gt_llm.prompts import PromptBook, PromptTemplate
 
+__all__ = [
+    "BID",
+    "BID_RANGE",
+    "BOOK",
+    "CONTEXT_EXTRAS",
+    "CONTEXT_FIELDS",
+    "DECEPTION_TYPES",
+    "NIGHT_CHECK",
+    "NIGHT_KILL",
+    "NIGHT_PROTECT",
+    "NIGHT_TEMPLATES",
+    "NIGHT_WITCH",
+    "PEER_ANALYSIS",
+    "PEER_LABELS",
+    "SCRATCHPAD",
+    "SELF_ANALYSIS",
+    "SPEECH_ACT",
+    "STATEMENT",
+    "VOTE",
+    "act_text",
+    "belief_lines",
+    "check_kind_text",
+    "identity_text",
+    "plain_statement",
+    "player_from_number",
+    "player_name",
+    "players_text",
+    "speech_options_text",
+    "suspicion_text",
+    "tone_line",
+    "witch_texts",
+    "with_article",
+]
+
 #: Deception types of a self-analysis (the benchmark's five).
 DECEPTION_TYPES = ("none", "omission", "distortion", "fabrication", "misdirection")
 #: Labels of a peer analysis.
 PEER_LABELS = ("deceptive", "truthful")
 #: Bids to speak are integers in this range (inclusive).
 BID_RANGE = (0, 10)
-#: Night actions and the task that asks for each.
-NIGHT_ACTIONS = ("kill", "protect", "check", "witch")
 
 
 def player_name(player: int) -> str:

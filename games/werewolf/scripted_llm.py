@@ -42,6 +42,8 @@ import numpy as np
 from games.werewolf import prompts
 from gt_llm.backends.scripted import register_scripted_task
 
+__all__ = ["HANDLERS", "deception_of", "wolf_scores"]
+
 #: Roles that exactly one player holds (claiming one you do not hold is a lie someone may see).
 UNIQUE_ROLES = ("seer", "doctor", "witch", "guard")
 WOLF = "werewolf"
