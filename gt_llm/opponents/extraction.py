@@ -33,11 +33,11 @@ import re
 from collections.abc import Sequence
 from typing import Generic, Literal, TypeVar
 
-from gt_llm.chat import ChatRequest
+from gt_llm.chat import ChatModel, ChatRequest
 from gt_llm.errors import ParseError
 from gt_llm.opponents.base import UNSURE, Evidence
 from gt_llm.opponents.prompts import OPPONENT_PROMPTS
-from gt_llm.parsing import parse_number
+from gt_llm.parsing import ParsePolicy, ParseStats, complete_parsed, parse_number
 
 T = TypeVar("T")
 
@@ -373,6 +373,66 @@ def rerank_request(
     return OPPONENT_PROMPTS.render("opponents.rerank", fields, seed=seed)
 
 
+def extract_statement_evidence(
+    chat: ChatModel,
+    *,
+    players: Sequence[str],
+    self_id: str,
+    self_role: str,
+    identities: Sequence[str],
+    statement: str,
+    act: SpeechAct,
+    step: int,
+    unique: Sequence[str] = (),
+    impostor: str = "",
+    seed: int = 0,
+    policy: ParsePolicy | None = None,
+    stats: ParseStats | None = None,
+) -> tuple[Evidence, ...]:
+    """Algorithm 1, line 1: asks both extraction prompts about one statement.
+
+    Each answer is parsed with the skip-and-count parsers, re-asked per
+    ``policy`` when nothing valid came back, and falls back to *no evidence*
+    (logged and counted in ``stats`` by :mod:`gt_llm.parsing`) after that.
+    Identity judgments come from the speaker's statement (``actor`` = speaker),
+    except for a moderator's ``reveal``, whose judgments are certain facts.
+
+    Returns:
+      The identity evidence followed by the intent evidence.
+    """
+    common = dict(
+        players=players,
+        self_id=self_id,
+        self_role=self_role,
+        unique=unique,
+        impostor=impostor,
+        statement=statement,
+        act=act,
+        seed=seed,
+    )
+    none: ParsedRecords = ParsedRecords(())
+    ident = complete_parsed(
+        chat,
+        identity_request(identities=identities, **common),
+        lambda t: parse_identity_judgments(t, players=players, identities=identities),
+        fallback=lambda _r: none,
+        policy=policy,
+        stats=stats,
+    ).value
+    inten = complete_parsed(
+        chat,
+        intent_request(**common),
+        lambda t: parse_intents(t, players=players),
+        fallback=lambda _r: none,
+        policy=policy,
+        stats=stats,
+    ).value
+    reveal = act.kind == "reveal"
+    return judgments_to_evidence(
+        ident.items, step=step, speaker="" if reveal else act.speaker, certain=reveal
+    ) + intents_to_evidence(inten.items, step=step)
+
+
 def parse_relevance(text: str) -> float:
     """Reads ``Relevance: N`` with N in 0-10.
 
@@ -390,6 +450,7 @@ __all__ = [
     "INTENT_SIGN",
     "INTENT_TYPES",
     "IdentityJudgment",
+    "extract_statement_evidence",
     "Intent",
     "ParsedRecords",
     "SpeechAct",

@@ -10,7 +10,10 @@ the edge trust T(p_i, p_j), 0 at the start.
 * Algorithm 1 (update, :meth:`GratrModel.observe`): an intent of p_i towards p_j
   with credibility c is appended to D(p_i, p_j) (Eq. 1), the edge trust is the
   merge of its raw evidence list (Eq. 4), and T(p_j) is updated from T(p_i)
-  and c (Eqs. 2-3).
+  and c (Eqs. 2-3). The paper merges an edge's evidence during retrieval
+  (Algorithm 2, line 11); since Eq. 4 is a function of the raw list alone we
+  merge when evidence arrives — the same value, computed off the decision's
+  hot path.
 * Algorithm 2 (retrieval, :meth:`GratrModel.retrieve`): from the top-w most
   trusted nodes, a best-first search by node trust over *incoming* edges builds
   an evidence chain p_1 <- p_2 <- ... <- p_o = target per start; the chains give

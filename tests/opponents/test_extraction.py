@@ -228,3 +228,57 @@ def test_rerank_request_and_parser():
         parse_relevance("Relevance: 12")
     with pytest.raises(ParseError):
         parse_relevance("very relevant")
+
+
+def test_extract_statement_evidence_end_to_end_and_fallback():
+    from gt_llm.chat import ChatModel, ChatResponse
+    from gt_llm.opponents import extract_statement_evidence
+    from gt_llm.parsing import ParsePolicy, ParseStats
+
+    common = dict(
+        players=PLAYERS,
+        self_id="Player 1",
+        self_role="villager",
+        identities=ROLES,
+        unique=("seer", "witch", "guard"),
+        impostor="werewolf",
+        step=7,
+    )
+    ev = extract_statement_evidence(
+        load_model("scripted"),
+        statement="(Player 6): I checked Player 2, a werewolf.",
+        act=SpeechAct("share_check", "Player 6", "Player 2", "werewolf"),
+        **common,
+    )
+    assert [(e.kind, e.subject, e.value, e.actor) for e in ev] == [
+        ("identity", "Player 2", "werewolf", "Player 6"),
+        ("intent", "Player 2", "Attack", "Player 6"),
+    ]
+    assert ev[1].credibility == pytest.approx(-0.9) and all(e.step == 7 for e in ev)
+    facts = extract_statement_evidence(
+        load_model("scripted"),
+        statement="(Moderator): Player 2 was the witch.",
+        act=SpeechAct("reveal", "moderator", "Player 2", "witch"),
+        **common,
+    )
+    assert [(e.subject, e.value, e.certain, e.actor) for e in facts] == [
+        ("Player 2", "witch", True, "")
+    ]
+
+    class Babbler(ChatModel):
+        backend, model = "babbler", "v0"
+
+        def complete(self, request):
+            return ChatResponse(text="I have no idea.", backend=self.backend, model=self.model)
+
+    stats = ParseStats()
+    ev = extract_statement_evidence(
+        Babbler(),
+        statement="x",
+        act=SpeechAct("accuse", "Player 3", "Player 4"),
+        policy=ParsePolicy(max_reasks=1),
+        stats=stats,
+        **common,
+    )
+    assert ev == ()
+    assert stats.to_dict()["fallbacks"] == {"opponents.identity": 1, "opponents.intent": 1}
