@@ -66,8 +66,10 @@ is repeated where it is made):
     trust between two players: they are kept as node observations, no edge.
 11. **Identity judgments** become trust through the context's ``alignment``
     (+1 for the observer's side, -1 for the other): u = T(source) * alignment *
-    confidence with Eqs. 2-3, the source being the observer itself (T = 1) or
-    the player whose statement gave it.
+    confidence with Eqs. 2-3. The source is the observer itself (T = 1) for a
+    judgment without an actor (the observer's, or the moderator's) and for a
+    speaker's claim about itself (the LLM's confidence already weighs it);
+    otherwise it is the speaker whose statement gave it, with T(speaker).
 
 Updates return a new model: the networkx graph is copied once per
 ``observe``/``observe_all``/``retrieve`` call (O(nodes + edges); see
@@ -452,9 +454,12 @@ class GratrModel(HistoryMixin, OpponentModel):
                 return
             if node["pinned"] or a == 0.0:
                 return
+            # Hole 11: the observer's own judgment, or a claim about oneself as the
+            # observer's LLM judged it, has source trust 1; a judgment that another
+            # player's statement gave is scaled by that player's trust (Eq. 2).
             source = 1.0
-            if e.actor and e.actor in g and e.actor != e.subject:
-                source = float(g.nodes[e.actor]["trust"])
+            if e.actor and e.actor != e.subject:
+                source = float(g.nodes[e.actor]["trust"]) if e.actor in g else 0.0
             node["trust"] = node_trust_update(source, a * e.weight, node["trust"])
             return
         # An intent of e.actor towards e.subject.

@@ -169,6 +169,9 @@ def test_identity_judgments_through_alignment(g0):
     b = m.belief(p(7))
     assert b.most_likely() == ("seer",)
     assert b.distribution["seer"] == pytest.approx(1.0)  # all judgment weight on seer
+    # A claim about oneself counts with the LLM's confidence: u = 1 * (+1) * 0.7.
+    m = m.observe(Evidence(subject=p(3), value="seer", weight=0.7, actor=p(3), step=5))
+    assert m.trust(p(3)) == pytest.approx(0.7)
     # Fruit-like hypotheses without alignment change no trust.
     f = make_opponent_model("gratr", hypotheses=("apples", "bananas"))
     f = f.observe(Evidence(subject="Bob", value="apples", step=1))
