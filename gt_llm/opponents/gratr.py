@@ -332,7 +332,8 @@ class GratrModel(HistoryMixin, OpponentModel):
     Attributes:
       context: Players, self id, hypotheses, alignment, history window.
       params: GRATR's constants.
-      graph: The networkx graph; never mutated once the model holds it.
+      graph: The networkx graph, frozen once the model holds it (its attribute
+        dicts are not guarded: treat them as read-only).
       history: The last K messages.
     """
 
@@ -342,6 +343,11 @@ class GratrModel(HistoryMixin, OpponentModel):
     params: GratrParams = GratrParams()
     graph: nx.DiGraph = dataclasses.field(default_factory=nx.DiGraph, compare=False)
     history: tuple[Evidence, ...] = ()
+
+    def __post_init__(self) -> None:
+        # Structural changes to a held graph raise (networkx's freeze); updates work
+        # on a copy (``graph.copy()`` of a frozen graph is an unfrozen one).
+        nx.freeze(self.graph)
 
     # -- construction -------------------------------------------------------
 

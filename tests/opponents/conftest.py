@@ -1,28 +1,18 @@
-"""Shared fixtures of the opponent-model tests: an 8-player Werewolf-like context."""
+"""Fixtures of the opponent-model tests (helpers live in opponent_fixtures.py)."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
 
-from gt_llm.opponents import OpponentContext
+# Make the helper module importable by name from the tests in this folder.
+sys.path.insert(0, str(Path(__file__).parent))
 
-PLAYERS = tuple(f"Player {i}" for i in range(1, 9))
-ROLES = ("werewolf", "villager", "seer", "witch", "guard")
-ALIGNMENT = {"werewolf": -1.0, "villager": 1.0, "seer": 1.0, "witch": 1.0, "guard": 1.0}
+from opponent_fixtures import werewolf_context  # noqa: E402
 
-
-def werewolf_context(**overrides) -> OpponentContext:
-    fields = dict(
-        players=PLAYERS,
-        self_id="Player 1",
-        hypotheses=ROLES,
-        alignment=ALIGNMENT,
-        self_role="villager",
-        k=15,
-        top_k=3,
-    )
-    fields.update(overrides)
-    return OpponentContext(**fields)
+from gt_llm.opponents import OpponentContext  # noqa: E402
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import PLAYERS, ROLES, werewolf_context
+from opponent_fixtures import PLAYERS, ROLES, werewolf_context
 
 from gt_llm.opponents import (
     Belief,

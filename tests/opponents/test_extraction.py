@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import PLAYERS, ROLES, werewolf_context
+from opponent_fixtures import PLAYERS, ROLES, werewolf_context
 
 from gt_llm import ParseError, load_model
 from gt_llm.opponents import (

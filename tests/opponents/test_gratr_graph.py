@@ -8,7 +8,7 @@ import math
 import networkx as nx
 import numpy as np
 import pytest
-from conftest import PLAYERS, ROLES, werewolf_context
+from opponent_fixtures import PLAYERS, ROLES, werewolf_context
 
 from gt_llm.opponents import Evidence, GratrModel, GratrParams, make_opponent_model
 from gt_llm.opponents.gratr import (
@@ -62,6 +62,9 @@ def test_algorithm_1_edge_list_merge_and_node_update(g0):
     # The parent is unchanged (a value).
     assert m.edge_trust(p(1), p(2)) == pytest.approx(0.664037, abs=1e-6)
     assert g0.graph.number_of_edges() == 0
+    # The held graphs are frozen.
+    with pytest.raises(nx.NetworkXError):
+        m.graph.add_edge(p(2), p(3))
 
 
 def test_merge_never_touches_the_reverse_edge(g0):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import werewolf_context
+from opponent_fixtures import werewolf_context
 
 from gt_llm import load_model
 from gt_llm.opponents import Evidence, NativeRag, RerankRag, make_opponent_model
