@@ -325,7 +325,9 @@ def _new_node(graph: nx.DiGraph, node: str) -> None:
         graph.add_node(node, trust=0.0, pinned=False, fact=None, observations=())
 
 
-@dataclasses.dataclass(frozen=True)
+# eq=False: two models are equal only when they are the same object (a graph has
+# no value equality; compare snapshots instead).
+@dataclasses.dataclass(frozen=True, eq=False)
 class GratrModel(HistoryMixin, OpponentModel):
     """One agent's GRATR trust graph (an immutable value; see the module docstring).
 
@@ -341,7 +343,7 @@ class GratrModel(HistoryMixin, OpponentModel):
 
     context: OpponentContext = OpponentContext()
     params: GratrParams = GratrParams()
-    graph: nx.DiGraph = dataclasses.field(default_factory=nx.DiGraph, compare=False)
+    graph: nx.DiGraph = dataclasses.field(default_factory=nx.DiGraph)
     history: tuple[Evidence, ...] = ()
 
     def __post_init__(self) -> None:
