@@ -1,81 +1,388 @@
-"""The opponent-model interface shared by Dirichlet belief revision and GRATR.
+"""The opponent-model interface shared by every belief model of the toolkit.
 
-An opponent model is held by one observer and describes what it believes
-about the other players. It is a value: :meth:`OpponentModel.observe`
-returns a *new* model, so game states can branch (as game trees do) without
-copying by hand. It can:
+An opponent model is held by one observer (one player) and describes what it
+believes about the other players. It is a *value*: every update returns a new
+model and leaves the old one unchanged, so game states can branch (as game
+trees do) without copying by hand. Every model can:
 
-* ``observe(evidence)`` — take one piece of evidence about a player;
-* ``belief(subject)`` — report the belief about a player, with the evidence
-  behind it;
-* ``render(subject, template, **names)`` — put the belief into a prompt
-  sentence (the sentence itself lives in the game's prompt book);
+* ``observe(evidence)`` — take one piece of :class:`Evidence` (who did or said
+  what to whom, with a credibility in [-1, 1] and a time step);
+* ``belief(subject)`` — answer "what do I believe about / how far do I trust
+  player X" with a frozen :class:`Belief` (a trust value, a distribution over
+  hypotheses where the model has one, and the evidence behind it);
+* ``consult(goal=..., subjects=...)`` — give the :class:`PromptFields` a prompt
+  needs to steer the player (typed data, never sentences: the sentences live
+  in a game's prompt book), together with the model after any update the
+  consultation itself makes (GRATR's retrieval updates trust, Algorithm 2);
+* ``on_outcome(revealed, step=...)`` — update on an outcome (roles revealed);
 * ``snapshot()`` — a JSON-ready dict for logs.
+
+Models are built by name from a typed, frozen :class:`OpponentContext`
+(:func:`gt_llm.opponents.make_opponent_model`).
 """
 
 from __future__ import annotations
 
 import abc
 import dataclasses
-from collections.abc import Mapping
-from typing import Any, ClassVar
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypedDict
+
+if TYPE_CHECKING:
+    from gt_llm.chat import ChatModel
+
+#: What a piece of evidence is: an identity judgment about ``subject`` (``value`` is
+#: a hypothesis), an intent of ``actor`` towards ``subject`` (``credibility`` carries
+#: its sign and strength), or a plain message (``text``) for the history.
+EvidenceKind = Literal["identity", "intent", "message"]
+EVIDENCE_KINDS: tuple[str, ...] = ("identity", "intent", "message")
+
+#: The answer to "how do I stand towards X" (GRATR's ally / adversary / unsure by ε).
+Stance = Literal["ally", "adversary", "unsure"]
+
+#: The identity a model reports when it has no evidence (GRATR appendix: "unsure").
+UNSURE = "unsure"
+
+
+def clamp_unit(x: float) -> float:
+    """Clamps to [-1, 1]; NaN (never expected) raises instead of propagating."""
+    if math.isnan(x):
+        raise ValueError("clamp_unit: NaN trust value")
+    return -1.0 if x < -1.0 else 1.0 if x > 1.0 else float(x)
 
 
 @dataclasses.dataclass(frozen=True)
 class Evidence:
     """One observation about ``subject``.
 
+    The first four fields are the original call surface (fruit trading builds
+    ``Evidence(subject=..., value=..., source=..., step=...)``): such evidence is
+    an identity judgment of weight 1.
+
     Attributes:
-      subject: The player the evidence is about (a name or id).
-      value: What it points to (e.g. a hypothesis such as ``"apples"``).
-      source: Where it came from (e.g. ``"llm_guess"``), for logs.
-      step: When (e.g. the message number).
-      weight: Strength in [0, 1] where the model uses one (GRATR's confidence).
+      subject: The player the evidence is about (the target of an intent).
+      value: For ``identity``: the hypothesis it points to (a role, a fruit); for
+        ``intent``: the intent type (``Attack``/``Defend``/``Deceive``), for logs.
+      source: Where it came from (``"llm_guess"``, ``"intent"``, ``"moderator"``).
+      step: The time step (message number, day); decay and ordering use it.
+      weight: Confidence in [0, 1] of an identity judgment.
+      kind: ``"identity"``, ``"intent"`` or ``"message"``.
+      actor: Who did or said it (``""``: the observer itself, or the moderator).
+      credibility: For ``intent``: in [-1, 1], negative for hostility, positive
+        for support, its magnitude the strength (GRATR's c(p_i, p_j)).
+      certain: A fact (a seer's check, a revealed role): pinned, never overwritten.
+      text: The message text, when there is one (the retrieval baselines use it).
     """
 
     subject: str
-    value: str
+    value: str = ""
     source: str = ""
     step: int = 0
     weight: float = 1.0
+    kind: EvidenceKind = "identity"
+    actor: str = ""
+    credibility: float = 0.0
+    certain: bool = False
+    text: str = ""
+
+    def __post_init__(self) -> None:
+        if self.kind not in EVIDENCE_KINDS:
+            raise ValueError(f"Evidence: kind must be one of {EVIDENCE_KINDS}, got {self.kind!r}")
+        if not 0.0 <= self.weight <= 1.0:
+            raise ValueError(f"Evidence: weight must be in [0, 1], got {self.weight}")
+        if not -1.0 <= self.credibility <= 1.0:
+            raise ValueError(f"Evidence: credibility must be in [-1, 1], got {self.credibility}")
+        if self.kind == "intent" and not self.actor:
+            raise ValueError("Evidence: an intent needs an actor (who acted towards subject)")
+        if self.kind == "identity" and not self.value:
+            raise ValueError("Evidence: an identity judgment needs a value (the hypothesis)")
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (for snapshots and logs)."""
+        return dataclasses.asdict(self)
 
 
 @dataclasses.dataclass(frozen=True)
 class Belief:
-    """A belief about one subject: a distribution over hypotheses and its evidence."""
+    """A frozen answer about one subject.
+
+    Attributes:
+      subject: The player asked about.
+      distribution: Probabilities over hypotheses, in hypothesis order; empty for
+        models that keep none (``none``, the retrieval baselines).
+      evidence: The evidence behind the answer, oldest first.
+      value: Trust in [-1, 1] (GRATR's T(p)); ``None`` for models without one.
+      pinned: Whether a certain fact fixes the answer.
+    """
 
     subject: str
-    distribution: Mapping[str, float]
+    distribution: Mapping[str, float] = dataclasses.field(default_factory=dict)
     evidence: tuple[Evidence, ...] = ()
+    value: float | None = None
+    pinned: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "distribution", MappingProxyType(dict(self.distribution)))
+        object.__setattr__(self, "evidence", tuple(self.evidence))
 
     def most_likely(self, *, tol: float = 1e-12) -> tuple[str, ...]:
-        """The hypotheses of highest probability (several on a tie), in stored order."""
+        """The hypotheses of highest probability (several on a tie), in stored order.
+
+        Empty when the model keeps no distribution.
+        """
+        if not self.distribution:
+            return ()
         top = max(self.distribution.values())
         return tuple(h for h, p in self.distribution.items() if p >= top - tol)
 
 
-class OpponentModel(abc.ABC):
-    """What one observer believes about the other players."""
+class MessageView(TypedDict):
+    """One past message as a prompt shows it."""
 
-    #: Registered name (``"dirichlet"``, ``"gratr"``).
+    step: int
+    speaker: str
+    text: str
+
+
+class ChainView(TypedDict):
+    """One GRATR evidence chain p_1 <- p_2 <- ... <- p_o (Eqs. 5-7)."""
+
+    players: list[str]
+    edge_trusts: list[float]
+    value: float
+    u: float
+    uncertainty: float
+
+
+class PlayerView(TypedDict):
+    """What a model says about one player (GRATR appendix 3, one line per player).
+
+    ``identity`` is the inferred hypothesis (or ``"unsure"``), ``probabilities`` the
+    most likely hypotheses with their probabilities (empty without a distribution),
+    ``stance`` ally / adversary / unsure by ε, ``trust`` T(p) or ``None``,
+    ``chains`` the evidence chains behind the trust (GRATR only, else empty),
+    ``pinned`` whether a certain fact fixes it.
+    """
+
+    player: str
+    identity: str
+    probabilities: dict[str, float]
+    stance: str
+    trust: float | None
+    chains: list[ChainView]
+    pinned: bool
+
+
+class PromptFields(TypedDict):
+    """The fields an opponent model gives a game's prompt (same keys for every model).
+
+    ``model``: the registered name; ``history``: the last K messages;
+    ``retrieved``: messages a retrieval baseline picked for this decision (else
+    empty); ``players``: per-player views (empty for ``none`` and the baselines).
+    """
+
+    model: str
+    history: list[MessageView]
+    retrieved: list[MessageView]
+    players: list[PlayerView]
+
+
+def message_view(e: Evidence) -> MessageView:
+    return {"step": int(e.step), "speaker": e.actor, "text": e.text}
+
+
+@dataclasses.dataclass(frozen=True)
+class OpponentContext:
+    """What a factory needs to build an opponent model (typed, frozen).
+
+    Attributes:
+      players: Every player's id, including ``self_id`` (empty: subjects are
+        accepted as they appear — the compatibility path does this).
+      self_id: The observer's own id (``None`` when it is not a player of the graph).
+      hypotheses: What a player may be (roles in Werewolf, fruits in fruit trading).
+      k: The history window: the last K messages every model shows (paper: 15).
+      top_k: How many messages the retrieval baselines put in the prompt.
+      alignment: Per hypothesis, +1 if a player of that kind is the observer's ally,
+        -1 if an adversary, 0 / missing if neither (fruits). GRATR turns identity
+        judgments and certain facts into trust with it.
+      self_role: The observer's own hypothesis, when it has one.
+      chat: A chat model the rerank baseline may use to score relevance.
+    """
+
+    players: tuple[str, ...] = ()
+    self_id: str | None = None
+    hypotheses: tuple[str, ...] = ()
+    k: int = 15
+    top_k: int = 5
+    alignment: Mapping[str, float] = dataclasses.field(default_factory=dict)
+    self_role: str | None = None
+    chat: ChatModel | None = dataclasses.field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "players", tuple(self.players))
+        object.__setattr__(self, "hypotheses", tuple(self.hypotheses))
+        object.__setattr__(self, "alignment", MappingProxyType(dict(self.alignment)))
+        if len(set(self.players)) != len(self.players):
+            raise ValueError("OpponentContext: players must be distinct")
+        if len(set(self.hypotheses)) != len(self.hypotheses):
+            raise ValueError("OpponentContext: hypotheses must be distinct")
+        if self.self_id is not None and self.players and self.self_id not in self.players:
+            raise ValueError(f"OpponentContext: self_id {self.self_id!r} is not among players")
+        if self.k < 0 or self.top_k < 0:
+            raise ValueError("OpponentContext: k and top_k must be >= 0")
+        bad = {h: a for h, a in self.alignment.items() if h not in self.hypotheses}
+        if bad:
+            raise ValueError(f"OpponentContext: alignment names unknown hypotheses {sorted(bad)}")
+        if any(not -1.0 <= a <= 1.0 for a in self.alignment.values()):
+            raise ValueError("OpponentContext: alignment values must be in [-1, 1]")
+
+    def check_subject(self, where: str, subject: str) -> None:
+        """Raises ValueError when ``players`` is fixed and does not hold ``subject``."""
+        if self.players and subject not in self.players:
+            raise ValueError(f"{where}: unknown player {subject!r}; players are {self.players}")
+
+    def others(self, seen: Iterable[str] = ()) -> list[str]:
+        """The players other than the observer (or, without a fixed list, those seen)."""
+        pool = self.players if self.players else sorted(set(seen))
+        return [p for p in pool if p != self.self_id]
+
+
+@dataclasses.dataclass(frozen=True)
+class Consultation:
+    """The result of :meth:`OpponentModel.consult`.
+
+    Attributes:
+      model: The model after the consultation (the same object for models whose
+        consultation is a pure read; GRATR's retrieval updates trust).
+      fields: The prompt fields.
+    """
+
+    model: OpponentModel
+    fields: PromptFields
+
+
+class OpponentModel(abc.ABC):
+    """What one observer believes about the other players (an immutable value)."""
+
+    #: Registered name (``"none"``, ``"dirichlet"``, ``"gratr"``, ...).
     name: ClassVar[str] = ""
 
     @abc.abstractmethod
     def observe(self, evidence: Evidence) -> OpponentModel:
         """Returns the model updated with ``evidence`` (``self`` is unchanged)."""
 
+    def observe_all(self, evidence: Iterable[Evidence]) -> OpponentModel:
+        """Observes several pieces of evidence in order (models may do it in one copy)."""
+        model: OpponentModel = self
+        for e in evidence:
+            model = model.observe(e)
+        return model
+
     @abc.abstractmethod
     def belief(self, subject: str) -> Belief:
         """The current belief about ``subject``."""
 
-    def render(self, subject: str, template: str, **names: Any) -> str:
-        """Fills ``template``'s ``{hypotheses}`` slot with the most likely hypotheses.
+    @abc.abstractmethod
+    def consult(self, *, goal: str = "", subjects: Sequence[str] | None = None) -> Consultation:
+        """The prompt fields for a decision, and the model after consulting.
 
-        The template gets ``hypotheses`` (the tuple of most likely ones) and
-        ``names``; games supply the sentence from their prompt book.
+        Args:
+          goal: The decision's goal text (the retrieval baselines' query).
+          subjects: The players the decision is about (default: every other player).
         """
-        return template.format(hypotheses=self.belief(subject).most_likely(), **names)
+
+    def prompt_fields(
+        self, *, goal: str = "", subjects: Sequence[str] | None = None
+    ) -> PromptFields:
+        """``consult(...).fields``, dropping any update the consultation makes."""
+        return self.consult(goal=goal, subjects=subjects).fields
+
+    def on_outcome(self, revealed: Mapping[str, str], *, step: int) -> OpponentModel:
+        """Updates on an outcome: each revealed ``player -> hypothesis`` becomes a fact."""
+        return self.observe_all(
+            Evidence(subject=p, value=h, source="outcome", step=step, certain=True)
+            for p, h in revealed.items()
+        )
 
     @abc.abstractmethod
     def snapshot(self) -> dict[str, Any]:
         """A JSON-ready description for logs."""
+
+    def render(self, subject: str, template: str, **names: Any) -> str:
+        """Fills ``template``'s ``{hypotheses}`` slot with the most likely hypotheses.
+
+        Compatibility helper (fruit trading); new code passes :meth:`consult`'s
+        fields to a prompt book instead.
+        """
+        return template.format(hypotheses=self.belief(subject).most_likely(), **names)
+
+
+def stance_of(trust: float | None, epsilon: float) -> Stance:
+    """GRATR's reading of a trust value: ally above ε, adversary below -ε, else unsure."""
+    if trust is None:
+        return "unsure"
+    if trust > epsilon:
+        return "ally"
+    if trust < -epsilon:
+        return "adversary"
+    return "unsure"
+
+
+def top_probabilities(distribution: Mapping[str, float], n: int = 3) -> dict[str, float]:
+    """The ``n`` most likely hypotheses with their probabilities (ties in stored order)."""
+    items = list(distribution.items())
+    order = sorted(range(len(items)), key=lambda i: -items[i][1])
+    return {items[i][0]: float(items[i][1]) for i in order[:n]}
+
+
+def append_history(
+    history: tuple[Evidence, ...], e: Evidence, k: int, *, keep_all: bool = False
+) -> tuple[Evidence, ...]:
+    """``history`` with message ``e`` appended, cut to the last ``k`` unless ``keep_all``."""
+    hist = history + (e,)
+    if keep_all:
+        return hist
+    # Only the retrieval baselines need every message; the others keep the last K.
+    return hist[-k:] if k else ()
+
+
+class HistoryMixin:
+    """The last-K message history every model shows (shared, not copied per model).
+
+    Subclasses are frozen dataclasses with ``context`` and ``history`` fields.
+    """
+
+    context: OpponentContext
+    history: tuple[Evidence, ...]
+
+    def _with_message(self, e: Evidence, *, keep_all: bool = False) -> tuple[Evidence, ...]:
+        return append_history(self.history, e, self.context.k, keep_all=keep_all)
+
+    def _history_views(self) -> list[MessageView]:
+        k = self.context.k
+        return [message_view(e) for e in (self.history[-k:] if k else ())]
+
+
+__all__ = [
+    "Belief",
+    "ChainView",
+    "Consultation",
+    "EVIDENCE_KINDS",
+    "Evidence",
+    "EvidenceKind",
+    "HistoryMixin",
+    "MessageView",
+    "OpponentContext",
+    "OpponentModel",
+    "PlayerView",
+    "PromptFields",
+    "Stance",
+    "UNSURE",
+    "append_history",
+    "clamp_unit",
+    "message_view",
+    "stance_of",
+    "top_probabilities",
+]

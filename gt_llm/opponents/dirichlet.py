@@ -1,11 +1,25 @@
-"""Dirichlet belief revision over a finite set of opponent types.
+"""Dirichlet belief revision over a finite set of hypotheses, per other player.
 
 Following Lindström et al. (belief revision in fruit trading, Sect. 2.1 and
-3.3): the belief about a subject is ``Dir(alpha)`` over K hypotheses, with
-``alpha = (1, ..., 1)`` when there is no prior. Each piece of evidence that
-points to hypothesis k does ``alpha_k += 1`` (the conjugate update for one
-categorical observation), and the belief used in play is the categorical
-``p = alpha / sum(alpha)`` (the posterior mean).
+3.3): the belief about a subject is ``Dir(alpha)`` over K hypotheses (fruits in
+fruit trading, roles in Werewolf), with ``alpha = (1, ..., 1)`` when there is
+no prior. Each identity judgment that points to hypothesis k does
+``alpha_k += 1`` (the conjugate update for one categorical observation), and
+the belief used in play is the categorical ``p = alpha / sum(alpha)`` (the
+posterior mean).
+
+Two documented extensions, off by default so that the paper's rule is the
+default:
+
+* ``threshold``: a judgment counts only when its confidence (``weight``) is at
+  least the threshold (a bold guess below it is recorded but adds nothing);
+* ``confidence_weighted``: a counted judgment adds its confidence instead of 1
+  (the fractional-count variant of the conjugate update).
+
+A certain fact (a seer's check, a revealed role: ``Evidence.certain``) pins the
+distribution at that hypothesis with probability 1; later judgments about the
+subject are still recorded but never move it. Intent evidence does not bear on
+identities here; messages only feed the last-K history.
 """
 
 from __future__ import annotations
@@ -17,11 +31,21 @@ from typing import Any
 
 import numpy as np
 
-from gt_llm.opponents.base import Belief, Evidence, OpponentModel
+from gt_llm.opponents.base import (
+    UNSURE,
+    Belief,
+    Consultation,
+    Evidence,
+    HistoryMixin,
+    OpponentContext,
+    OpponentModel,
+    PlayerView,
+    top_probabilities,
+)
 
 
 @dataclasses.dataclass(frozen=True)
-class DirichletBelief(OpponentModel):
+class DirichletBelief(HistoryMixin, OpponentModel):
     """Per-subject Dirichlet concentration parameters over shared hypotheses.
 
     Attributes:
@@ -29,7 +53,13 @@ class DirichletBelief(OpponentModel):
       alphas: Concentration parameters per subject (subjects not yet seen have
         the prior).
       prior: The prior concentration (``1.0`` gives alpha = (1, ..., 1)).
-      evidence: Evidence observed so far, per subject.
+      evidence: Identity evidence observed so far, per subject.
+      threshold: Minimum confidence for a judgment to count (0: all count).
+      confidence_weighted: Add the confidence instead of 1.
+      facts: Pinned hypotheses per subject (certain facts).
+      context: Players, self id and history window.
+      history: The last K messages.
+      top_n: How many hypotheses the prompt fields list per player.
     """
 
     name = "dirichlet"
@@ -38,54 +68,102 @@ class DirichletBelief(OpponentModel):
     alphas: Mapping[str, tuple[float, ...]] = dataclasses.field(default_factory=dict)
     prior: float = 1.0
     evidence: Mapping[str, tuple[Evidence, ...]] = dataclasses.field(default_factory=dict)
+    threshold: float = 0.0
+    confidence_weighted: bool = False
+    facts: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    context: OpponentContext = OpponentContext()
+    history: tuple[Evidence, ...] = ()
+    top_n: int = 3
 
     def __post_init__(self) -> None:
         if len(self.hypotheses) < 2 or len(set(self.hypotheses)) != len(self.hypotheses):
             raise ValueError("DirichletBelief: need at least two distinct hypotheses")
         if self.prior <= 0:
             raise ValueError(f"DirichletBelief: prior must be > 0, got {self.prior}")
+        if not 0.0 <= self.threshold <= 1.0:
+            raise ValueError(f"DirichletBelief: threshold must be in [0, 1], got {self.threshold}")
+        if self.top_n < 1:
+            raise ValueError(f"DirichletBelief: top_n must be >= 1, got {self.top_n}")
         object.__setattr__(self, "hypotheses", tuple(self.hypotheses))
         object.__setattr__(self, "alphas", MappingProxyType(dict(self.alphas)))
         object.__setattr__(self, "evidence", MappingProxyType(dict(self.evidence)))
+        object.__setattr__(self, "facts", MappingProxyType(dict(self.facts)))
 
     def alpha(self, subject: str) -> np.ndarray:
-        """The concentration parameters for ``subject``."""
+        """The concentration parameters for ``subject`` (a copy)."""
         default = (self.prior,) * len(self.hypotheses)
         return np.asarray(self.alphas.get(subject, default), dtype=float)
 
     def probabilities(self, subject: str) -> np.ndarray:
-        """``p = alpha / sum(alpha)``."""
+        """``p = alpha / sum(alpha)``, or one-hot on a pinned fact."""
+        if subject in self.facts:
+            p = np.zeros(len(self.hypotheses))
+            p[self.hypotheses.index(self.facts[subject])] = 1.0
+            return p
         a = self.alpha(subject)
         return a / a.sum()
 
     def observe(self, evidence: Evidence) -> DirichletBelief:
+        self.context.check_subject("DirichletBelief.observe", evidence.subject)
+        if evidence.kind == "message":
+            return dataclasses.replace(self, history=self._with_message(evidence))
+        if evidence.kind != "identity":
+            return self
         if evidence.value not in self.hypotheses:
             raise ValueError(
                 f"DirichletBelief.observe: {evidence.value!r} is not one of {self.hypotheses}"
             )
-        a = self.alpha(evidence.subject)
-        a[self.hypotheses.index(evidence.value)] += 1.0
-        alphas = dict(self.alphas)
-        alphas[evidence.subject] = tuple(float(x) for x in a)
+        s = evidence.subject
         ev = dict(self.evidence)
-        ev[evidence.subject] = tuple(ev.get(evidence.subject, ())) + (evidence,)
+        ev[s] = tuple(ev.get(s, ())) + (evidence,)
+        if evidence.certain:
+            facts = dict(self.facts)
+            # The first certain fact stays: a later "certain" contradiction is a bug upstream.
+            facts.setdefault(s, evidence.value)
+            return dataclasses.replace(self, evidence=ev, facts=facts)
+        if s in self.facts or evidence.weight < self.threshold:
+            return dataclasses.replace(self, evidence=ev)
+        a = self.alpha(s)
+        a[self.hypotheses.index(evidence.value)] += (
+            evidence.weight if self.confidence_weighted else 1.0
+        )
+        alphas = dict(self.alphas)
+        alphas[s] = tuple(float(x) for x in a)
         return dataclasses.replace(self, alphas=alphas, evidence=ev)
 
-    def observe_all(self, evidence: Sequence[Evidence]) -> DirichletBelief:
-        model = self
-        for e in evidence:
-            model = model.observe(e)
-        return model
-
     def belief(self, subject: str) -> Belief:
+        self.context.check_subject("DirichletBelief.belief", subject)
         p = self.probabilities(subject)
         return Belief(
             subject=subject,
-            distribution=MappingProxyType(
-                {h: float(x) for h, x in zip(self.hypotheses, p, strict=True)}
-            ),
+            distribution={h: float(x) for h, x in zip(self.hypotheses, p, strict=True)},
             evidence=tuple(self.evidence.get(subject, ())),
+            pinned=subject in self.facts,
         )
+
+    def _player_view(self, subject: str) -> PlayerView:
+        b = self.belief(subject)
+        top = b.most_likely()
+        return {
+            "player": subject,
+            "identity": top[0] if len(top) == 1 else UNSURE,
+            "probabilities": top_probabilities(b.distribution, self.top_n),
+            "stance": "unsure",
+            "trust": None,
+            "chains": [],
+            "pinned": b.pinned,
+        }
+
+    def consult(self, *, goal: str = "", subjects: Sequence[str] | None = None) -> Consultation:
+        seen = set(self.alphas) | set(self.evidence) | set(self.facts)
+        who = list(subjects) if subjects is not None else self.context.others(seen)
+        fields = {
+            "model": self.name,
+            "history": self._history_views(),
+            "retrieved": [],
+            "players": [self._player_view(s) for s in who],
+        }
+        return Consultation(model=self, fields=fields)  # type: ignore[arg-type]
 
     def snapshot(self) -> dict[str, Any]:
         subjects = sorted(set(self.alphas) | set(self.evidence))
@@ -93,6 +171,9 @@ class DirichletBelief(OpponentModel):
             "model": self.name,
             "hypotheses": list(self.hypotheses),
             "prior": self.prior,
+            "threshold": self.threshold,
+            "confidence_weighted": self.confidence_weighted,
+            "facts": dict(self.facts),
             "subjects": {
                 s: {
                     "alpha": [float(x) for x in self.alpha(s)],
@@ -101,4 +182,10 @@ class DirichletBelief(OpponentModel):
                 }
                 for s in subjects
             },
+            "history": [e.to_dict() for e in self.history],
         }
+
+
+def make_dirichlet(context: OpponentContext) -> DirichletBelief:
+    """Factory registered as ``dirichlet`` (the paper's rule: prior 1, +1 per guess)."""
+    return DirichletBelief(hypotheses=context.hypotheses, context=context)

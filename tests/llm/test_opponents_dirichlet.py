@@ -160,3 +160,78 @@ def test_posterior_mean_matches_scipy(seed):
     dist = m.belief("s").distribution
     assert list(dist) == list(hyps)
     assert sum(dist.values()) == pytest.approx(1.0)
+
+
+# --- The generalised model: roles, thresholds, confidence weights, facts, prompt fields ---
+
+ROLES = ("werewolf", "villager", "seer")
+
+
+def _guess(value: str, weight: float, subject: str = "P2", step: int = 0) -> Evidence:
+    return Evidence(subject=subject, value=value, weight=weight, step=step, source="llm_identity")
+
+
+def test_threshold_counts_only_confident_guesses():
+    m = DirichletBelief(hypotheses=ROLES, threshold=0.5).observe_all(
+        [_guess("werewolf", 0.4), _guess("werewolf", 0.5), _guess("seer", 0.9)]
+    )
+    # 0.4 is below the threshold: alpha = (1 + 1, 1, 1 + 1).
+    np.testing.assert_array_equal(m.alpha("P2"), [2.0, 1.0, 2.0])
+    assert len(m.belief("P2").evidence) == 3  # recorded all the same
+
+
+def test_confidence_weighted_variant():
+    m = DirichletBelief(hypotheses=ROLES, confidence_weighted=True).observe_all(
+        [_guess("werewolf", 0.8), _guess("seer", 0.2), _guess("werewolf", 0.5)]
+    )
+    # alpha = (1 + 0.8 + 0.5, 1, 1 + 0.2) = (2.3, 1, 1.2); p = alpha / 4.5.
+    np.testing.assert_allclose(m.alpha("P2"), [2.3, 1.0, 1.2])
+    np.testing.assert_allclose(m.probabilities("P2"), [2.3 / 4.5, 1 / 4.5, 1.2 / 4.5])
+
+
+def test_certain_fact_pins_the_distribution():
+    m = DirichletBelief(hypotheses=ROLES).observe_all(
+        [_guess("werewolf", 1.0), _guess("werewolf", 1.0)]
+    )
+    m = m.observe(Evidence(subject="P2", value="seer", certain=True, step=3))
+    m = m.observe_all([_guess("werewolf", 1.0), _guess("villager", 1.0)])
+    np.testing.assert_array_equal(m.probabilities("P2"), [0.0, 0.0, 1.0])
+    b = m.belief("P2")
+    assert b.pinned and b.most_likely() == ("seer",)
+    # Later guesses do not move alpha either (recorded only).
+    np.testing.assert_array_equal(m.alpha("P2"), [3.0, 1.0, 1.0])
+    assert m.snapshot()["facts"] == {"P2": "seer"}
+
+
+def test_prompt_fields_list_most_likely_with_probabilities():
+    from gt_llm.opponents import OpponentContext
+
+    ctx = OpponentContext(players=("P1", "P2", "P3"), self_id="P1", hypotheses=ROLES, k=1)
+    m = make_opponent_model("dirichlet", ctx).observe_all(
+        [
+            _guess("werewolf", 1.0),
+            _guess("werewolf", 1.0),
+            _guess("seer", 1.0),
+            Evidence(subject="P3", actor="P3", kind="message", text="hello", step=1),
+            Evidence(subject="P2", actor="P2", kind="message", text="hi", step=2),
+        ]
+    )
+    f = m.prompt_fields()
+    assert [v["player"] for v in f["players"]] == ["P2", "P3"]
+    p2 = f["players"][0]
+    # alpha = (3, 1, 2): p = (1/2, 1/6, 1/3), listed most likely first.
+    assert list(p2["probabilities"]) == ["werewolf", "seer", "villager"]
+    assert p2["probabilities"]["werewolf"] == pytest.approx(0.5)
+    assert p2["identity"] == "werewolf"
+    assert f["players"][1]["identity"] == "unsure"  # uniform: nothing singles one out
+    assert f["history"] == [{"step": 2, "speaker": "P2", "text": "hi"}]
+    with pytest.raises(ValueError, match="P9"):
+        m.observe(_guess("seer", 1.0, subject="P9"))
+
+
+def test_compatibility_call_surface_of_fruit_trading():
+    # games/fruit_trading/dialogue.py: make_opponent_model(name, hypotheses=FRUITS),
+    # .observe(Evidence(subject=..., value=..., source=..., step=...)), .belief(name).most_likely().
+    m = make_opponent_model("dirichlet", hypotheses=FRUITS)
+    m = m.observe(Evidence(subject="Alice", value="oranges", source="llm_guess", step=1))
+    assert m.belief("Alice").most_likely() == ("oranges",)
