@@ -8,13 +8,14 @@ the game's parsers then read, exactly as they would read a real model's
 text. The rules are a small negotiator whose behaviour the steering changes,
 as it would change an LLM's:
 
-* **Proposal.** The speaker searches a small set of feasible trades (one kind
-  of fruit given, up to what it owns, for up to two of another kind) for the
+* **Proposal.** The speaker searches a small set of trades (a basket of at
+  most two fruit it owns for a basket of at most two other fruit) for the
   best ``own gain + w(tone) * estimated opponent gain`` among trades whose
-  own gain reaches a floor; an assertive speaker weighs the opponent little
-  and keeps a high floor, a submissive one weighs the opponent fully and
-  keeps a low floor. Floors soften as the dialogue grows (the prompt does not
-  say how many messages are left; like a model reading the dialogue, the
+  own gain reaches its *aspiration*, ``share(tone) * best available gain +
+  offset(tone)``: an assertive speaker weighs the opponent little and aspires
+  to its best trade, a submissive one weighs the opponent fully and is ready
+  to lose a little. Aspirations soften as the dialogue grows (the prompt does
+  not say how many messages are left; like a model reading the dialogue, the
   stand-in concedes as messages accumulate), and the speaker does not repeat
   a proposal of its own that was turned down.
 * **Belief.** The opponent's gain is estimated from the prompted belief: the
@@ -22,16 +23,23 @@ as it would change an LLM's:
   without a belief every fruit is worth the prior mean. A belief therefore
   changes which trade is offered.
 * **Acceptance.** The receiver accepts an offer it can fulfil when its own
-  gain reaches a threshold that depends on its own tone, softens as the
-  dialogue grows, and moves with the *sender's tone as read from the text*
-  (the tone's stock phrases): an assertive receiver resists pressure, a
-  submissive one gives in to it, a calm one meets politeness halfway. An
-  assertive receiver sometimes breaks off when offered a clear loss.
-* **"any" tone.** The model picks one of the three concrete tones at random.
-* **Noise.** Thresholds, tie-breaks between trades, the tone picked for "any"
-  and the phrasing vary with the seed. All noise is drawn up front in a fixed
-  order from a generator seeded by the fields the rules read *except the
-  belief* (see :mod:`gt_llm.backends.scripted`), so a belief changes an
+  gain reaches its aspiration shifted by the *sender's tone as read from the
+  text* (the tones' stock phrases) and by noise: an assertive receiver
+  resists pressure and never takes a first offer below its best, a
+  submissive one gives in to pressure, a calm one meets politeness halfway.
+  With probability :data:`MISREAD_PROB` it reads the offer the wrong way
+  round (who gives what) and judges it by the opposite gain -- the kind of
+  slip that makes language models accept losing trades (Lindström et al.,
+  Table 3). An offer asking for more than the receiver has is answered, when
+  the affordable part would do, by proposing that part. An assertive
+  receiver sometimes breaks off when offered a clear loss.
+* **"any" tone.** The paper's "any" lets the model choose a tone, not
+  necessarily one of the three: the stand-in draws a random blend of the
+  three tones' numbers and writes in the voice of the largest component.
+* **Noise.** Thresholds, misreads, tie-breaks between trades, the blend for
+  "any" and the phrasing vary with the seed. All noise is drawn up front in a
+  fixed order from a generator seeded by the fields the rules read *except
+  the belief* (see :mod:`gt_llm.backends.scripted`), so a belief changes an
   answer only through the rules above.
 * **Guess (Table 1).** The guesser scores each fruit from what it has seen:
   fruit the opponent asked for count for it, fruit it offered count against
