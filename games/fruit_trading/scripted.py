@@ -1,24 +1,58 @@
 """Scripted (offline, rule-based) answers to the fruit-trading tasks.
 
-These are *not* an LLM: they are a deterministic stand-in so that the whole
-pipeline runs offline and in CI. They read the request's typed fields (own
-private information, tone, believed fruits, the dialogue turns) and write
-natural-language text that the game's parsers then read, exactly as they
-would read a real model's text. The rules are chosen so that the game's
-decisions matter:
+These are *not* an LLM: they are a deterministic stand-in (model
+``scripted:rules-v2``) so that the whole pipeline runs offline and in CI.
+They read the request's typed fields (own private information, tone,
+believed fruits, the dialogue turns) and write natural-language text that
+the game's parsers then read, exactly as they would read a real model's
+text. The rules are a small negotiator whose behaviour the steering changes,
+as it would change an LLM's:
 
-* tone: an assertive speaker asks for more fruit, offers less, and accepts
-  only clearly profitable offers; a submissive one asks less, offers more and
-  accepts break-even offers; "any" lets the model pick one of the three at
-  random (per seed);
-* belief: a speaker told what the opponent wants offers that fruit when it
-  can, which makes the proposal worth more to the opponent and so more often
-  accepted;
-* seed: phrasing, tie-breaks and some acceptance margins vary with the seed.
+* **Proposal.** The speaker searches a small set of trades (a basket of at
+  most two fruit it owns for a basket of at most two other fruit) for the
+  best ``own gain + w(tone) * estimated opponent gain`` among trades whose
+  own gain reaches its *aspiration*, ``share(tone) * best available gain +
+  offset(tone)``: an assertive speaker weighs the opponent little and aspires
+  to its best trade, a submissive one weighs the opponent fully and is ready
+  to lose a little. Aspirations soften as the dialogue grows (the prompt does
+  not say how many messages are left; like a model reading the dialogue, the
+  stand-in concedes as messages accumulate), and the speaker does not repeat
+  a proposal of its own that was turned down.
+* **Belief.** The opponent's gain is estimated from the prompted belief: the
+  believed fruit(s) are worth much to the opponent, the others little;
+  without a belief every fruit is worth the prior mean. A belief therefore
+  changes which trade is offered.
+* **Acceptance.** The receiver accepts an offer it can fulfil when its own
+  gain reaches its aspiration shifted by the *sender's tone as read from the
+  text* (the tones' stock phrases) and by noise: an assertive receiver
+  resists pressure and never takes a first offer below its best, a
+  submissive one gives in to pressure, a calm one meets politeness halfway.
+  With probability :data:`MISREAD_PROB` it reads the offer the wrong way
+  round (who gives what) and judges it by the opposite gain -- the kind of
+  slip that makes language models accept losing trades (Lindström et al.,
+  Table 3). An offer asking for more than the receiver has is answered, when
+  the affordable part would do, by proposing that part. An assertive
+  receiver sometimes breaks off when offered a clear loss.
+* **"any" tone.** The paper's "any" lets the model choose a tone, not
+  necessarily one of the three: the stand-in draws a random blend of the
+  three tones' numbers and writes in the voice of the largest component.
+* **Noise.** Thresholds, misreads, tie-breaks between trades, the blend for
+  "any" and the phrasing vary with the seed. All noise is drawn up front in a
+  fixed order from a generator seeded by the fields the rules read *except
+  the belief* (see :mod:`gt_llm.backends.scripted`), so a belief changes an
+  answer only through the rules above.
+* **Guess (Table 1).** The guesser scores each fruit from what it has seen:
+  fruit the opponent asked for count for it, fruit it offered count against
+  it, fruit it accepted count a little for it; the guess is drawn from a
+  softmax of the scores, so it is uncertain when the dialogue says little.
+* **Evaluation calls** (summaries, agreement, trade, payoffs) are exact
+  readings of the texts.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -37,12 +71,99 @@ from games.fruit_trading.rules import (
 )
 from gt_llm.backends.scripted import register_scripted_task
 
-# Per tone: (wanted fruit asked for, fruit offered, minimum gain to accept).
-_TONE_TERMS = {
-    "assertive": (2, 1, 3),
-    "calm": (1, 1, 2),
-    "submissive": (1, 2, 1),
-}
+Basket = tuple[int, int, int]
+
+
+@dataclasses.dataclass(frozen=True)
+class Style:
+    """How a speaker negotiates in a tone.
+
+    A speaker's *aspiration* is ``share * best + offset``, where ``best`` is the
+    largest gain it could get from any candidate trade; it drops by
+    :data:`SOFTENING` per message exchanged after the first. Proposals must
+    reach it (the floor), and offers are accepted when they reach it shifted
+    by the sender's tone as read from its text and by noise (the threshold).
+
+    Attributes:
+      voice: The concrete tone whose phrases the speaker writes.
+      weight: ``w(tone)``, the weight of the opponent's estimated gain.
+      share: Share of the best available gain the speaker aspires to.
+      offset: Added to the aspiration (negative: ready to lose a little).
+      read_shift: Threshold shift per sender tone read from the text.
+    """
+
+    voice: str
+    weight: float
+    share: float
+    offset: float
+    read_shift: Mapping[str, float]
+
+    def aspiration(self, best: float, messages_so_far: int) -> float:
+        return self.share * best + self.offset - softening(messages_so_far)
+
+
+STYLES: dict[str, Style] = {
+    # Never takes a first offer below its best; resists pressure, exploits meekness.
+    "assertive": Style(
+        "assertive", weight=0.1, share=1.0, offset=0.5,
+        read_shift={"assertive": 1.0, "calm": 0.0, "submissive": 0.5},
+    ),
+    # Meets politeness halfway, bristles a little at pressure.
+    "calm": Style(
+        "calm", weight=0.5, share=0.6, offset=0.0,
+        read_shift={"assertive": 0.5, "calm": 0.0, "submissive": -0.5},
+    ),
+    # Ready to lose a little to please, more so when pressed.
+    "submissive": Style(
+        "submissive", weight=1.0, share=0.25, offset=-2.0,
+        read_shift={"assertive": -1.0, "calm": 0.0, "submissive": -0.5},
+    ),
+}  # fmt: skip
+
+
+def blend_styles(mix: Sequence[float]) -> Style:
+    """The style of tone "any": a mix of the concrete tones' numbers.
+
+    The paper's "any" lets the model choose a tone, not necessarily one of the
+    three; the stand-in writes in the voice of the largest component.
+    """
+    w = np.asarray(mix, dtype=float)
+    w = w / w.sum()
+    parts = [STYLES[t] for t in CONCRETE_TONES]
+
+    def avg(get) -> float:
+        return float(sum(wi * get(p) for wi, p in zip(w, parts, strict=True)))
+
+    return Style(
+        voice=CONCRETE_TONES[int(np.argmax(w))],
+        weight=avg(lambda p: p.weight),
+        share=avg(lambda p: p.share),
+        offset=avg(lambda p: p.offset),
+        read_shift={t: avg(lambda p, t=t: p.read_shift[t]) for t in CONCRETE_TONES},
+    )
+
+
+#: Aspirations drop by this much per message exchanged after the first.
+SOFTENING = 0.75
+#: Estimated worth of a fruit to the opponent: without a belief (the mean of
+#: U{0,4}), believed wanted, and not believed wanted.
+PRIOR_WORTH, BELIEVED_WORTH, OTHER_WORTH = 2.0, 3.5, 1.25
+#: Most fruit of one kind in a basket (endowments are 1 or 2 of each fruit).
+MAX_PER_FRUIT = 2
+#: Most fruit in a basket.
+MAX_BASKET = 2
+THRESHOLD_NOISE = 0.6
+#: Chance that a receiver misreads an offer the wrong way round (who gives what), a
+#: common slip of language models; it then judges the offer by the opposite gain.
+MISREAD_PROB = 0.15
+TIE_NOISE = 0.4
+#: An assertive receiver may break off when its gain is at most this.
+BREAK_OFF_GAIN = -3
+BREAK_OFF_PROB = 0.4
+#: Guess: evidence weights (asked for, offered, accepted) and softmax sharpness.
+GUESS_WEIGHTS = (1.0, -0.5, 0.5)
+GUESS_SHARPNESS = 1.0
+
 _GREETING = {
     "assertive": ("{o},", "{o}, let's be direct."),
     "calm": ("Hi {o},", "Hello {o},"),
@@ -60,16 +181,102 @@ _ACCEPT = {
 }
 _REJECT = "I am not interested in trading with you on these terms."
 
+
+def _cues(phrases: Sequence[str]) -> tuple[str, ...]:
+    """Distinctive parts of a tone's stock phrases (names and short words dropped)."""
+    out = []
+    for p in phrases:
+        for part in re.split(r"\{o\}|\{recv\}|\{give\}", p):
+            part = part.strip(" ,.:")
+            if len(part) >= 8:
+                out.append(part.lower())
+    return tuple(out)
+
+
+_TONE_CUES = {
+    t: _cues(_GREETING[t] + _PITCH[t] + (_ACCEPT[t],) + ((_REJECT,) if t == "assertive" else ()))
+    for t in CONCRETE_TONES
+}
+
 _PROPOSAL = re.compile(r"trade you (?P<give>.+?) for (?P<recv>.+?)[.!?]", re.IGNORECASE)
 _ACCEPTED = re.compile(r"\bI (?:gladly )?accept\b", re.IGNORECASE)
 _REJECTED = re.compile(r"not interested in trading", re.IGNORECASE)
 
 
-def _pick(rng: np.random.Generator, options: Sequence[Any]) -> Any:
-    return options[int(rng.integers(len(options)))]
+def read_tone(text: str) -> str | None:
+    """The tone a message reads as, from its stock phrases; None if it shows none."""
+    low = text.lower()
+    hits = {t: sum(c in low for c in cues) for t, cues in _TONE_CUES.items()}
+    best = max(hits.values())
+    if best == 0:
+        return None
+    top = [t for t, n in hits.items() if n == best]
+    return top[0] if len(top) == 1 else None
 
 
-def _proposal_in(text: str) -> tuple[tuple[int, int, int], tuple[int, int, int]] | None:
+# --- candidate trades --------------------------------------------------------------------
+
+
+def _baskets() -> list[Basket]:
+    """Non-empty baskets of at most MAX_BASKET fruit, MAX_PER_FRUIT of a kind."""
+    out = []
+    for counts in itertools.product(range(MAX_PER_FRUIT + 1), repeat=len(FRUITS)):
+        if 1 <= sum(counts) <= MAX_BASKET:
+            out.append(counts)
+    return out  # type: ignore[return-value]
+
+
+#: Every (give, receive) trade of the search, in a fixed order: two baskets with no
+#: fruit in common. Feasibility for the speaker is checked later, so that each trade
+#: keeps its index (and its tie-break noise) whatever the endowment.
+CANDIDATES: tuple[tuple[Basket, Basket], ...] = tuple(
+    (g, r)
+    for g in _baskets()
+    for r in _baskets()
+    if not any(a and b for a, b in zip(g, r, strict=True))
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Draws:
+    """All the noise of one answer, drawn up front in a fixed order.
+
+    Drawing everything before any rule runs keeps each draw tied to its
+    purpose: a rule that takes another branch (because a belief changed the
+    offer, say) does not shift the noise of the others.
+    """
+
+    mix: np.ndarray
+    threshold: float
+    misread: float
+    break_off: float
+    ties: np.ndarray
+    greeting: int
+    pitch: int
+    lead: int
+    guess: float
+
+    @classmethod
+    def from_rng(cls, rng: np.random.Generator) -> Draws:
+        return cls(
+            mix=rng.dirichlet(np.ones(len(CONCRETE_TONES))),
+            threshold=float(rng.normal(0.0, THRESHOLD_NOISE)),
+            misread=float(rng.random()),
+            break_off=float(rng.random()),
+            ties=rng.normal(0.0, TIE_NOISE, size=len(CANDIDATES)),
+            greeting=int(rng.integers(2)),
+            pitch=int(rng.integers(2)),
+            lead=int(rng.integers(2)),
+            guess=float(rng.random()),
+        )
+
+
+def style_of(tone: str, draws: Draws) -> Style:
+    """The style a request's tone asks for ("any": a random blend)."""
+    return blend_styles(draws.mix) if tone == "any" else STYLES[tone]
+
+
+def _proposal_in(text: str) -> tuple[Basket, Basket] | None:
     """(sender gives, sender receives) of the last proposal in a message, if any."""
     hits = list(_PROPOSAL.finditer(text))
     if not hits:
@@ -78,7 +285,7 @@ def _proposal_in(text: str) -> tuple[tuple[int, int, int], tuple[int, int, int]]
     return parse_basket(m.group("give")), parse_basket(m.group("recv"))
 
 
-def _last_offer(turns: Sequence[Mapping[str, Any]]):
+def _last_offer(turns: Sequence[Mapping[str, Any]]) -> tuple[str, Basket, Basket] | None:
     """(proposer, gives, receives) of the latest proposal in the dialogue."""
     for t in reversed(turns):
         offer = _proposal_in(str(t["text"]))
@@ -87,75 +294,164 @@ def _last_offer(turns: Sequence[Mapping[str, Any]]):
     return None
 
 
-def _argmax_random(values: Sequence[float], rng: np.random.Generator) -> int:
-    top = max(values)
-    return int(_pick(rng, [i for i, v in enumerate(values) if v == top]))
+def softening(messages_so_far: int) -> float:
+    """How far aspirations have dropped after ``messages_so_far`` messages."""
+    return SOFTENING * max(0, messages_so_far - 1)
 
 
-def _compose(tone: str, sender: str, receiver: str, body: str, rng: np.random.Generator) -> str:
-    greet = _pick(rng, _GREETING[tone]).format(o=receiver)
+def estimated_worth(believed_fruits: Sequence[str]) -> np.ndarray:
+    """What each fruit is believed to be worth to the opponent."""
+    if not believed_fruits:
+        return np.full(len(FRUITS), PRIOR_WORTH)
+    return np.array([BELIEVED_WORTH if f in believed_fruits else OTHER_WORTH for f in FRUITS])
+
+
+def _feasible(endowment: Sequence[int]) -> list[int]:
+    """Indices of the candidates whose given basket the speaker owns."""
+    endow = np.asarray(endowment)
+    return [i for i, (g, _) in enumerate(CANDIDATES) if np.all(np.asarray(g) <= endow)]
+
+
+def _own_gains(idx: Sequence[int], valuation: Sequence[int]) -> np.ndarray:
+    vals = np.asarray(valuation, dtype=float)
+    give = np.array([CANDIDATES[i][0] for i in idx], dtype=float)
+    recv = np.array([CANDIDATES[i][1] for i in idx], dtype=float)
+    return recv @ vals - give @ vals
+
+
+def best_gain(endowment: Sequence[int], valuation: Sequence[int]) -> float:
+    """The largest own gain of any candidate trade the speaker can make."""
+    return float(_own_gains(_feasible(endowment), valuation).max())
+
+
+def choose_trade(
+    endowment: Sequence[int],
+    valuation: Sequence[int],
+    style: Style,
+    believed_fruits: Sequence[str],
+    messages_so_far: int,
+    ties: np.ndarray,
+    exclude: Sequence[tuple[Basket, Basket]] = (),
+) -> tuple[Basket, Basket]:
+    """The trade (speaker gives, speaker receives) a speaker in ``style`` proposes.
+
+    Maximises ``own gain + w(tone) * estimated opponent gain + tie noise`` over
+    the feasible candidates whose own gain reaches the style's aspiration (or,
+    if none does, the best own gain left); trades in ``exclude`` (the
+    speaker's earlier proposals) are left out while others remain.
+    """
+    feasible = _feasible(endowment)
+    best = float(_own_gains(feasible, valuation).max())
+    idx = [i for i in feasible if CANDIDATES[i] not in set(exclude)] or feasible
+    worth = estimated_worth(believed_fruits)
+    give = np.array([CANDIDATES[i][0] for i in idx], dtype=float)
+    recv = np.array([CANDIDATES[i][1] for i in idx], dtype=float)
+    own = _own_gains(idx, valuation)
+    theirs = give @ worth - recv @ worth
+    floor = min(style.aspiration(best, messages_so_far), float(own.max()))
+    score = own + style.weight * theirs + ties[idx]
+    score[own < floor] = -np.inf
+    return CANDIDATES[idx[int(np.argmax(score))]]
+
+
+def acceptance_threshold(
+    style: Style, best: float, sender_tone: str | None, messages_so_far: int, noise: float
+) -> float:
+    """The least gain a receiver in ``style`` accepts (``best``: its best available gain)."""
+    shift = style.read_shift.get(sender_tone, 0.0) if sender_tone else 0.0
+    return style.aspiration(best, messages_so_far) + shift + noise
+
+
+# --- message tasks ---------------------------------------------------------------------
+
+
+def _compose(voice: str, sender: str, receiver: str, body: str, draws: Draws) -> str:
+    greet = _GREETING[voice][draws.greeting].format(o=receiver)
     return f"{greet}\n\n{body}\n\nBest,\n{sender}"
 
 
-def _proposal(fields: Mapping[str, Any], tone: str, rng: np.random.Generator) -> str:
-    endow = list(fields["endowment"])
-    vals = list(fields["valuation"])
-    believed = [FRUITS.index(f) for f in fields["believed_fruits"]]
-    ask, offer, _ = _TONE_TERMS[tone]
-    # Each earlier proposal of the speaker's is a round of concession: ask one fruit
-    # less (down to one) and offer one more (up to what the speaker has).
-    rounds = sum(
-        1
-        for t in fields.get("turns", ())
-        if t["sender"] == fields["speaker"] and _proposal_in(str(t["text"])) is not None
+def _own_proposals(fields: Mapping[str, Any]) -> list[tuple[Basket, Basket]]:
+    out = []
+    for t in fields.get("turns", ()):
+        if t["sender"] == fields["speaker"]:
+            offer = _proposal_in(str(t["text"]))
+            if offer is not None:
+                out.append(offer)
+    return out
+
+
+def _propose(
+    fields: Mapping[str, Any],
+    voice: str,
+    gives: Basket,
+    recv: Basket,
+    draws: Draws,
+    lead: str = "",
+) -> str:
+    pitch = _PITCH[voice][draws.pitch]
+    body = f"{lead}I would like to trade you {basket_text(gives)} for {basket_text(recv)}. {pitch}"
+    return _compose(voice, fields["speaker"], fields["opponent"], body, draws)
+
+
+def _proposal(fields: Mapping[str, Any], style: Style, draws: Draws) -> str:
+    gives, recv = choose_trade(
+        fields["endowment"],
+        fields["valuation"],
+        style,
+        list(fields["believed_fruits"]),
+        len(fields.get("turns", ())),
+        draws.ties,
+        exclude=_own_proposals(fields),
     )
-    ask = max(1, ask - rounds)
-    offer = offer + rounds
-    want = _argmax_random(vals, rng)
-    candidates = [i for i in range(len(FRUITS)) if i != want and endow[i] > 0]
-    if not candidates:
-        candidates = [i for i in range(len(FRUITS)) if endow[i] > 0]
-    preferred = [i for i in candidates if i in believed]
-    pool = preferred or candidates
-    give = _argmax_random([-vals[i] for i in pool], rng)
-    give = pool[give]
-    give_n = min(offer, endow[give])
-    recv = [0, 0, 0]
-    recv[want] = ask
-    gives = [0, 0, 0]
-    gives[give] = give_n
-    pitch = _pick(rng, _PITCH[tone])
-    body = f"I would like to trade you {basket_text(gives)} for {basket_text(recv)}. {pitch}"
-    return _compose(tone, fields["speaker"], fields["opponent"], body, rng)
-
-
-def _resolve_tone(tone: str, rng: np.random.Generator) -> str:
-    return str(_pick(rng, CONCRETE_TONES)) if tone == "any" else tone
+    return _propose(fields, style.voice, gives, recv, draws)
 
 
 def opening(fields: Mapping[str, Any], rng: np.random.Generator) -> str:
     """First message: a proposal in the requested tone."""
-    return _proposal(fields, _resolve_tone(str(fields["tone"]), rng), rng)
+    draws = Draws.from_rng(rng)
+    return _proposal(fields, style_of(str(fields["tone"]), draws), draws)
 
 
 def message(fields: Mapping[str, Any], rng: np.random.Generator) -> str:
-    """A reply: accept the last offer if good enough for the tone, else counter or reject."""
-    tone = _resolve_tone(str(fields["tone"]), rng)
+    """A reply to the opponent's standing offer: accept, scale down, break off, or counter.
+
+    An offer asking for more than the speaker has is answered, when the
+    affordable part would be accepted, by proposing that part instead.
+    """
+    draws = Draws.from_rng(rng)
+    style = style_of(str(fields["tone"]), draws)
+    voice = style.voice
+    turns = list(fields["turns"])
     vals = np.asarray(fields["valuation"])
     endow = np.asarray(fields["endowment"])
-    last = _last_offer(fields["turns"])
+    last = _last_offer(turns)
     if last is not None and last[0] != fields["speaker"]:
         _, they_give, they_want = last
-        gain = int(vals @ np.asarray(they_give) - vals @ np.asarray(they_want))
-        feasible = bool(np.all(np.asarray(they_want) <= endow))
-        # The acceptance margin loosens by one on some seeds: models are not exact.
-        threshold = _TONE_TERMS[tone][2] - int(rng.random() < 0.25)
-        if feasible and gain >= threshold:
-            body = _ACCEPT[tone].format(recv=basket_text(they_give), give=basket_text(they_want))
-            return _compose(tone, fields["speaker"], fields["opponent"], body, rng)
-        if tone == "assertive" and gain < -2 and rng.random() < 0.5:
-            return _compose(tone, fields["speaker"], fields["opponent"], _REJECT, rng)
-    return _proposal(fields, tone, rng)
+        threshold = acceptance_threshold(
+            style,
+            best_gain(endow, vals),
+            read_tone(str(turns[-1]["text"])),
+            len(turns),
+            draws.threshold,
+        )
+        capped = tuple(int(x) for x in np.minimum(they_want, endow))
+        gain = int(vals @ np.asarray(they_give) - vals @ np.asarray(capped))
+        seen = -gain if draws.misread < MISREAD_PROB else gain
+        if seen >= threshold:
+            if capped == tuple(they_want):
+                body = _ACCEPT[voice].format(
+                    recv=basket_text(they_give), give=basket_text(they_want)
+                )
+                return _compose(voice, fields["speaker"], fields["opponent"], body, draws)
+            if sum(capped) > 0:
+                lead = f"I only have {basket_text(capped)} of what you ask for. "
+                return _propose(fields, voice, capped, they_give, draws, lead)  # type: ignore[arg-type]
+        if voice == "assertive" and seen <= BREAK_OFF_GAIN and draws.break_off < BREAK_OFF_PROB:
+            return _compose(voice, fields["speaker"], fields["opponent"], _REJECT, draws)
+    return _proposal(fields, style, draws)
+
+
+# --- evaluation tasks --------------------------------------------------------------------
 
 
 def _describe_offer(proposer: str, gives, receives) -> str:
@@ -164,6 +460,7 @@ def _describe_offer(proposer: str, gives, receives) -> str:
 
 def summarize_dialogue(fields: Mapping[str, Any], rng: np.random.Generator) -> str:
     """Who proposed what, and how the last message responds."""
+    draws = Draws.from_rng(rng)
     turns = list(fields["turns"])
     if not turns:
         return "No messages have been exchanged."
@@ -181,7 +478,7 @@ def summarize_dialogue(fields: Mapping[str, Any], rng: np.random.Generator) -> s
         return f"{last['sender']} rejected the negotiation."
     offer = _proposal_in(text)
     if offer is not None:
-        lead = _pick(rng, ("", "The negotiation continues. "))
+        lead = ("", "The negotiation continues. ")[draws.lead]
         return f"{lead}{_describe_offer(str(last['sender']), *offer)} No one has accepted it yet."
     return f"{last['sender']} replied without a concrete proposal."
 
@@ -245,29 +542,63 @@ def extract_payoff(fields: Mapping[str, Any], rng: np.random.Generator) -> str:
     return hits[-1] if hits else "unknown"
 
 
-def guess_fruit(fields: Mapping[str, Any], rng: np.random.Generator) -> str:
-    """The fruit the opponent asked for most often; a random slip 15% of the time."""
-    opponent = str(fields["opponent"])
-    asked = np.zeros(len(FRUITS))
-    for t in fields["turns"]:
+def guess_scores(turns: Sequence[Mapping[str, Any]], opponent: str) -> np.ndarray:
+    """Evidence per fruit that ``opponent`` wants it, from the dialogue text only.
+
+    Its proposals count the fruit it asks for (weight ``GUESS_WEIGHTS[0]``) and
+    the fruit it offers (``GUESS_WEIGHTS[1]``); an acceptance counts the fruit
+    it agreed to receive (``GUESS_WEIGHTS[2]``).
+    """
+    asked_w, offered_w, accepted_w = GUESS_WEIGHTS
+    score = np.zeros(len(FRUITS))
+    for i, t in enumerate(turns):
         if t["sender"] != opponent:
             continue
-        offer = _proposal_in(str(t["text"]))
+        text = str(t["text"])
+        if _ACCEPTED.search(text):
+            offer = _last_offer(turns[:i])
+            if offer is not None and offer[0] != opponent:
+                score += accepted_w * np.asarray(offer[1], dtype=float)
+            continue
+        offer = _proposal_in(text)
         if offer is not None:
-            asked += np.asarray(offer[1], dtype=float)
-    if asked.sum() == 0 or rng.random() < 0.15:
-        return str(_pick(rng, FRUITS)).capitalize() + "."
-    return FRUITS[_argmax_random(list(asked), rng)].capitalize() + "."
+            score += asked_w * np.asarray(offer[1], dtype=float)
+            score += offered_w * np.asarray(offer[0], dtype=float)
+    return score
 
 
-for _task, _handler in {
-    "fruit_trading.opening": opening,
-    "fruit_trading.message": message,
-    "fruit_trading.summarize_dialogue": summarize_dialogue,
-    "fruit_trading.agreement": agreement,
-    "fruit_trading.summarize_trade": summarize_trade,
-    "fruit_trading.compute_payoff": compute_payoff,
-    "fruit_trading.extract_payoff": extract_payoff,
-    "fruit_trading.guess_fruit": guess_fruit,
-}.items():
-    register_scripted_task(_task, _handler)
+def guess_fruit(fields: Mapping[str, Any], rng: np.random.Generator) -> str:
+    """A fruit drawn from a softmax of the evidence (uniform without any)."""
+    draws = Draws.from_rng(rng)
+    score = GUESS_SHARPNESS * guess_scores(list(fields["turns"]), str(fields["opponent"]))
+    p = np.exp(score - score.max())
+    p /= p.sum()
+    k = min(int(np.searchsorted(np.cumsum(p), draws.guess, side="right")), len(FRUITS) - 1)
+    return FRUITS[k].capitalize() + "."
+
+
+# What each task reads, and what seeds its noise. The belief ("believed_fruits") is
+# read but does not seed: it acts only through the rules. Prompt texts ("steering",
+# "private_info", "dialogue") are never read: the typed fields carry the same facts.
+_MESSAGE_READS = ("speaker", "opponent", "endowment", "valuation", "tone")
+for _task, _handler, _reads, _seeded_by in (
+    (
+        "fruit_trading.opening",
+        opening,
+        _MESSAGE_READS + ("believed_fruits",),
+        _MESSAGE_READS,
+    ),
+    (
+        "fruit_trading.message",
+        message,
+        _MESSAGE_READS + ("turns", "believed_fruits"),
+        _MESSAGE_READS + ("turns",),
+    ),
+    ("fruit_trading.summarize_dialogue", summarize_dialogue, ("turns",), None),
+    ("fruit_trading.agreement", agreement, ("summary",), None),
+    ("fruit_trading.summarize_trade", summarize_trade, ("summary", "player_a", "player_b"), None),
+    ("fruit_trading.compute_payoff", compute_payoff, ("name", "valuation", "trade"), None),
+    ("fruit_trading.extract_payoff", extract_payoff, ("calculation",), None),
+    ("fruit_trading.guess_fruit", guess_fruit, ("opponent", "turns"), None),
+):
+    register_scripted_task(_task, _handler, reads=_reads, seeded_by=_seeded_by)

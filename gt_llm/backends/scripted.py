@@ -2,22 +2,42 @@
 
 It answers from a request's *task and typed fields*, never by reading prompt
 text, and returns natural-language text that goes through the same parsers
-as a real model's. Randomness comes from a generator seeded by a hash of
-(task, fields, seed), so the same request gives the same answer on every
-machine and in every process, and different seeds can give different
-answers. Games register one handler per task with
+as a real model's. Games register one handler per task with
 :func:`register_scripted_task`.
 
+Randomness comes from a generator seeded by a stable hash of (task, the
+fields that seed it, seed), so the same request gives the same answer on
+every machine and in every process, and different seeds can give different
+answers. A handler declares what it depends on:
+
+* ``reads`` -- the fields the handler is given. Every other field of the
+  request is withheld (reading it raises ``KeyError``), so changing a field
+  that is not read can never change the answer.
+* ``seeded_by`` -- the fields (a subset of ``reads``) hashed into the seed of
+  the generator; by default all of ``reads``. A field read but left out of
+  ``seeded_by`` acts *only through the handler's rules*: changing it redraws
+  no noise (no slip, tie-break or phrasing changes by accident). The
+  fruit-trading stand-in uses this for the prompted belief, so that the
+  difference between the tone and tone+belief variants is what the belief
+  does, not hash noise.
+
+Without declarations (``reads=None``) the handler gets every field and all of
+them seed the generator.
+
 Its output is never an LLM result; results it produces are labelled with the
-model name ``scripted:rules-v1``.
+model name ``scripted:rules-v2``. The version is bumped whenever the rules
+change, because the call cache is keyed on the model name: old answers are
+never mixed with new ones.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -27,25 +47,122 @@ from gt_llm.chat import ChatModel, ChatRequest, ChatResponse, Usage
 #: ``handler(fields, rng) -> text``.
 ScriptedHandler = Callable[[Mapping[str, Any], np.random.Generator], str]
 
-_HANDLERS: dict[str, ScriptedHandler] = {}
-
-SCRIPTED_MODEL_NAME = "rules-v1"
+SCRIPTED_MODEL_NAME = "rules-v2"
 
 
-def register_scripted_task(task: str, handler: ScriptedHandler) -> None:
-    """Registers the scripted answer for ``task`` (re-registering replaces it)."""
-    _HANDLERS[task] = handler
+@dataclasses.dataclass(frozen=True)
+class ScriptedTask:
+    """A registered scripted answer and the fields it depends on.
+
+    Attributes:
+      handler: ``handler(fields, rng) -> text``.
+      reads: Fields the handler is given (``None``: all of them).
+      seeded_by: Fields hashed into the generator's seed (``None``: all that
+        are read).
+    """
+
+    handler: ScriptedHandler
+    reads: tuple[str, ...] | None = None
+    seeded_by: tuple[str, ...] | None = None
+
+    def visible_fields(self, request: ChatRequest) -> Mapping[str, Any]:
+        """The request's fields the handler may read (read-only)."""
+        if self.reads is None:
+            return request.fields
+        missing = [f for f in self.reads if f not in request.fields]
+        if missing:
+            raise ValueError(
+                f"ScriptedModel.complete: task {request.task!r} reads fields {missing} that "
+                f"the request lacks; render the request from the task's template "
+                f"(it has {sorted(request.fields)})"
+            )
+        return MappingProxyType({f: request.fields[f] for f in self.reads})
+
+    def seed_fields(self, request: ChatRequest) -> dict[str, Any]:
+        """The fields (plain containers) that seed the request's generator."""
+        names = self.seeded_by if self.seeded_by is not None else self.reads
+        everything = request.fields_dict()
+        if names is None:
+            return everything
+        return {f: everything[f] for f in names}
+
+
+_TASKS: dict[str, ScriptedTask] = {}
+
+
+def _names(value: Sequence[str] | None, what: str, task: str) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        raise TypeError(
+            f"register_scripted_task({task!r}): {what} must be a sequence of field names, "
+            f"not the string {value!r}; write {what}=({value!r},)"
+        )
+    return tuple(dict.fromkeys(str(v) for v in value))
+
+
+def register_scripted_task(
+    task: str,
+    handler: ScriptedHandler,
+    *,
+    reads: Sequence[str] | None = None,
+    seeded_by: Sequence[str] | None = None,
+) -> None:
+    """Registers the scripted answer for ``task`` (re-registering replaces it).
+
+    Args:
+      task: Task name (``"<game>.<task>"``).
+      handler: ``handler(fields, rng) -> text``.
+      reads: The fields the handler reads; it is given only these. ``None``
+        gives it every field.
+      seeded_by: The fields whose values seed the generator; must be among
+        ``reads``. Default: all of ``reads``. Leave out a field that should
+        act only through the rules (see the module docstring).
+
+    Raises:
+      ValueError: ``seeded_by`` names a field that is not read.
+    """
+    r = _names(reads, "reads", task)
+    s = _names(seeded_by, "seeded_by", task)
+    if s is not None and r is not None and not set(s) <= set(r):
+        raise ValueError(
+            f"register_scripted_task({task!r}): seeded_by names fields that are not read: "
+            f"{sorted(set(s) - set(r))}; add them to reads= or drop them"
+        )
+    _TASKS[task] = ScriptedTask(handler=handler, reads=r, seeded_by=s)
 
 
 def scripted_tasks() -> list[str]:
     """Tasks the scripted model can answer (after the games are imported)."""
-    return sorted(_HANDLERS)
+    return sorted(_TASKS)
+
+
+def scripted_task(task: str) -> ScriptedTask:
+    """The registration of ``task``.
+
+    Raises:
+      ValueError: no scripted answer is registered for ``task``.
+    """
+    try:
+        return _TASKS[task]
+    except KeyError:
+        raise ValueError(
+            f"ScriptedModel.complete: no scripted answer for task {task!r}; "
+            "import the game module that defines it (e.g. `import games`) "
+            f"or register one with register_scripted_task. Known: {scripted_tasks()}"
+        ) from None
 
 
 def request_rng(request: ChatRequest) -> np.random.Generator:
-    """A generator seeded by a stable hash of (task, fields, seed)."""
+    """A generator seeded by a stable hash of (task, seeding fields, seed).
+
+    The seeding fields are those the task's registration names (all fields
+    for an unregistered task).
+    """
+    reg = _TASKS.get(request.task)
+    fields = reg.seed_fields(request) if reg is not None else request.fields_dict()
     payload = json.dumps(
-        [request.task, request.fields_dict(), request.seed],
+        [request.task, fields, request.seed],
         sort_keys=True,
         ensure_ascii=False,
         separators=(",", ":"),
@@ -75,14 +192,8 @@ class ScriptedModel(ChatModel):
 
     def complete(self, request: ChatRequest) -> ChatResponse:
         start = time.perf_counter()
-        handler = _HANDLERS.get(request.task)
-        if handler is None:
-            raise ValueError(
-                f"ScriptedModel.complete: no scripted answer for task {request.task!r}; "
-                "import the game module that defines it (e.g. `import games`) "
-                f"or register one with register_scripted_task. Known: {scripted_tasks()}"
-            )
-        text = handler(request.fields, request_rng(request))
+        reg = scripted_task(request.task)
+        text = reg.handler(reg.visible_fields(request), request_rng(request))
         prompt_tokens = sum(_approx_tokens(m.content) for m in request.messages)
         return ChatResponse(
             text=text,
@@ -136,4 +247,4 @@ def _free_form(fields: Mapping[str, Any], rng: np.random.Generator) -> str:
     return f"{opener} {middle} {closer}"
 
 
-register_scripted_task("free_form", _free_form)
+register_scripted_task("free_form", _free_form, reads=("prompt",))

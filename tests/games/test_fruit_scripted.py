@@ -1,4 +1,10 @@
-"""The scripted stand-in's fruit-trading answers: the game's decisions must matter."""
+"""The scripted stand-in's fruit-trading answers (rules-v2): steering must matter.
+
+Each test checks one way in which the tone or the belief changes what is
+said or what the other side does, on many scenarios and seeds, plus the
+contract with the scripted backend (the noise depends only on the declared
+fields; the belief acts only through the rules).
+"""
 
 from __future__ import annotations
 
@@ -8,7 +14,6 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from games.engine.calls import run_sync
 from games.fruit_trading import dialogue, prompts
@@ -19,11 +24,12 @@ from gt_llm.parsing import parse_yes_no
 ROOT = Path(__file__).resolve().parents[2]
 NUM_SCENARIOS = 40
 SEEDS = range(4)
+CONCRETE = ("assertive", "calm", "submissive")
 
 
-def _opening_fields(me: PrivateInfo, opponent: PrivateInfo, tone: str, believed=()) -> dict:
+def _fields(me: PrivateInfo, opponent: PrivateInfo, tone: str, believed=(), turns=None) -> dict:
     believed = list(believed)
-    return {
+    fields = {
         "speaker": me.name,
         "opponent": opponent.name,
         "private_info": me.describe(),
@@ -33,6 +39,15 @@ def _opening_fields(me: PrivateInfo, opponent: PrivateInfo, tone: str, believed=
         "believed_fruits": believed,
         "steering": prompts.steering_text(tone, opponent.name, believed),
     }
+    if turns is not None:
+        fields["turns"] = turns
+        fields["dialogue"] = prompts.render_dialogue(turns)
+    return fields
+
+
+def _render(fields: dict, seed: int):
+    tpl = prompts.MESSAGE if "turns" in fields else prompts.OPENING
+    return tpl.render(fields, seed=seed)
 
 
 def _proposal(text: str) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
@@ -43,47 +58,195 @@ def _proposal(text: str) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
     return parse_basket(m.group("give")), parse_basket(m.group("recv"))
 
 
-def _open(model, me, opponent, tone, seed, believed=()):
-    req = prompts.OPENING.render(_opening_fields(me, opponent, tone, believed), seed=seed)
-    return model.complete(req).text
+def _accepted(text: str) -> bool:
+    return rules_scripted._ACCEPTED.search(text) is not None
 
 
-def test_assertive_asks_more_and_offers_less_than_submissive(scripted):
-    asked = {"assertive": [], "submissive": []}
-    offered = {"assertive": [], "submissive": []}
+def _tr(turns, names):
+    return [{"sender": names[s], "receiver": names[1 - s], "text": t} for s, t in turns]
+
+
+def test_tone_changes_the_offer(scripted):
+    """Assertive offers keep more for the speaker; submissive ones give more away."""
+    own = {t: [] for t in CONCRETE}
+    changed = 0
     for i in range(NUM_SCENARIOS):
-        sc = make_scenario(i)
-        me, opp = sc.players
+        me, opp = make_scenario(i).players
         for seed in SEEDS:
-            for tone in asked:
-                gives, recv = _proposal(_open(scripted, me, opp, tone, seed))
+            offers = {}
+            for tone in CONCRETE:
+                gives, recv = _proposal(
+                    scripted.complete(_render(_fields(me, opp, tone), seed)).text
+                )
                 assert sum(gives) >= 1 and sum(recv) >= 1
                 # The speaker never offers more than it has.
                 assert all(g <= e for g, e in zip(gives, me.endowment, strict=True))
-                asked[tone].append(sum(recv))
-                offered[tone].append(sum(gives))
-    assert np.mean(asked["assertive"]) > np.mean(asked["submissive"]) + 0.5
-    assert np.mean(offered["assertive"]) < np.mean(offered["submissive"]) - 0.3
-    # Per proposal, too: an assertive speaker never asks for less.
-    assert min(asked["assertive"]) >= max(asked["submissive"])
+                own[tone].append(me.value(recv) - me.value(gives))
+                offers[tone] = (gives, recv)
+            changed += len(set(offers.values())) > 1
+    means = {t: np.mean(v) for t, v in own.items()}
+    assert means["assertive"] > means["calm"] > means["submissive"], means
+    # Not only on average: the tone changes the offer in most scenario/seed pairs.
+    assert changed >= 0.6 * NUM_SCENARIOS * len(SEEDS)
 
 
-def test_correct_belief_makes_proposals_better_for_the_opponent(scripted):
+def test_belief_changes_the_offer(scripted):
+    """A (correct) belief makes calm and submissive offers better for the opponent."""
     gain = {"belief": [], "none": []}
-    offered_wanted = {"belief": 0, "none": 0}
+    changed = 0
     for i in range(NUM_SCENARIOS):
-        sc = make_scenario(i)
-        me, opp = sc.players
+        me, opp = make_scenario(i).players
         truth = opp.most_wanted()
         for seed in SEEDS:
-            for tone in ("assertive", "calm", "submissive"):
+            for tone in ("calm", "submissive"):
+                texts = {}
                 for key, believed in (("belief", truth), ("none", ())):
-                    gives, recv = _proposal(_open(scripted, me, opp, tone, seed, believed))
-                    # The opponent receives what the speaker gives.
+                    texts[key] = scripted.complete(
+                        _render(_fields(me, opp, tone, believed), seed)
+                    ).text
+                    gives, recv = _proposal(texts[key])
                     gain[key].append(opp.value(gives) - opp.value(recv))
-                    offered_wanted[key] += any(gives[FRUITS.index(f)] > 0 for f in truth)
+                changed += _proposal(texts["belief"]) != _proposal(texts["none"])
     assert np.mean(gain["belief"]) > np.mean(gain["none"]) + 0.3
-    assert offered_wanted["belief"] > offered_wanted["none"]
+    assert changed >= 0.2 * NUM_SCENARIOS * len(SEEDS) * 2
+
+
+def test_belief_acts_only_through_the_rules(scripted):
+    """Where the rules do not use the belief (accepting an offer), it changes nothing."""
+    me = PrivateInfo("Alice", (2, 2, 2), (4, 0, 1))
+    opp = PrivateInfo("Bob", (2, 2, 2), (0, 4, 1))
+    names = (me.name, opp.name)
+    good = "Hi Alice,\n\nI would like to trade you 2 apples for 1 banana.\n\nBest,\nBob"
+    turns = _tr([(1, good)], names)
+    accepted = 0
+    for seed in range(20):
+        texts = [
+            scripted.complete(_render(_fields(me, opp, "calm", b, turns), seed)).text
+            for b in ((), ("bananas",), ("apples", "oranges"))
+        ]
+        # An acceptance (the belief plays no part) is the same text with or without it;
+        # a misread offer is countered, and the counter may follow the belief.
+        if any(_accepted(t) for t in texts):
+            assert len(set(texts)) == 1
+            accepted += 1
+    assert accepted >= 12
+
+
+def test_noise_reads_only_declared_fields(scripted):
+    """Changing a field the rules do not read leaves every answer identical."""
+    me, opp = make_scenario(3).players
+    names = (me.name, opp.name)
+    turns = _tr([(1, "Hi,\n\nI would like to trade you 1 apple for 1 banana.\n\nBest,\nX")], names)
+    for seed in range(6):
+        for tone in ("any", "calm"):
+            base = _fields(me, opp, tone, turns=turns)
+            ref = scripted.complete(_render(base, seed)).text
+            for key, junk in (
+                ("steering", "Tone: shout."),
+                ("private_info", "nothing"),
+                ("dialogue", "(another rendering)"),
+            ):
+                assert scripted.complete(_render({**base, key: junk}, seed)).text == ref, key
+    # The evaluation tasks too: the summary reads the turns, not the rendered dialogue.
+    req = prompts.SUMMARIZE_DIALOGUE.render({"dialogue": "a", "turns": turns}, seed=0)
+    req2 = prompts.SUMMARIZE_DIALOGUE.render({"dialogue": "b", "turns": turns}, seed=0)
+    assert scripted.complete(req).text == scripted.complete(req2).text
+    guess = {"observer": me.name, "opponent": opp.name, "dialogue": "a", "turns": turns}
+    assert (
+        scripted.complete(prompts.GUESS_FRUIT.render(guess, seed=0)).text
+        == scripted.complete(
+            prompts.GUESS_FRUIT.render({**guess, "observer": "Zed", "dialogue": "b"}, seed=0)
+        ).text
+    )
+
+
+def _acceptance_rate(model, receiver_tone, offer_text, n_turns=1, seeds=range(60)) -> float:
+    me = PrivateInfo("Alice", (2, 2, 2), (3, 1, 2))
+    opp = PrivateInfo("Bob", (2, 2, 2), (1, 3, 2))
+    names = (me.name, opp.name)
+    # Earlier turns (if any) are neutral proposals by Alice and Bob; the offer is Bob's.
+    filler = [
+        (0, "Hi Bob,\n\nI would like to trade you 1 banana for 1 orange.\n\nBest,\nAlice"),
+        (1, "Hi Alice,\n\nI would like to trade you 1 orange for 2 apples.\n\nBest,\nBob"),
+    ]
+    history = filler[len(filler) - (n_turns - 1) :] if n_turns > 1 else []
+    turns = _tr([*history, (1, offer_text)], names)
+    hits = 0
+    for seed in seeds:
+        text = model.complete(_render(_fields(me, opp, receiver_tone, turns=turns), seed)).text
+        hits += _accepted(text)
+    return hits / len(seeds)
+
+
+def _voices(body: str) -> tuple[str, str, str]:
+    """The same offer by Bob: pushy, meek, and without any tone's stock phrases."""
+    return (
+        f"Alice, let's be direct.\n\n{body} Take it or leave it.\n\nBest,\nBob",
+        f"Dear Alice, I hope you are well.\n\n{body} I hope that is fair.\n\nBest,\nBob",
+        f"Alice:\n\n{body}\n\nBob",
+    )
+
+
+# Worth +3 to Alice (valuations 3, 1, 2; her best trade is worth 4), and -2.
+_PUSHY, _MEEK, _PLAIN = _voices("I would like to trade you 1 apple and 1 orange for 2 bananas.")
+_PUSHY_LOSS, _MEEK_LOSS, _ = _voices("I would like to trade you 1 banana for 1 apple.")
+
+
+def test_sender_tone_is_read_from_the_text():
+    assert rules_scripted.read_tone(_PUSHY) == "assertive"
+    assert rules_scripted.read_tone(_MEEK) == "submissive"
+    assert rules_scripted.read_tone(_PLAIN) is None
+
+
+def test_own_tone_changes_acceptance(scripted):
+    rates = {t: _acceptance_rate(scripted, t, _PLAIN) for t in CONCRETE}
+    assert rates["submissive"] > rates["calm"] > rates["assertive"], rates
+    assert rates["submissive"] >= 0.7 and rates["assertive"] <= 0.3
+
+
+def test_sender_tone_changes_acceptance(scripted):
+    """Pressure works on a submissive receiver and backfires on a calm one."""
+    calm = {
+        k: _acceptance_rate(scripted, "calm", t) for k, t in (("push", _PUSHY), ("meek", _MEEK))
+    }
+    assert calm["meek"] > calm["push"] + 0.2, calm
+    # A submissive receiver gives in to pressure: it takes a loss it would refuse politely.
+    sub = {
+        k: _acceptance_rate(scripted, "submissive", t)
+        for k, t in (("push", _PUSHY_LOSS), ("meek", _MEEK_LOSS))
+    }
+    assert sub["push"] > sub["meek"] + 0.15, sub
+
+
+def test_acceptance_softens_as_the_dialogue_grows(scripted):
+    early = _acceptance_rate(scripted, "calm", _PLAIN, n_turns=1)
+    late = _acceptance_rate(scripted, "calm", _PLAIN, n_turns=3)
+    assert late > early + 0.2, (early, late)
+
+
+def test_an_offer_asking_for_more_than_the_receiver_has_is_scaled_down(scripted):
+    me = PrivateInfo("Alice", (1, 1, 1), (1, 0, 4))
+    opp = PrivateInfo("Bob", (2, 2, 2), (4, 0, 1))
+    turns = _tr(
+        [(1, "Hi Alice,\n\nI would like to trade you 2 oranges for 2 apples.\n\nBest,\nBob")],
+        (me.name, opp.name),
+    )
+    scaled = 0
+    for seed in range(20):
+        text = scripted.complete(_render(_fields(me, opp, "submissive", turns=turns), seed)).text
+        assert not _accepted(text)  # Alice has only one apple
+        if "I only have 1 apple" in text:
+            assert _proposal(text) == ((1, 0, 0), (0, 0, 2))
+            scaled += 1
+    assert scaled >= 10
+
+
+def test_any_tone_writes_in_a_concrete_voice_with_a_blended_style():
+    style = rules_scripted.blend_styles([0.2, 0.3, 0.5])
+    assert style.voice == "submissive"
+    lo, hi = sorted(rules_scripted.STYLES[t].share for t in CONCRETE)[::2]
+    assert lo < style.share < hi
+    assert rules_scripted.blend_styles([1.0, 0.0, 0.0]) == rules_scripted.STYLES["assertive"]
 
 
 def test_steering_text_has_tone_and_belief_lines():
@@ -139,23 +302,6 @@ def _tr(turns, names):
     return [{"sender": names[s], "receiver": names[1 - s], "text": t} for s, t in turns]
 
 
-def test_message_accepts_good_offers_and_counters_bad_ones(scripted):
-    me = PrivateInfo("Alice", (2, 2, 2), (4, 0, 1))
-    opp = PrivateInfo("Bob", (2, 2, 2), (0, 4, 1))
-    names = (me.name, opp.name)
-    good = "Hi Alice,\n\nI would like to trade you 2 apples for 1 banana. Fair?\n\nBest,\nBob"
-    bad = "Hi Alice,\n\nI would like to trade you 1 banana for 2 apples. Fair?\n\nBest,\nBob"
-    for offer, should_accept in ((good, True), (bad, False)):
-        accepted = 0
-        for seed in range(10):
-            fields = _opening_fields(me, opp, "assertive")
-            fields["turns"] = _tr([(1, offer)], names)
-            fields["dialogue"] = prompts.render_dialogue(fields["turns"])
-            text = scripted.complete(prompts.MESSAGE.render(fields, seed=seed)).text
-            accepted += rules_scripted._ACCEPTED.search(text) is not None
-        assert accepted == (10 if should_accept else 0)
-
-
 def test_evaluation_chain_on_an_accepted_offer(scripted):
     """Summary -> agreement -> trade -> payoff calculation -> number, by the scripted model."""
     names = ("Alice", "Bob")
@@ -202,30 +348,46 @@ def test_evaluation_chain_on_an_accepted_offer(scripted):
     assert parse_yes_no(ask(prompts.AGREEMENT, {"summary": summary2})) is False
 
 
-@pytest.mark.parametrize("opponent_asks", ["apples", "oranges"])
-def test_guess_fruit_reads_what_the_opponent_asks_for(scripted, opponent_asks):
-    names = ("Alice", "Bob")
-    turns = _tr(
-        [
-            (0, "Hi Bob,\n\nI would like to trade you 1 banana for 1 orange.\n\nBest,\nAlice"),
-            (
-                1,
-                f"Hi Alice,\n\nI would like to trade you 1 banana for 2 {opponent_asks}.\n\nBest,\nBob",
-            ),
-        ],
-        names,
-    )
+def _guess_accuracy(model, turns, truth, opponent="Bob", seeds=range(80)) -> float:
     right = 0
-    for seed in range(40):
+    for seed in seeds:
         req = prompts.GUESS_FRUIT.render(
             {
                 "observer": "Alice",
-                "opponent": "Bob",
+                "opponent": opponent,
                 "dialogue": prompts.render_dialogue(turns),
                 "turns": turns,
             },
             seed=seed,
         )
-        right += dialogue.parse_fruit(scripted.complete(req).text) == opponent_asks
-    # Mostly right (a 15% slip rate, sometimes still right by chance).
-    assert right >= 28
+        right += dialogue.parse_fruit(model.complete(req).text) == truth
+    return right / len(seeds)
+
+
+def test_guess_follows_the_evidence_and_is_uncertain_when_it_is_thin(scripted):
+    names = ("Alice", "Bob")
+    alice = (0, "Hi Bob,\n\nI would like to trade you 1 banana for 1 orange.\n\nBest,\nAlice")
+    weak = _tr(
+        [alice, (1, "Hi,\n\nI would like to trade you 1 banana for 1 apple.\n\nBest,\nBob")], names
+    )
+    strong = _tr(
+        [
+            (1, "Hi,\n\nI would like to trade you 2 bananas for 2 apples.\n\nBest,\nBob"),
+            alice,
+            (1, "Hi,\n\nI would like to trade you 1 banana for 2 apples.\n\nBest,\nBob"),
+        ],
+        names,
+    )
+    none = _tr([alice], names)
+    acc = {
+        "none": _guess_accuracy(scripted, none, "apples"),
+        "weak": _guess_accuracy(scripted, weak, "apples"),
+        "strong": _guess_accuracy(scripted, strong, "apples"),
+    }
+    # No evidence: about a third; thin evidence: better but unsure; strong: mostly right.
+    assert 0.15 <= acc["none"] <= 0.55, acc
+    assert acc["none"] < acc["weak"] < acc["strong"], acc
+    assert acc["weak"] <= 0.8 and acc["strong"] >= 0.85, acc
+    # The guess reads only the opponent's messages: Alice's ask for oranges is not evidence.
+    scores = rules_scripted.guess_scores(weak, "Bob")
+    assert scores[FRUITS.index("apples")] > 0 and scores[FRUITS.index("oranges")] == 0

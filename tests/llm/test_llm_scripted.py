@@ -9,7 +9,12 @@ import sys
 import pytest
 
 import gt_llm
-from gt_llm.backends.scripted import ScriptedModel, register_scripted_task, scripted_tasks
+from gt_llm.backends.scripted import (
+    ScriptedModel,
+    register_scripted_task,
+    request_rng,
+    scripted_tasks,
+)
 
 PROMPTS = ["hi", "What should I offer for three apples?", "", "Is the seer lying?"]
 
@@ -51,7 +56,7 @@ def test_different_seeds_give_different_answers():
 def test_answers_are_labelled_as_not_an_llm():
     m = ScriptedModel()
     resp = m.complete(gt_llm.user_request("hi"))
-    assert resp.model == "rules-v1" and resp.backend == "scripted"
+    assert resp.model == "rules-v2" and resp.backend == "scripted"
     assert "scripted" in resp.text.lower()
     assert resp.usage.completion_tokens > 0
 
@@ -73,3 +78,55 @@ def test_registered_task_reads_fields_not_text():
         task="test_llm.echo_n", fields={"n": 3}, messages=(gt_llm.Message("user", "ignored"),)
     )
     assert ScriptedModel().complete(req).text == "n=3"
+
+
+def _request(task: str, **fields) -> gt_llm.ChatRequest:
+    return gt_llm.ChatRequest(task=task, fields=fields, messages=(gt_llm.Message("user", "x"),))
+
+
+def _draw(fields, rng) -> str:
+    return f"{fields['n']}:{rng.integers(10**9)}"
+
+
+def test_unread_fields_neither_reach_the_handler_nor_seed_the_generator():
+    seen = {}
+
+    def handler(fields, rng):
+        seen["fields"] = dict(fields)
+        return _draw(fields, rng)
+
+    register_scripted_task("test_llm.reads_n", handler, reads=("n",))
+    m = ScriptedModel()
+    a = m.complete(_request("test_llm.reads_n", n=1, note="first")).text
+    assert seen["fields"] == {"n": 1}
+    # Changing a field the handler does not read leaves the answer identical...
+    assert m.complete(_request("test_llm.reads_n", n=1, note="second")).text == a
+    # ...while a read field, or the seed, changes the draw.
+    assert m.complete(_request("test_llm.reads_n", n=2, note="first")).text != a
+    other_seed = _request("test_llm.reads_n", n=1, note="first").with_seed(5)
+    assert m.complete(other_seed).text != a
+
+
+def test_a_read_field_left_out_of_seeded_by_acts_only_through_the_rules():
+    def handler(fields, rng):
+        return f"{rng.integers(10**9)}+{fields['bonus']}"
+
+    register_scripted_task("test_llm.bonus", handler, reads=("n", "bonus"), seeded_by=("n",))
+    m = ScriptedModel()
+    a = m.complete(_request("test_llm.bonus", n=1, bonus=0)).text
+    b = m.complete(_request("test_llm.bonus", n=1, bonus=7)).text
+    # Same draw, different rule output.
+    assert a.split("+")[0] == b.split("+")[0] and a != b
+    r1 = request_rng(_request("test_llm.bonus", n=1, bonus=0)).integers(10**9)
+    r2 = request_rng(_request("test_llm.bonus", n=1, bonus=7)).integers(10**9)
+    assert r1 == r2
+
+
+def test_registration_errors_are_clear():
+    with pytest.raises(ValueError, match="seeded_by names fields that are not read"):
+        register_scripted_task("test_llm.bad", _draw, reads=("n",), seeded_by=("m",))
+    with pytest.raises(TypeError, match=r"write reads=\('n',\)"):
+        register_scripted_task("test_llm.bad", _draw, reads="n")
+    register_scripted_task("test_llm.needs_k", _draw, reads=("n", "k"))
+    with pytest.raises(ValueError, match=r"reads fields \['k'\] that the request lacks"):
+        ScriptedModel().complete(_request("test_llm.needs_k", n=1))
