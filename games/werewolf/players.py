@@ -325,7 +325,8 @@ def tonight_victim(knowledge: Knowledge) -> int | None:
     """Tonight's victim as the player was told (the witch), else None."""
     victim = None
     for e in knowledge.events:
-        if e.kind == "victim" and e.round == knowledge.round:
+        # Werewolves see ``victim``; the witch is told through ``witch_victim``.
+        if e.kind in ("victim", "witch_victim") and e.round == knowledge.round:
             victim = e.data["target"]
     return victim
 
