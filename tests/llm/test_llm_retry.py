@@ -40,9 +40,12 @@ def flaky(failures):
 
 def test_policy_defaults_and_validation():
     p = RetryPolicy()
-    assert (p.max_attempts, p.base_delay, p.max_delay, p.jitter) == (6, 1.0, 60.0, 0.25)
+    assert (p.max_attempts, p.base_delay, p.max_delay, p.jitter) == (None, 1.0, 60.0, 0.25)
+    assert p.budget == 300.0  # minutes, not hours
     with pytest.raises(ValueError):
         RetryPolicy(max_attempts=0)
+    with pytest.raises(ValueError, match="budget"):
+        RetryPolicy(budget=0)
     with pytest.raises(ValueError):
         RetryPolicy(jitter=1.5)
     with pytest.raises(AttributeError):
