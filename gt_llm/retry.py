@@ -136,7 +136,8 @@ def call_with_retry(
       clock: Monotonic clock measuring the budget (injectable for tests).
       label: What is being called, for messages (e.g. a URL).
       describe: Renders an exception for messages (must not contain secrets).
-      before_attempt: Called before every attempt (e.g. a rate limiter's ``acquire``).
+      before_attempt: Called before every attempt (e.g. a rate limiter's ``acquire``);
+        the budget is counted from the end of the first call.
 
     Returns:
       What ``fn`` returned.
@@ -146,12 +147,15 @@ def call_with_retry(
         out, or when the server asked for a wait longer than ``policy.max_delay``.
       Exception: a non-retryable exception from ``fn``, unchanged.
     """
-    start = clock()
+    start: float | None = None
     attempt = 0
     while True:
         attempt += 1
         if before_attempt is not None:
             before_attempt()
+        if start is None:
+            # The budget starts with the first attempt: queueing for a rate-limit slot is not a fault.
+            start = clock()
         try:
             return fn()
         except Exception as exc:
@@ -175,8 +179,9 @@ def call_with_retry(
             wait = policy.wait_for(attempt, retry_after, rng)
             if elapsed + wait >= policy.budget:
                 raise BackendError(
-                    f"{label}: {done}, retry budget of {policy.budget:g} s spent (raise it with "
-                    f"retry_budget / --retry-budget); last error: {last}",
+                    f"{label}: {done}, no time left for another attempt within the retry budget "
+                    f"of {policy.budget:g} s (raise it with retry_budget / --retry-budget); "
+                    f"last error: {last}",
                     retryable=True,
                 ) from exc
             logger.info(

@@ -28,12 +28,12 @@ _MIN_SECRET_LEN = 6
 _PATTERNS = (
     # "Bearer <token>" in any case, e.g. an echoed Authorization header.
     # (8+ characters: real tokens are long, "a bearer of news" is prose).
-    (re.compile(r"(?i)\b(bearer)(\s+|%20|\\u0020)[^\s\"'\\,;]{8,}"), rf"\1\2{REDACTED}"),
+    (re.compile(r"(?i)\b(bearer)(\s+|%20|\\u0020)[^\s\"'\\,;)]{8,}"), rf"\1\2{REDACTED}"),
     # Provider key shapes: OpenAI-style sk-..., Groq gsk_...
     (re.compile(r"\b(?:sk|gsk)[-_][A-Za-z0-9_\-]{8,}"), REDACTED),
     # "Authorization: anything" headers echoed verbatim (basic auth, raw keys).
     (
-        re.compile(r"(?i)(authorization[\"']?\s*[:=]\s*[\"']?)(?!bearer)[^\s\"',;]+"),
+        re.compile(r"(?i)(authorization[\"']?\s*[:=]\s*[\"']?)(?!bearer)[^\s\"',;)]+"),
         rf"\1{REDACTED}",
     ),
 )

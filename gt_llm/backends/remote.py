@@ -261,9 +261,12 @@ class RemoteChatModel(ChatModel):
             "(max_answer_bytes / --max-answer-bytes)"
         )
 
-    def _attempt(self, request: ChatRequest, deadline: float) -> tuple[str, Usage]:
-        # Never start an attempt that could outlive the call's budget.
-        timeout = max(0.05, min(self.timeout, deadline - time.monotonic()))
+    def _attempt(self, request: ChatRequest, deadline: list[float]) -> tuple[str, Usage]:
+        # The budget starts at the first attempt (after any rate-limiter wait), as in
+        # call_with_retry; no attempt may outlive it.
+        if not deadline:
+            deadline.append(time.monotonic() + self.retry.budget)
+        timeout = max(0.05, min(self.timeout, deadline[0] - time.monotonic()))
         body = self._send(request, timeout=timeout)
         # A chat-completions body is the answer plus a little JSON: refuse a far larger one
         # before decoding it.
@@ -302,7 +305,7 @@ class RemoteChatModel(ChatModel):
             (``retryable=True``); the message is one line without secrets.
         """
         start = time.perf_counter()
-        deadline = time.monotonic() + self.retry.budget
+        deadline: list[float] = []
         label = f"{self.backend} backend ({self.url})"
         try:
             text, usage = call_with_retry(

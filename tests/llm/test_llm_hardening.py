@@ -69,7 +69,7 @@ def test_hung_server_fails_within_the_retry_budget(fake_server, backend):
     took = time.monotonic() - start
     msg = str(err.value)
     assert 0.6 <= took < 2.0, took  # several timed-out attempts, never past budget + margin
-    assert "retry budget of 1 s spent" in msg and "timed out" in msg
+    assert "within the retry budget of 1 s" in msg and "timed out" in msg
     assert err.value.retryable and "\n" not in msg
     assert fake_server.request_count >= 2
 
@@ -82,7 +82,7 @@ def test_budget_error_through_the_cache_says_how_to_resume(fake_server, tmp_path
     with pytest.raises(BackendError) as err:
         model.ask("q")
     msg = str(err.value)
-    assert "HTTP 503" in msg and "retry budget of 0.3 s spent" in msg
+    assert "HTTP 503" in msg and "within the retry budget of 0.3 s" in msg
     assert f"re-run the same command to resume: {path} keeps every finished call" in msg
     assert len(model) == 0
 
@@ -161,7 +161,7 @@ def test_refused_after_a_first_answer_is_retried_as_a_restart():
     assert model.ask("a") == "echo: a (seed 0)"
     server.stop()
     start = time.monotonic()
-    with pytest.raises(BackendError, match="retry budget of 0.4 s spent") as err:
+    with pytest.raises(BackendError, match="within the retry budget of 0.4 s") as err:
         model.ask("b")
     assert err.value.retryable and "failed after 1 attempt" not in str(err.value)
     assert 0.1 <= time.monotonic() - start < 1.0
