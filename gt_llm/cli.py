@@ -347,7 +347,8 @@ def _configure_logging(verbose: int, quiet: bool) -> None:
 
 
 def _error(message: str) -> int:
-    first = redact(" ".join(str(message).split())) or "unknown error"
+    # Messages may quote a server's body: no secrets, no raw control characters.
+    first = terminal_safe(redact(" ".join(str(message).split()))) or "unknown error"
     sys.stderr.write(f"{PROG}: error: {first}\n")
     return EXIT_ERROR
 

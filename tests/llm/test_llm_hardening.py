@@ -23,6 +23,7 @@ from fake_server import HANG, Canned, FakeChatServer, completion_body
 import gt_llm
 from gt_llm.backends.groq_backend import GroqModel
 from gt_llm.cache import CachedModel
+from gt_llm.cli import main
 from gt_llm.errors import AnswerTooLargeError, BackendError, ConfigurationError
 from gt_llm.retry import RetryPolicy
 from gt_llm.safety import redact, register_secret, terminal_safe
@@ -155,6 +156,19 @@ def test_transient_faults_are_retried_then_answered(fake_server, backend, fault)
     assert fake_server.request_count == len(FAULTS[fault]) + 1
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_refused_connection_fails_fast(backend):
+    dead = FakeChatServer().start()
+    dead.stop()  # the port is closed now: connections are refused
+    model = make(dead, backend, retry_budget=30.0)
+    start = time.monotonic()
+    with pytest.raises(
+        BackendError, match=r"nothing is listening at .* \(connection refused\)"
+    ) as err:
+        model.ask("q")
+    assert time.monotonic() - start < 1.0 and not err.value.retryable
+
+
 def test_refused_after_a_first_answer_is_retried_as_a_restart():
     server = FakeChatServer().start()
     model = make(server, "openai", retry_budget=0.4, retry=RetryPolicy(base_delay=0.02))
@@ -249,11 +263,10 @@ def test_oversize_answer_is_an_error_and_never_cached(fake_server, backend, tmp_
     assert len(big.ask("q")) == 100_000
 
 
-def test_cli_max_answer_bytes(child_env, fake_server):
+def test_cli_max_answer_bytes(capsys, fake_server):
     fake_server.enqueue(Canned(body=completion_body("z" * 2000)))
-    proc = cli(child_env, "ask", "-b", f"openai:m@{fake_server.url}/v1", "--max-answer-bytes",
-               "1000", "hi")  # fmt: skip
-    assert proc.returncode == 2 and "more than max_answer_bytes=1,000" in proc.stderr
+    code = main(["ask", "-b", f"openai:m@{fake_server.url}/v1", "--max-answer-bytes", "1000", "hi"])
+    assert code == 2 and "more than max_answer_bytes=1,000" in capsys.readouterr().err
 
 
 # -- the cache refuses files that are not gt-llm caches ------------------------------------------
@@ -416,11 +429,12 @@ def test_a_killed_lease_holder_does_not_block_the_next_run(fake_server, child_en
      (["--timeout", "-1"], "argument --timeout: must be a number greater than 0"),
      (["--retry-budget", "0"], "argument --retry-budget: must be a number greater than 0")],
 )  # fmt: skip
-def test_bad_numbers_name_the_flag(child_env, args, needle):
-    proc = cli(child_env, "ask", *args, "hi")
-    assert proc.returncode == 2
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and needle in lines[0], proc.stderr
+def test_bad_numbers_name_the_flag(capsys, args, needle):
+    with pytest.raises(SystemExit) as exit_:
+        main(["ask", *args, "hi"])
+    assert exit_.value.code == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0], lines
 
 
 def test_configuration_errors_are_one_line(tmp_path):

@@ -36,7 +36,7 @@ from solvers.results import atomic_write_json
 path = sys.argv[1]
 atomic_write_json(path, {"version": "old", "rows": [1, 2, 3]})
 print("ready", flush=True)
-big = {"version": "new", "rows": list(range(3_000_000))}
+big = {"version": "new", "rows": list(range(1_000_000))}
 while True:
     atomic_write_json(path, big)
 """
@@ -67,7 +67,7 @@ def test_sigkill_mid_write_leaves_the_previous_file_intact(tmp_path):
     assert proc.returncode == -signal.SIGKILL
     data = json.loads(target.read_text())  # never truncated: old or a complete new one
     assert data["version"] in ("old", "new")
-    assert data["rows"] == ([1, 2, 3] if data["version"] == "old" else list(range(3_000_000)))
+    assert data["rows"] == ([1, 2, 3] if data["version"] == "old" else list(range(1_000_000)))
     # A later prepare removes the killed write's temporary file.
     assert any(p.name.startswith(".tmp-") for p in tmp_path.iterdir())
     prepare_results_dir(tmp_path, {"a": 1}, force=True)
