@@ -2,8 +2,16 @@
 
 Subcommands:
 
-* ``gt-llm backends`` lists the registered backends and whether each is usable here;
-* ``gt-llm ask --backend SPEC "PROMPT"`` sends one prompt and prints the answer.
+* ``gt-llm backends [SPEC ...] [--check]`` lists the registered backends, whether
+  each is configured here and, for named specs (and Groq with ``--check``),
+  whether its server answers;
+* ``gt-llm ask --backend SPEC "PROMPT"`` sends one prompt and prints the answer,
+  control characters escaped.
+
+The type parsers (:func:`positive_int`, :func:`non_negative_int`,
+:func:`positive_float`, :func:`non_negative_float`) are shared with the game
+subcommands; argparse prefixes their messages with the flag
+(``argument --seed: must be a whole number >= 0, got -5``).
 
 Other packages add subcommand groups through :func:`build_parser`'s plugin
 hook (see ``_PLUGIN_MODULES``): a plugin module defines ``add_parser(subparsers)``
