@@ -441,3 +441,35 @@ def test_configuration_errors_are_one_line(tmp_path):
     with pytest.raises(ConfigurationError) as err:
         CachedModel(gt_llm.load_model("scripted"), tmp_path)
     assert "\n" not in str(err.value)
+
+
+def test_a_failed_lease_holder_hands_the_call_to_the_waiter(fake_server, tmp_path):
+    # Two cache instances on one file (as two processes would be): the first call fails
+    # for good, its lease is released, and the waiting instance makes the call itself.
+    import threading
+
+    fake_server.enqueue(Canned(status=400, body="bad request", delay=0.4))
+    path = tmp_path / "c.sqlite"
+    first = gt_llm.load_model(f"openai:m@{fake_server.url}/v1", cache=path)
+    second = gt_llm.load_model(f"openai:m@{fake_server.url}/v1", cache=path)
+    errors: list[BaseException] = []
+
+    def run_first() -> None:
+        try:
+            first.ask("q")
+        except BackendError as exc:
+            errors.append(exc)
+
+    thread = threading.Thread(target=run_first)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while fake_server.request_count < 1:
+        assert time.monotonic() < deadline
+        time.sleep(0.005)
+    start = time.monotonic()
+    assert second.ask("q") == "echo: q (seed 0)"
+    # It waited for the first call (0.4 s) rather than sending at once, then called itself.
+    assert time.monotonic() - start >= 0.3
+    thread.join(timeout=10)
+    assert len(errors) == 1 and "HTTP 400" in str(errors[0])
+    assert fake_server.request_count == 2 and len(second) == 1

@@ -200,3 +200,16 @@ def test_file_names_must_be_plain(tmp_path):
     for bad in ["../x.json", "sub/x.json", MANIFEST_NAME, "c.sqlite", ""]:
         with pytest.raises(ResultsError):
             run.write_text(bad, "x")
+
+
+def test_an_interrupted_run_of_the_same_settings_is_resumed_in_place(tmp_path):
+    run = prepare_results_dir(tmp_path, {"inits": 3}, backend="scripted")
+    run.write_json("summary.json", {"partial": True})  # then the process dies: no finish()
+    again = prepare_results_dir(tmp_path, {"inits": 3}, backend="scripted")
+    assert again.manifest["files"] == ["summary.json"] and again.manifest["complete"] is False
+    again.write_json("summary.json", {"partial": False})
+    again.finish()
+    assert require_complete(tmp_path)["files"] == ["summary.json"]
+    # Another backend is other settings.
+    with pytest.raises(ResultsError, match='backend: "scripted" -> "groq"'):
+        prepare_results_dir(tmp_path, {"inits": 3}, backend="groq")
