@@ -7,19 +7,29 @@ persistent call cache, typed parsers, and opponent models.
 from __future__ import annotations
 
 from gt_llm.chat import ChatModel, ChatRequest, ChatResponse, Message, Usage, user_request
-from gt_llm.errors import BackendError, ConfigurationError, GtLlmError, ParseError
+from gt_llm.errors import (
+    AnswerTooLargeError,
+    BackendError,
+    ConfigurationError,
+    GtLlmError,
+    MalformedResponseError,
+    ParseError,
+)
 from gt_llm.prompts import PromptBook, PromptTemplate
 from gt_llm.registry import load_model, parse_spec, register_backend, registered_backends
+from gt_llm.safety import redact, terminal_safe
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "AnswerTooLargeError",
     "BackendError",
     "ChatModel",
     "ChatRequest",
     "ChatResponse",
     "ConfigurationError",
     "GtLlmError",
+    "MalformedResponseError",
     "Message",
     "ParseError",
     "PromptBook",
@@ -28,7 +38,9 @@ __all__ = [
     "__version__",
     "load_model",
     "parse_spec",
+    "redact",
     "register_backend",
     "registered_backends",
+    "terminal_safe",
     "user_request",
 ]

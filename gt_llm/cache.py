@@ -14,9 +14,18 @@ to be a pure function of those, a stored answer is *the* answer:
   several processes share the file through WAL and ``busy_timeout``;
 * concurrent requests for the same key inside one process are de-duplicated:
   one backend call, the others wait for it. So the number of backend calls
-  equals the number of distinct requests, which the tree builder relies on.
-  Across processes two identical in-flight requests may both be sent; the
-  first stored answer wins and both callers return it.
+  equals the number of distinct requests, which the tree builder relies on;
+* for remote models the same holds across processes sharing the file: the
+  first process to miss a key takes a *lease* on it (a row of the
+  ``inflight`` table naming its host and pid, expiring after the model's
+  longest possible call); another process missing the same key waits for the
+  answer instead of paying for it again. A lease whose process has died (same
+  host) or that has expired is taken over, so a killed run never blocks the
+  next one. Local models (``scripted``) skip leases: their calls cost nothing;
+* the file's schema is checked when it is opened, before any call: a file
+  that is not a gt-llm cache (another program's SQLite file, an older layout
+  of the ``calls`` table, not SQLite at all) is refused in one line and never
+  altered.
 
 The table also keeps the task name and the request as JSON, for inspection
 with any SQLite browser.
@@ -28,14 +37,17 @@ import dataclasses
 import json
 import logging
 import os
+import socket
 import sqlite3
+import sys
 import threading
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
 from gt_llm.chat import ChatModel, ChatRequest, ChatResponse, Usage
-from gt_llm.errors import ConfigurationError, GtLlmError
+from gt_llm.errors import BackendError, ConfigurationError, GtLlmError
 
 logger = logging.getLogger(__name__)
 
@@ -55,6 +67,83 @@ CREATE TABLE IF NOT EXISTS calls (
     created_at        REAL NOT NULL
 )
 """
+
+_LEASES = """
+CREATE TABLE IF NOT EXISTS inflight (
+    key        TEXT PRIMARY KEY,
+    owner      TEXT NOT NULL,
+    host       TEXT NOT NULL,
+    pid        INTEGER NOT NULL,
+    expires_at REAL NOT NULL
+)
+"""
+
+#: The columns of the ``calls`` table, in order; any other layout is not this cache's.
+CALLS_COLUMNS = (
+    "key",
+    "backend",
+    "model",
+    "task",
+    "request_json",
+    "text",
+    "prompt_tokens",
+    "completion_tokens",
+    "latency_s",
+    "created_at",
+)
+#: Lease lifetime when the model does not say how long a call can take (seconds).
+DEFAULT_LEASE_SECONDS = 600.0
+_HOST = socket.gethostname()
+
+
+def _pid_alive(pid: int) -> bool:
+    if sys.platform == "win32":  # no cheap check: rely on the lease's expiry
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def check_cache_schema(conn: sqlite3.Connection, path: str) -> None:
+    """Refuses, in one line, a database that is not a gt-llm call cache (reads only).
+
+    An empty database (no tables) is accepted: it becomes a cache.
+
+    Raises:
+      ConfigurationError: not SQLite, another program's tables, an older
+        ``calls`` layout, or a newer schema version.
+    """
+    fix = "pass another cache path (--cache PATH); gt-llm leaves this file as it is"
+    try:
+        tables = [
+            r[0]
+            for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
+        ]
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        columns = tuple(r[1] for r in conn.execute("PRAGMA table_info(calls)").fetchall())
+    except sqlite3.DatabaseError as exc:
+        raise ConfigurationError(f"cache: {path} is not a SQLite database ({exc}); {fix}") from None
+    if version not in (0, SCHEMA_VERSION):
+        raise ConfigurationError(
+            f"cache: {path} has schema version {version}, this gt-llm reads {SCHEMA_VERSION}; {fix}"
+        )
+    if not tables:
+        return
+    if "calls" not in tables:
+        shown = ", ".join(sorted(tables)[:5])
+        raise ConfigurationError(
+            f"cache: {path} is not a gt-llm cache (its tables are {shown}; no 'calls' table); {fix}"
+        )
+    if columns != CALLS_COLUMNS:
+        raise ConfigurationError(
+            f"cache: {path} has a 'calls' table with {len(columns)} columns "
+            f"({', '.join(columns)}), not the {len(CALLS_COLUMNS)} of a gt-llm cache "
+            f"(schema {SCHEMA_VERSION}): an older cache or another program's file; {fix}"
+        )
 
 
 class CacheError(GtLlmError):
@@ -115,13 +204,24 @@ class CachedModel(ChatModel):
       path: The SQLite file (parent directories are created); ``":memory:"``
         for a private in-memory cache.
       busy_timeout: Seconds to wait for another process's write lock.
+      coordinate: Share in-flight calls with other processes through leases
+        (default: for remote models only).
+      lease_seconds: A lease's lifetime (default: the inner model's
+        ``max_call_seconds`` plus a margin, else 600 s).
 
     Raises:
-      ConfigurationError: the path cannot be created, opened or written.
+      ConfigurationError: the path cannot be created, opened or written, or
+        the file is not a gt-llm cache.
     """
 
     def __init__(
-        self, inner: ChatModel, path: str | os.PathLike[str], *, busy_timeout: float = 60.0
+        self,
+        inner: ChatModel,
+        path: str | os.PathLike[str],
+        *,
+        busy_timeout: float = 60.0,
+        coordinate: bool | None = None,
+        lease_seconds: float | None = None,
     ) -> None:
         if isinstance(inner, CachedModel):
             raise ValueError("CachedModel: the inner model is already cached")
@@ -135,6 +235,13 @@ class CachedModel(ChatModel):
             (f.name for f in dataclasses.fields(CacheStats)),
             0,
         )
+        self.coordinate = bool(inner.remote if coordinate is None else coordinate)
+        if lease_seconds is None:
+            lease_seconds = float(getattr(inner, "max_call_seconds", DEFAULT_LEASE_SECONDS)) + 30
+        if not lease_seconds > 0:
+            raise ValueError(f"CachedModel: lease_seconds must be > 0, got {lease_seconds}")
+        self.lease_seconds = float(lease_seconds)
+        self._owner = f"{_HOST}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
         self._conn = self._open(busy_timeout)
 
     # -- identity mirrors the inner model -------------------------------------------------
@@ -155,6 +262,10 @@ class CachedModel(ChatModel):
     def max_concurrency(self) -> int:
         return self.inner.max_concurrency
 
+    @property  # type: ignore[override]
+    def remote(self) -> bool:
+        return self.inner.remote
+
     # -- database -------------------------------------------------------------------------
 
     def _open(self, busy_timeout: float) -> sqlite3.Connection:
@@ -165,32 +276,40 @@ class CachedModel(ChatModel):
                 raise ConfigurationError(
                     f"cache: cannot create the directory of {self.path}: {exc}"
                 ) from None
+            if Path(self.path).is_dir():
+                raise ConfigurationError(
+                    f"cache: cannot open {self.path} for writing: it is a directory; "
+                    "pass a file path (--cache PATH)"
+                )
         try:
             # One connection shared by this instance's threads, always under _db_lock;
             # isolation_level=None is autocommit, so every INSERT is durable at once.
             conn = sqlite3.connect(
                 self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
             )
+        except sqlite3.Error as exc:
+            raise ConfigurationError(f"cache: cannot open {self.path} for writing: {exc}") from None
+        try:
             conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+            # Before anything that writes (WAL mode, tables): an unrelated file stays untouched.
+            check_cache_schema(conn, self.path)
             mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
             if self.path != ":memory:" and str(mode).lower() != "wal":
                 logger.warning("cache %s: journal mode is %s, not WAL", self.path, mode)
             conn.execute("PRAGMA synchronous = NORMAL")
-            conn.execute(_SCHEMA)
             # Prove we can write now rather than after the first expensive backend call.
             conn.execute("BEGIN IMMEDIATE")
-            version = conn.execute("PRAGMA user_version").fetchone()[0]
-            if version == 0:
+            conn.execute(_SCHEMA)
+            conn.execute(_LEASES)
+            if conn.execute("PRAGMA user_version").fetchone()[0] == 0:
                 conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             conn.execute("COMMIT")
-        except sqlite3.Error as exc:
-            raise ConfigurationError(f"cache: cannot open {self.path} for writing: {exc}") from None
-        if version not in (0, SCHEMA_VERSION):
+        except ConfigurationError:
             conn.close()
-            raise ConfigurationError(
-                f"cache: {self.path} has schema version {version}, this gt-llm writes "
-                f"{SCHEMA_VERSION}; use another cache file"
-            )
+            raise
+        except sqlite3.Error as exc:
+            conn.close()
+            raise ConfigurationError(f"cache: cannot open {self.path} for writing: {exc}") from None
         return conn
 
     def _lookup(self, key: str) -> tuple[str, Usage] | None:
@@ -245,6 +364,60 @@ class CachedModel(ChatModel):
         stored = self._lookup(key)
         return stored if stored is not None else (response.text, response.usage)
 
+    # -- leases: one process pays for an in-flight call, the others wait -------------------
+
+    def _try_lease(self, key: str) -> bool:
+        """Takes the lease on ``key`` if it is free, expired, or held by a dead process."""
+        now = time.time()
+        try:
+            with self._db_lock:
+                self._conn.execute("BEGIN IMMEDIATE")
+                try:
+                    row = self._conn.execute(
+                        "SELECT owner, host, pid, expires_at FROM inflight WHERE key = ?", (key,)
+                    ).fetchone()
+                    free = (
+                        row is None
+                        or row[0] == self._owner
+                        or row[3] < now
+                        or (row[1] == _HOST and not _pid_alive(int(row[2])))
+                    )
+                    if free:
+                        self._conn.execute(
+                            "INSERT OR REPLACE INTO inflight VALUES (?, ?, ?, ?, ?)",
+                            (key, self._owner, _HOST, os.getpid(), now + self.lease_seconds),
+                        )
+                    self._conn.execute("COMMIT")
+                except BaseException:
+                    self._conn.execute("ROLLBACK")
+                    raise
+        except sqlite3.Error as exc:
+            raise CacheError(f"cache: cannot write {self.path}: {exc}") from exc
+        if row is not None and not free:
+            logger.debug("cache: %s is in flight in process %s; waiting", key[:12], row[2])
+        return free
+
+    def _release(self, key: str) -> None:
+        try:
+            with self._db_lock:
+                self._conn.execute(
+                    "DELETE FROM inflight WHERE key = ? AND owner = ?", (key, self._owner)
+                )
+        except sqlite3.Error as exc:  # an expired lease is harmless: log, do not mask the result
+            logger.warning("cache: cannot release a lease in %s: %s", self.path, exc)
+
+    def _wait_or_lease(self, key: str) -> tuple[str, Usage] | None:
+        """Returns another process's answer once stored, or ``None`` once we hold the lease."""
+        poll = 0.02
+        while True:
+            if self._try_lease(key):
+                return None
+            time.sleep(poll)
+            poll = min(0.5, poll * 1.5)
+            hit = self._lookup(key)
+            if hit is not None:
+                return hit
+
     def _count(self, **deltas: int) -> None:
         with self._stats_lock:
             for name, delta in deltas.items():
@@ -281,11 +454,17 @@ class CachedModel(ChatModel):
         try:
             # Another thread may have stored it between our lookup and registering.
             hit = self._lookup(key)
+            if hit is None and self.coordinate:
+                hit = self._wait_or_lease(key)
             if hit is not None:
                 response = self._hit(hit, start)
             else:
-                fresh = self.inner.complete(request)
-                text, usage = self._store(key, request, fresh)
+                try:
+                    fresh = self._call_inner(request)
+                    text, usage = self._store(key, request, fresh)
+                finally:
+                    if self.coordinate:
+                        self._release(key)
                 self._count(
                     misses=1,
                     prompt_tokens=fresh.usage.prompt_tokens,
@@ -306,6 +485,18 @@ class CachedModel(ChatModel):
             with self._inflight_lock:
                 del self._inflight[key]
             flight.done.set()
+
+    def _call_inner(self, request: ChatRequest) -> ChatResponse:
+        try:
+            return self.inner.complete(request)
+        except BackendError as exc:
+            if not exc.retryable or self.path == ":memory:":
+                raise
+            # The run stops here; say how to continue without paying twice.
+            raise BackendError(
+                f"{exc}; re-run the same command to resume: {self.path} keeps every finished call",
+                retryable=True,
+            ) from None
 
     def _hit(self, hit: tuple[str, Usage], start: float) -> ChatResponse:
         text, usage = hit

@@ -179,6 +179,9 @@ class ChatModel(abc.ABC):
     model: str = ""
     #: Default number of concurrent requests in :meth:`complete_batch`.
     max_concurrency: int = 8
+    #: Whether calls go over the network (and cost time or money): the cache then
+    #: coordinates identical in-flight calls across processes.
+    remote: bool = False
 
     @property
     def spec(self) -> str:

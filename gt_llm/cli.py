@@ -2,8 +2,16 @@
 
 Subcommands:
 
-* ``gt-llm backends`` lists the registered backends and whether each is usable here;
-* ``gt-llm ask --backend SPEC "PROMPT"`` sends one prompt and prints the answer.
+* ``gt-llm backends [SPEC ...] [--check]`` lists the registered backends, whether
+  each is configured here and, for named specs (and Groq with ``--check``),
+  whether its server answers;
+* ``gt-llm ask --backend SPEC "PROMPT"`` sends one prompt and prints the answer,
+  control characters escaped.
+
+The type parsers (:func:`positive_int`, :func:`non_negative_int`,
+:func:`positive_float`, :func:`non_negative_float`) are shared with the game
+subcommands; argparse prefixes their messages with the flag
+(``argument --seed: must be a whole number >= 0, got -5``).
 
 and one command group per game in the game registry
 (:mod:`games.engine.registry`): ``gt-llm <game> ...`` (e.g. ``gt-llm
@@ -23,8 +31,11 @@ from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 import gt_llm
+from gt_llm.backends.openai_compat import parse_spec_rest
 from gt_llm.errors import GtLlmError
+from gt_llm.registry import backend_info
 from gt_llm.retry import RetryPolicy
+from gt_llm.safety import redact, terminal_safe
 
 logger = logging.getLogger("gt_llm.cli")
 
@@ -32,14 +43,30 @@ PROG = "gt-llm"
 EXIT_ERROR = 2
 
 
-def positive_int(text: str) -> int:
-    """An argparse type: a whole number >= 1 (the error becomes a one-line usage error)."""
+# argparse prefixes a type-parser's ArgumentTypeError with the flag ("argument --seed: ..."),
+# so these messages say only what was wrong and what is accepted.
+
+
+def _whole_number(text: str) -> int:
     try:
-        value = int(text)
+        return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number >= 1 (the error becomes a one-line usage error)."""
+    value = _whole_number(text)
     if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {value}")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    """An argparse type: a whole number >= 0 (seeds)."""
+    value = _whole_number(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 0, got {value}")
     return value
 
 
@@ -51,6 +78,17 @@ def positive_float(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
     if not 0 < value < float("inf"):
         raise argparse.ArgumentTypeError(f"must be a number greater than 0, got {text}")
+    return value
+
+
+def non_negative_float(text: str) -> float:
+    """An argparse type: a finite number >= 0 (temperatures)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number >= 0, got {text}")
     return value
 
 
@@ -80,32 +118,74 @@ def _add_game_parsers(subparsers: argparse._SubParsersAction) -> None:
 # --- Built-in subcommands ---------------------------------------------------------------
 
 
+def _backend_rows(args: argparse.Namespace) -> tuple[list[tuple[str, ...]], list[str], bool]:
+    """Rows (name, configured, reachable, example, description), notes, and whether all is well."""
+    rows: list[tuple[str, ...]] = []
+    notes: list[str] = []
+    healthy = True
+    if args.specs:
+        targets = []
+        for spec in args.specs:
+            name, rest = gt_llm.parse_spec(spec)
+            targets.append((spec, backend_info(name), rest, True))
+    else:
+        targets = [(i.name, i, "", False) for i in gt_llm.registered_backends()]
+    for label, info, rest, explicit in targets:
+        configured, why = info.usable()
+        if explicit and info.name == "openai":
+            parse_spec_rest(rest)  # a malformed spec is a usage error, reported in one line
+        if not configured:
+            reach = "-"
+            notes.append(f"{label}: not configured: {why}")
+            healthy = healthy and not explicit
+        elif not info.remote:
+            reach = "yes (local)"
+        elif info.name == "openai" and not rest:
+            reach = "per spec"
+            notes.append(f"{label}: to check a server: {PROG} backends openai:MODEL@URL")
+        elif explicit and info.name == "openai" or args.check:
+            ok, detail = info.reachable(rest, timeout=args.timeout)
+            reach = "yes" if ok else "no"
+            notes.append(f"{label}: {detail}")
+            healthy = healthy and ok
+        else:
+            reach = "not checked"
+        shown_configured = (
+            "per spec" if info.name == "openai" and not rest else ("yes" if configured else "no")
+        )
+        rows.append((label, shown_configured, reach, info.example, info.description))
+    if any(r[2] == "not checked" for r in rows):
+        notes.append(f"reachability of remote servers: {PROG} backends --check [SPEC ...]")
+    return rows, notes, healthy
+
+
 def _cmd_backends(args: argparse.Namespace) -> int:
-    rows = []
-    for info in gt_llm.registered_backends():
-        ok, why = info.usable()
-        rows.append((info.name, "yes" if ok else "no", why, info.example, info.description))
-    name_w = max(len("backend"), *(len(r[0]) for r in rows))
-    ex_w = max(len("example spec"), *(len(r[3]) for r in rows))
-    lines = [f"{'backend':<{name_w}}  {'usable':<6}  {'example spec':<{ex_w}}  description"]
-    for name, ok, why, example, description in rows:
-        lines.append(f"{name:<{name_w}}  {ok:<6}  {example:<{ex_w}}  {description}")
-        if ok == "no":
-            lines.append(f"{'':<{name_w}}  {'':<6}  not usable here: {why}")
-    sys.stdout.write("\n".join(lines) + "\n")
-    return 0
+    rows, notes, healthy = _backend_rows(args)
+    header = ("backend", "configured", "reachable", "example spec", "description")
+    widths = [max(len(header[i]), *(len(r[i]) for r in rows)) for i in range(4)]
+    lines = []
+    for row in [header, *rows]:
+        cells = [f"{row[i]:<{widths[i]}}" for i in range(4)]
+        lines.append("  ".join([*cells, row[4]]).rstrip())
+    lines.extend(notes)
+    sys.stdout.write("\n".join(terminal_safe(line) for line in lines) + "\n")
+    # Explicitly named specs that cannot be used are a failure scripts can test for.
+    return 0 if healthy else 1
 
 
 def _cmd_ask(args: argparse.Namespace) -> int:
     options = {}
-    # Only options the user gave: the scripted backend accepts none.
-    if args.timeout is not None:
-        options["timeout"] = args.timeout
     if args.max_attempts is not None:
         options["retry"] = RetryPolicy(max_attempts=args.max_attempts)
-    if args.rpm is not None:
-        options["requests_per_minute"] = args.rpm
-    model = gt_llm.load_model(args.backend, cache=args.cache, **options)
+    model = gt_llm.load_model(
+        args.backend,
+        cache=args.cache,
+        timeout=args.timeout,
+        retry_budget=args.retry_budget,
+        requests_per_minute=args.rpm,
+        max_answer_bytes=args.max_answer_bytes,
+        **(options if backend_info(args.backend).remote else {}),
+    )
     try:
         response = model.complete(
             gt_llm.user_request(
@@ -127,7 +207,8 @@ def _cmd_ask(args: argparse.Namespace) -> int:
         response.usage.completion_tokens,
         f" (cache {args.cache})" if args.cache else "",
     )
-    text = response.text
+    # Raw control characters (ESC sequences, NUL, BEL, bidi overrides) would act on the terminal.
+    text = terminal_safe(response.text)
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
     return 0
 
@@ -135,9 +216,23 @@ def _cmd_ask(args: argparse.Namespace) -> int:
 def _add_backends_parser(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "backends",
-        help="list chat-model backends and whether they are usable here",
-        description="List the registered chat-model backends, an example spec for each, "
-        "and whether each is usable in this environment (and why not).",
+        help="list chat-model backends: configured here, and reachable",
+        description="List the registered chat-model backends, whether each is configured here "
+        "(SDK, key) and, for remote ones, whether its server is reachable. Named "
+        "openai:MODEL@URL specs are checked with a short request; Groq only with --check. "
+        "Exit status 1 when a named spec is not configured or not reachable.",
+    )
+    p.add_argument(
+        "specs", nargs="*", metavar="SPEC", help="backend specs to check (default: all backends)"
+    )
+    p.add_argument(
+        "--check", action="store_true", help="also check that remote servers answer (e.g. Groq)"
+    )
+    p.add_argument(
+        "--timeout",
+        type=positive_float,
+        default=3.0,
+        help="seconds to wait for a server's answer when checking (default 3)",
     )
     p.set_defaults(func=_cmd_backends)
 
@@ -146,7 +241,8 @@ def _add_ask_parser(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "ask",
         help="send one prompt to a backend and print the answer",
-        description="Send one prompt to a chat-model backend and print the answer text.",
+        description="Send one prompt to a chat-model backend and print the answer text "
+        "(control characters shown as escapes).",
     )
     p.add_argument("prompt", help="the user message")
     p.add_argument(
@@ -156,26 +252,48 @@ def _add_ask_parser(subparsers: argparse._SubParsersAction) -> None:
         metavar="SPEC",
         help="backend spec: scripted, groq[:MODEL], openai:MODEL@BASE_URL (default: scripted)",
     )
-    p.add_argument("--seed", type=int, default=0, help="sampling seed (default: 0)")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="sampling seed (default: 0)")
     p.add_argument(
-        "--temperature", type=float, default=1.0, help="sampling temperature (default: 1.0)"
+        "--temperature",
+        type=non_negative_float,
+        default=1.0,
+        help="sampling temperature (default: 1.0)",
     )
     p.add_argument(
-        "--max-tokens", type=int, default=512, help="bound on answer tokens (default: 512)"
+        "--max-tokens", type=positive_int, default=512, help="bound on answer tokens (default: 512)"
     )
     p.add_argument("--system", default=None, help="optional system message")
-    p.add_argument("--timeout", type=float, default=None, help="per-attempt timeout, seconds")
+    p.add_argument(
+        "--timeout",
+        type=positive_float,
+        default=None,
+        help="per-request timeout in seconds (remote backends; default 60)",
+    )
+    p.add_argument(
+        "--retry-budget",
+        type=positive_float,
+        default=None,
+        metavar="SECONDS",
+        help="total seconds per call, retries of transient faults included (remote; default 300)",
+    )
     p.add_argument(
         "--max-attempts",
-        type=int,
+        type=positive_int,
         default=None,
-        help="attempts per call, including the first (remote backends; default 6)",
+        help="attempts per call, including the first (remote; default: as the budget allows)",
     )
     p.add_argument(
         "--rpm",
         type=positive_float,
         default=None,
         help="requests-per-minute limit (remote backends; default: none)",
+    )
+    p.add_argument(
+        "--max-answer-bytes",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="refuse answers larger than N bytes, never caching them (remote; default 65536)",
     )
     p.add_argument("--cache", default=None, metavar="PATH", help="SQLite call cache to use")
     p.set_defaults(func=_cmd_ask)
@@ -223,7 +341,8 @@ def _configure_logging(verbose: int, quiet: bool) -> None:
 
 
 def _error(message: str) -> int:
-    first = " ".join(str(message).split()) or "unknown error"
+    # Messages may quote a server's body: no secrets, no raw control characters.
+    first = terminal_safe(redact(" ".join(str(message).split()))) or "unknown error"
     sys.stderr.write(f"{PROG}: error: {first}\n")
     return EXIT_ERROR
 

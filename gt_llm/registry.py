@@ -31,7 +31,12 @@ class BackendInfo:
       factory: ``factory(rest: str, **options) -> ChatModel``.
       description: One line for ``gt-llm backends``.
       example: An example spec.
-      check: Returns ``None`` when the backend is usable here, else the reason.
+      check: Returns ``None`` when the backend is *configured* here (SDK
+        installed, key set), else the reason; never touches the network.
+      remote: Whether calls go over the network; only remote backends take
+        the call options of :func:`load_model` (``timeout``, ``retry_budget``, ...).
+      probe: ``probe(rest, timeout) -> (reachable, detail)``: whether the server
+        a spec names answers a short request; ``None`` for local backends.
     """
 
     name: str
@@ -39,10 +44,19 @@ class BackendInfo:
     description: str
     example: str
     check: Callable[[], str | None] = lambda: None
+    remote: bool = False
+    probe: Callable[[str, float], tuple[bool, str]] | None = None
 
     def usable(self) -> tuple[bool, str]:
+        """``(configured, reason)``: whether the backend is configured here (no network)."""
         reason = self.check()
         return (reason is None, reason or "ready")
+
+    def reachable(self, rest: str = "", *, timeout: float = 3.0) -> tuple[bool, str]:
+        """``(reachable, detail)`` for the server the spec's ``rest`` names (local: always)."""
+        if self.probe is None:
+            return True, "local, no network"
+        return self.probe(rest, timeout)
 
 
 _REGISTRY: dict[str, BackendInfo] = {}
@@ -55,13 +69,26 @@ def register_backend(
     description: str,
     example: str,
     check: Callable[[], str | None] | None = None,
+    remote: bool = False,
+    probe: Callable[[str, float], tuple[bool, str]] | None = None,
 ) -> None:
-    """Registers a backend under an exact name."""
+    """Registers a backend under an exact name (see :class:`BackendInfo` for the fields)."""
     if not name or ":" in name:
         raise ValueError(f"register_backend: invalid backend name {name!r}")
     if name in _REGISTRY:
         raise ValueError(f"register_backend: backend {name!r} is already registered")
-    _REGISTRY[name] = BackendInfo(name, factory, description, example, check or (lambda: None))
+    _REGISTRY[name] = BackendInfo(
+        name, factory, description, example, check or (lambda: None), remote, probe
+    )
+
+
+def backend_info(name: str) -> BackendInfo:
+    """The registered backend called ``name`` (exactly).
+
+    Raises:
+      ValueError: no such backend.
+    """
+    return _REGISTRY[parse_spec(name)[0]]
 
 
 def registered_backends() -> list[BackendInfo]:
@@ -85,26 +112,86 @@ def parse_spec(spec: str) -> tuple[str, str]:
     return name, rest
 
 
+def _check_positive(name: str, value: float | None, what: str = "a number of seconds") -> None:
+    if value is None:
+        return
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not 0 < value < float("inf")
+    ):
+        raise ValueError(f"load_model: {name} must be {what} > 0, got {value!r}")
+
+
 def load_model(
-    spec: str, *, cache: str | os.PathLike[str] | None = None, **options: Any
+    spec: str,
+    *,
+    cache: str | os.PathLike[str] | None = None,
+    timeout: float | None = None,
+    retry_budget: float | None = None,
+    requests_per_minute: float | None = None,
+    max_answer_bytes: int | None = None,
+    **options: Any,
 ) -> ChatModel:
     """Returns the chat model a spec names, wrapped in the persistent cache if asked.
+
+    The call options (``timeout``, ``retry_budget``, ``requests_per_minute``,
+    ``max_answer_bytes``) apply to remote backends; ``None`` keeps the
+    backend's default, and local backends (``scripted``) ignore them, so a
+    command can pass its flags whatever the backend. All are validated here,
+    before any call and before the cache file is opened.
 
     Args:
       spec: ``scripted``, ``groq[:MODEL]`` or ``openai:MODEL@BASE_URL``.
       cache: Path of the SQLite call cache; ``None`` for no cache.
-      **options: Backend options (e.g. ``requests_per_minute``, ``timeout``).
+      timeout: Per-request timeout in seconds (default 60).
+      retry_budget: Total seconds one call may take, retries and waits
+        included (default 300); then the call fails with one line.
+      requests_per_minute: Request-rate limit (default none).
+      max_answer_bytes: Cap on one answer's UTF-8 size (default 65536); a
+        larger answer is an error and is never cached.
+      **options: Other backend options (``api_key``, ``base_url``, ``retry``,
+        ``max_concurrency``, ``jitter_seed``, ...).
 
     Raises:
-      ValueError: unknown backend or malformed spec.
-      gt_llm.errors.ConfigurationError: the backend cannot run here (e.g. no key).
+      ValueError: unknown backend, malformed spec or a bad option value.
+      gt_llm.errors.ConfigurationError: the backend cannot run here (e.g. no key),
+        or the cache file is not a gt-llm cache.
     """
     name, rest = parse_spec(spec)
-    model = _REGISTRY[name].factory(rest, **options)
+    info = _REGISTRY[name]
+    _check_positive("timeout", timeout)
+    _check_positive("retry_budget", retry_budget)
+    _check_positive("requests_per_minute", requests_per_minute, "a number")
+    if max_answer_bytes is not None and (
+        isinstance(max_answer_bytes, bool)
+        or not isinstance(max_answer_bytes, int)
+        or max_answer_bytes < 1
+    ):
+        raise ValueError(
+            f"load_model: max_answer_bytes must be a whole number >= 1, got {max_answer_bytes!r}"
+        )
+    call_options = {
+        "timeout": timeout,
+        "retry_budget": retry_budget,
+        "requests_per_minute": requests_per_minute,
+        "max_answer_bytes": max_answer_bytes,
+    }
+    if info.remote:
+        options.update({k: v for k, v in call_options.items() if v is not None})
+    else:
+        given = sorted(k for k, v in call_options.items() if v is not None)
+        if given:
+            logger.debug("load_model: %s is local; ignoring %s", name, ", ".join(given))
+    model = info.factory(rest, **options)
     if cache is not None:
         from gt_llm.cache import CachedModel
 
-        model = CachedModel(model, cache)
+        try:
+            model = CachedModel(model, cache)
+        except BaseException:
+            model.close()
+            raise
     return model
 
 

@@ -6,8 +6,10 @@ each exception whether it is worth retrying and whether the server asked for
 a particular wait (``Retry-After``). Randomness for the jitter comes from a
 ``random.Random`` owned by the caller, never from the global RNG, so that
 library users' seeding is left alone and tests can make timings reproducible.
-``sleep`` and the limiter's clock are injectable so that tests run in
-milliseconds.
+Every call has a total time *budget* (:attr:`RetryPolicy.budget`, five
+minutes by default): transient faults are retried with backoff until it is
+spent, then the call fails with one line. ``sleep`` and the clocks are
+injectable so that tests run in milliseconds.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from collections.abc import Callable, Mapping
 from typing import TypeVar
 
 from gt_llm.errors import BackendError
+from gt_llm.safety import redact
 
 logger = logging.getLogger(__name__)
 
@@ -30,37 +33,50 @@ T = TypeVar("T")
 Classifier = Callable[[BaseException], "tuple[bool, float | None]"]
 
 
+#: Default total time one call may take, retries and waits included (seconds).
+DEFAULT_RETRY_BUDGET = 300.0
+
+
 @dataclasses.dataclass(frozen=True)
 class RetryPolicy:
-    """How often and how long to wait between attempts.
+    """How long to keep retrying one call, and how long to wait between attempts.
 
     Attempt ``k`` (1-based) that fails retryably is followed by a wait of
     ``min(max_delay, base_delay * 2**(k-1))``, multiplied by a random factor in
-    ``[1 - jitter, 1 + jitter]``. When the server sends ``Retry-After``, the
-    wait is that many seconds plus up to ``jitter`` of it (so that concurrent
-    clients do not come back in lockstep); a ``Retry-After`` longer than
-    ``max_delay`` ends the retries at once, since waiting that long inside one
-    call is never what an experiment wants.
+    ``[1 - jitter, 1 + jitter]`` and capped at ``max_delay`` again. When the
+    server sends ``Retry-After``, the wait is that many seconds plus up to
+    ``jitter`` of it (so that concurrent clients do not come back in
+    lockstep), **capped at** ``max_delay``: no single wait is ever longer than
+    ``max_delay``, jitter included. A ``Retry-After`` longer than
+    ``max_delay`` ends the retries at once (the server said an earlier retry
+    is pointless), and so does a wait that would end after the ``budget``.
 
     Attributes:
-      max_attempts: Total attempts, including the first (>= 1).
+      max_attempts: Total attempts, including the first (>= 1); ``None``: as
+        many as the budget allows.
       base_delay: Wait after the first failure, in seconds.
-      max_delay: Upper bound on any single wait, in seconds.
+      max_delay: Upper bound on any single wait, jitter included, in seconds.
       jitter: Relative jitter in ``[0, 1]``.
+      budget: Upper bound on the whole call (attempts and waits), in seconds.
     """
 
-    max_attempts: int = 6
+    max_attempts: int | None = None
     base_delay: float = 1.0
     max_delay: float = 60.0
     jitter: float = 0.25
+    budget: float = DEFAULT_RETRY_BUDGET
 
     def __post_init__(self) -> None:
-        if self.max_attempts < 1:
+        if self.max_attempts is not None and self.max_attempts < 1:
             raise ValueError(f"RetryPolicy: max_attempts must be >= 1, got {self.max_attempts}")
         if self.base_delay < 0 or self.max_delay < 0:
             raise ValueError("RetryPolicy: base_delay and max_delay must be >= 0")
         if not 0.0 <= self.jitter <= 1.0:
             raise ValueError(f"RetryPolicy: jitter must be in [0, 1], got {self.jitter}")
+        if not 0.0 < self.budget < float("inf"):
+            raise ValueError(
+                f"RetryPolicy: budget must be a number of seconds > 0, got {self.budget}"
+            )
 
     def backoff(self, attempt: int, rng: random.Random) -> float:
         """The jittered exponential wait after failed attempt ``attempt`` (1-based)."""
@@ -70,10 +86,10 @@ class RetryPolicy:
         return max(0.0, min(self.max_delay, raw * factor))
 
     def wait_for(self, attempt: int, retry_after: float | None, rng: random.Random) -> float:
-        """The wait after failed attempt ``attempt``, honouring a server's ``Retry-After``."""
+        """The wait after failed attempt ``attempt``, honouring ``Retry-After``; never > ``max_delay``."""
         if retry_after is None:
             return self.backoff(attempt, rng)
-        return retry_after * (1.0 + self.jitter * rng.random())
+        return min(self.max_delay, retry_after * (1.0 + self.jitter * rng.random()))
 
 
 def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
@@ -104,62 +120,79 @@ def call_with_retry(
     policy: RetryPolicy,
     rng: random.Random,
     sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
     label: str = "call",
     describe: Callable[[BaseException], str] = lambda e: f"{type(e).__name__}: {e}",
     before_attempt: Callable[[], None] | None = None,
 ) -> T:
-    """Runs ``fn`` until it succeeds, a failure is not retryable, or attempts run out.
+    """Runs ``fn`` until it succeeds, a failure is not retryable, or the policy says stop.
 
     Args:
       fn: The call; takes no arguments.
       classify: Maps an exception to ``(retryable, retry_after_seconds)``.
-      policy: Attempts and delays.
+      policy: Attempts, waits and the total budget.
       rng: The jitter source (owned by the caller).
       sleep: Called with each wait in seconds (injectable for tests).
+      clock: Monotonic clock measuring the budget (injectable for tests).
       label: What is being called, for messages (e.g. a URL).
-      describe: Renders an exception for the final error message.
-      before_attempt: Called before every attempt (e.g. a rate limiter's ``acquire``).
+      describe: Renders an exception for messages (must not contain secrets).
+      before_attempt: Called before every attempt (e.g. a rate limiter's ``acquire``);
+        the budget is counted from the end of the first call.
 
     Returns:
       What ``fn`` returned.
 
     Raises:
-      BackendError: with ``retryable=True`` when every attempt failed retryably,
-        or when the server asked for a wait longer than ``policy.max_delay``.
+      BackendError: with ``retryable=True`` when the attempts or the budget ran
+        out, or when the server asked for a wait longer than ``policy.max_delay``.
       Exception: a non-retryable exception from ``fn``, unchanged.
     """
-    for attempt in range(1, policy.max_attempts + 1):
+    start: float | None = None
+    attempt = 0
+    while True:
+        attempt += 1
         if before_attempt is not None:
             before_attempt()
+        if start is None:
+            # The budget starts with the first attempt: queueing for a rate-limit slot is not a fault.
+            start = clock()
         try:
             return fn()
         except Exception as exc:
             retryable, retry_after = classify(exc)
             if not retryable:
                 raise
+            elapsed = clock() - start
+            done = f"failed after {attempt} attempt(s) in {elapsed:.1f} s"
+            last = redact(describe(exc))
             if retry_after is not None and retry_after > policy.max_delay:
                 raise BackendError(
                     f"{label}: server asked to retry after {retry_after:g} s, more than "
-                    f"max_delay={policy.max_delay:g} s; giving up ({describe(exc)})",
+                    f"max_delay={policy.max_delay:g} s; {done}; last error: {last}",
                     retryable=True,
                 ) from exc
-            if attempt == policy.max_attempts:
+            if policy.max_attempts is not None and attempt >= policy.max_attempts:
                 raise BackendError(
-                    f"{label}: failed after {attempt} attempt(s); last error: {describe(exc)}",
+                    f"{label}: {done} (max_attempts={policy.max_attempts}); last error: {last}",
                     retryable=True,
                 ) from exc
             wait = policy.wait_for(attempt, retry_after, rng)
+            if elapsed + wait >= policy.budget:
+                raise BackendError(
+                    f"{label}: {done}, no time left for another attempt within the retry budget "
+                    f"of {policy.budget:g} s (raise it with retry_budget / --retry-budget); "
+                    f"last error: {last}",
+                    retryable=True,
+                ) from exc
             logger.info(
-                "%s: attempt %d/%d failed (%s); retrying in %.2f s%s",
+                "%s: attempt %d failed (%s); retrying in %.2f s%s",
                 label,
                 attempt,
-                policy.max_attempts,
-                describe(exc),
+                last,
                 wait,
                 " (Retry-After)" if retry_after is not None else "",
             )
             sleep(wait)
-    raise AssertionError("unreachable")  # pragma: no cover - the loop always returns or raises
 
 
 class RateLimiter:

@@ -1,7 +1,7 @@
 """Scripted (offline, rule-based) answers to the Werewolf LLM tasks.
 
 These are *not* an LLM: they are a deterministic stand-in (results they
-produce are labelled ``scripted:rules-v1``) so that whole games run offline
+produce are labelled ``scripted:rules-v2``) so that whole games run offline
 and in CI. Every handler decides from the request's *typed* fields — the
 player, its role, partners, checks, the public statements and votes, its
 opponent-model beliefs and deception scores, and the legal options — never

@@ -37,6 +37,27 @@ def _openai(rest: str, **options: Any) -> ChatModel:
     return OpenAICompatModel.from_spec_rest(rest, **options)
 
 
+def _openai_probe(rest: str, timeout: float) -> tuple[bool, str]:
+    from gt_llm.backends.openai_compat import KEY_VARIABLE, parse_spec_rest
+    from gt_llm.backends.remote import probe_server
+
+    if not rest:
+        return False, "give a spec to check a server: gt-llm backends --check openai:MODEL@URL"
+    _, base_url = parse_spec_rest(rest)
+    key = os.environ.get(KEY_VARIABLE)
+    headers = {"Authorization": f"Bearer {key}"} if key else None
+    return probe_server(f"{base_url.rstrip('/')}/models", timeout=timeout, headers=headers)
+
+
+def _groq_probe(rest: str, timeout: float) -> tuple[bool, str]:
+    from gt_llm.backends.groq_backend import KEY_VARIABLE, default_base_url
+    from gt_llm.backends.remote import probe_server
+
+    key = os.environ.get(KEY_VARIABLE)
+    headers = {"Authorization": f"Bearer {key}"} if key else None
+    return probe_server(f"{default_base_url()}/openai/v1/models", timeout=timeout, headers=headers)
+
+
 def _groq_check() -> str | None:
     if importlib.util.find_spec("groq") is None:
         return "the 'groq' package is not installed (pip install groq)"
@@ -57,10 +78,14 @@ register_backend(
     description=f"Groq cloud through the official SDK (default model {DEFAULT_GROQ_MODEL})",
     example=f"groq:{DEFAULT_GROQ_MODEL}",
     check=_groq_check,
+    remote=True,
+    probe=_groq_probe,
 )
 register_backend(
     "openai",
     _openai,
     description="any chat-completions server: vLLM, llama.cpp server, Ollama",
     example="openai:MODEL@http://127.0.0.1:8000/v1",
+    remote=True,
+    probe=_openai_probe,
 )

@@ -15,6 +15,8 @@ import time
 from collections.abc import Callable
 
 from gt_llm.backends.remote import (
+    DEFAULT_MAX_ANSWER_BYTES,
+    DEFAULT_TIMEOUT,
     RETRY_AFTER_STATUSES,
     RemoteChatModel,
     one_line,
@@ -23,11 +25,20 @@ from gt_llm.backends.remote import (
 from gt_llm.chat import ChatRequest
 from gt_llm.errors import ConfigurationError
 from gt_llm.retry import RetryPolicy, parse_retry_after
+from gt_llm.safety import register_secret
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_MODEL = "llama-3.3-70b-versatile"
 KEY_VARIABLE = "GROQ_API_KEY"
+
+
+DEFAULT_BASE_URL = "https://api.groq.com"
+
+
+def default_base_url() -> str:
+    """The server the SDK uses when no ``base_url`` is given: ``$GROQ_BASE_URL`` or Groq's."""
+    return (os.environ.get("GROQ_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
 
 
 class GroqModel(RemoteChatModel):
@@ -37,8 +48,10 @@ class GroqModel(RemoteChatModel):
       model: Groq model id (default ``llama-3.3-70b-versatile``).
       api_key: API key; default ``$GROQ_API_KEY``.
       base_url: Server root; default ``$GROQ_BASE_URL`` or ``https://api.groq.com``.
-      timeout: Per-attempt timeout in seconds.
+      timeout: Per-attempt timeout in seconds (default 60).
+      retry_budget: Total seconds one call may take, retries included (default 300).
       requests_per_minute: Optional request-rate limit for this instance.
+      max_answer_bytes: Cap on one answer's UTF-8 size (default 64 kB); larger is an error.
       retry: Retry policy for 429, 5xx, timeouts and connection errors.
       max_concurrency: Default concurrency of ``complete_batch``.
       jitter_seed: Seed of the instance's jitter generator (``None``: OS entropy).
@@ -56,8 +69,10 @@ class GroqModel(RemoteChatModel):
         *,
         api_key: str | None = None,
         base_url: str | None = None,
-        timeout: float = 60.0,
+        timeout: float = DEFAULT_TIMEOUT,
+        retry_budget: float | None = None,
         requests_per_minute: float | None = None,
+        max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES,
         retry: RetryPolicy = RetryPolicy(),  # noqa: B008 - frozen, so a shared default is safe
         max_concurrency: int = 8,
         jitter_seed: int | None = None,
@@ -66,7 +81,9 @@ class GroqModel(RemoteChatModel):
         super().__init__(
             model or DEFAULT_MODEL,
             timeout=timeout,
+            retry_budget=retry_budget,
             requests_per_minute=requests_per_minute,
+            max_answer_bytes=max_answer_bytes,
             retry=retry,
             max_concurrency=max_concurrency,
             jitter_seed=jitter_seed,
@@ -80,6 +97,7 @@ class GroqModel(RemoteChatModel):
             ) from None
         self._groq = groq
         key = api_key if api_key is not None else os.environ.get(KEY_VARIABLE)
+        register_secret(key)
         if not key:
             raise ConfigurationError(
                 f"groq backend: {KEY_VARIABLE} is not set; export {KEY_VARIABLE}=... "
@@ -92,11 +110,11 @@ class GroqModel(RemoteChatModel):
         self.base_url = str(self._client.base_url).rstrip("/")
         self.url = f"{self.base_url}/openai/v1/chat/completions"
 
-    def _send(self, request: ChatRequest) -> bytes:
+    def _send(self, request: ChatRequest, *, timeout: float) -> bytes:
         payload = self.payload(request)
         # The raw response, so that both backends read bodies with the same parser
         # (the typed one silently accepts some malformed bodies).
-        raw = self._client.chat.completions.with_raw_response.create(**payload)
+        raw = self._client.chat.completions.with_raw_response.create(**payload, timeout=timeout)
         return raw.http_response.content
 
     def _classify(self, exc: BaseException) -> tuple[bool, float | None]:

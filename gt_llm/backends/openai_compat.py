@@ -22,6 +22,8 @@ from typing import Any
 import httpx
 
 from gt_llm.backends.remote import (
+    DEFAULT_MAX_ANSWER_BYTES,
+    DEFAULT_TIMEOUT,
     RETRY_AFTER_STATUSES,
     RemoteChatModel,
     one_line,
@@ -29,6 +31,7 @@ from gt_llm.backends.remote import (
 )
 from gt_llm.chat import ChatRequest
 from gt_llm.retry import RetryPolicy, parse_retry_after
+from gt_llm.safety import register_secret
 
 logger = logging.getLogger(__name__)
 
@@ -38,6 +41,18 @@ SPEC_FORM = "openai:MODEL@BASE_URL (e.g. openai:qwen2.5-7b@http://127.0.0.1:8000
 # The model is everything before the '@' that starts the URL, so model names with
 # ':' (Ollama's 'llama3:8b') and URLs with user info both parse.
 _SPEC = re.compile(r"^(?P<model>[^@\s]+)@(?P<url>https?://\S+)$")
+
+
+def parse_spec_rest(rest: str) -> tuple[str, str]:
+    """``(model, base_url)`` from the part of a spec after ``openai:``.
+
+    Raises:
+      ValueError: ``rest`` is not of the form ``MODEL@BASE_URL``.
+    """
+    match = _SPEC.match((rest or "").strip())
+    if match is None:
+        raise ValueError(f"openai backend: bad spec 'openai:{rest}'; expected {SPEC_FORM}")
+    return match["model"], match["url"]
 
 
 class HTTPStatusFailure(Exception):
@@ -57,8 +72,10 @@ class OpenAICompatModel(RemoteChatModel):
       model: Model name the server knows.
       base_url: Server root including the API prefix, e.g. ``http://127.0.0.1:8000/v1``.
       api_key: Bearer token; default ``$OPENAI_API_KEY``; none is sent if unset.
-      timeout: Per-attempt timeout in seconds.
+      timeout: Per-attempt timeout in seconds (default 60).
+      retry_budget: Total seconds one call may take, retries included (default 300).
       requests_per_minute: Optional request-rate limit for this instance.
+      max_answer_bytes: Cap on one answer's UTF-8 size (default 64 kB); larger is an error.
       retry: Retry policy for 408/429, 5xx, timeouts and connection errors.
       max_concurrency: Default concurrency of ``complete_batch``.
       jitter_seed: Seed of the instance's jitter generator (``None``: OS entropy).
@@ -73,8 +90,10 @@ class OpenAICompatModel(RemoteChatModel):
         base_url: str,
         *,
         api_key: str | None = None,
-        timeout: float = 60.0,
+        timeout: float = DEFAULT_TIMEOUT,
+        retry_budget: float | None = None,
         requests_per_minute: float | None = None,
+        max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES,
         retry: RetryPolicy = RetryPolicy(),  # noqa: B008 - frozen, so a shared default is safe
         max_concurrency: int = 8,
         jitter_seed: int | None = None,
@@ -83,7 +102,9 @@ class OpenAICompatModel(RemoteChatModel):
         super().__init__(
             model,
             timeout=timeout,
+            retry_budget=retry_budget,
             requests_per_minute=requests_per_minute,
+            max_answer_bytes=max_answer_bytes,
             retry=retry,
             max_concurrency=max_concurrency,
             jitter_seed=jitter_seed,
@@ -97,6 +118,7 @@ class OpenAICompatModel(RemoteChatModel):
         self.base_url = base_url.rstrip("/")
         self.url = f"{self.base_url}/chat/completions"
         key = api_key if api_key is not None else os.environ.get(KEY_VARIABLE)
+        register_secret(key)
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         self._has_key = bool(key)
         self._client = httpx.Client(timeout=self.timeout, headers=headers)
@@ -112,18 +134,16 @@ class OpenAICompatModel(RemoteChatModel):
         Raises:
           ValueError: ``rest`` is not of the form ``MODEL@BASE_URL``.
         """
-        match = _SPEC.match((rest or "").strip())
-        if match is None:
-            raise ValueError(f"openai backend: bad spec 'openai:{rest}'; expected {SPEC_FORM}")
-        return cls(match["model"], match["url"], **options)
+        model, base_url = parse_spec_rest(rest)
+        return cls(model, base_url, **options)
 
     @property
     def spec(self) -> str:
         """``openai:MODEL@BASE_URL``."""
         return f"{self.backend}:{self.model}@{self.base_url}"
 
-    def _send(self, request: ChatRequest) -> bytes:
-        response = self._client.post(self.url, json=self.payload(request))
+    def _send(self, request: ChatRequest, *, timeout: float) -> bytes:
+        response = self._client.post(self.url, json=self.payload(request), timeout=timeout)
         if not 200 <= response.status_code < 300:
             raise HTTPStatusFailure(response.status_code, response.headers, response.text)
         return response.content

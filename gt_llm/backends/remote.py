@@ -10,6 +10,7 @@ backends fail in the same way on the same server behaviour.
 from __future__ import annotations
 
 import abc
+import dataclasses
 import json
 import logging
 import random
@@ -18,8 +19,9 @@ from collections.abc import Callable
 from typing import Any
 
 from gt_llm.chat import ChatModel, ChatRequest, ChatResponse, Usage
-from gt_llm.errors import BackendError
+from gt_llm.errors import AnswerTooLargeError, BackendError, MalformedResponseError
 from gt_llm.retry import RateLimiter, RetryPolicy, call_with_retry
+from gt_llm.safety import redact
 
 logger = logging.getLogger(__name__)
 
@@ -48,25 +50,29 @@ def parse_chat_completion(body: bytes | str, *, where: str) -> tuple[str, Usage]
       where: The URL it came from, for messages.
 
     Raises:
-      BackendError: (not retryable) malformed JSON, an ``error`` object, no
-        ``choices``, or a first choice without text content.
+      MalformedResponseError: (retryable) an empty or malformed JSON body, an
+        ``error`` object, no ``choices``, or a first choice without text content.
     """
     raw = body.decode("utf-8", errors="replace") if isinstance(body, bytes) else body
+    if not raw.strip():
+        raise MalformedResponseError(f"empty body from {where}")
     try:
         data: Any = json.loads(raw)
     except json.JSONDecodeError as exc:
-        raise BackendError(
+        raise MalformedResponseError(
             f"malformed JSON body from {where} ({exc.msg} at char {exc.pos}): {one_line(raw, 200)!r}"
         ) from None
     if not isinstance(data, dict):
-        raise BackendError(
+        raise MalformedResponseError(
             f"unexpected JSON body from {where}: not an object: {one_line(raw, 200)!r}"
         )
     if data.get("error"):
-        raise BackendError(f"error object in response from {where}: {one_line(str(data['error']))}")
+        raise MalformedResponseError(
+            f"error object in response from {where}: {one_line(str(data['error']))}"
+        )
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices:
-        raise BackendError(
+        raise MalformedResponseError(
             f"response from {where} has no choices (empty or missing 'choices'): "
             f"{one_line(raw, 200)!r}"
         )
@@ -74,7 +80,7 @@ def parse_chat_completion(body: bytes | str, *, where: str) -> tuple[str, Usage]
     message = first.get("message") if isinstance(first, dict) else None
     content = message.get("content") if isinstance(message, dict) else None
     if not isinstance(content, str):
-        raise BackendError(
+        raise MalformedResponseError(
             f"response from {where} has no text in choices[0].message.content: "
             f"{one_line(json.dumps(first), 200)!r}"
         )
@@ -93,8 +99,61 @@ def _as_int(value: Any) -> int:
         return 0
 
 
+#: Default cap on one answer's size in bytes (UTF-8): larger answers are errors, never cached.
+DEFAULT_MAX_ANSWER_BYTES = 64 * 1024
+#: Default per-attempt timeout in seconds.
+DEFAULT_TIMEOUT = 60.0
+
+
+def connection_refused(exc: BaseException) -> bool:
+    """Whether ``exc`` (or an exception it was raised from) is a refused TCP connection."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, ConnectionRefusedError):
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def probe_server(
+    url: str, *, timeout: float, headers: dict[str, str] | None = None
+) -> tuple[bool, str]:
+    """Whether a server answers ``GET url`` within ``timeout`` seconds (any HTTP status counts).
+
+    Returns:
+      ``(reachable, detail)``, e.g. ``(True, "HTTP 200 in 0.01 s")`` or
+      ``(False, "connection refused")``; the detail never holds a secret.
+    """
+    import httpx
+
+    start = time.perf_counter()
+    try:
+        response = httpx.get(url, timeout=timeout, headers=headers or {})
+    except httpx.TimeoutException:
+        return False, f"no answer from {url} within {timeout:g} s"
+    except httpx.HTTPError as exc:
+        if connection_refused(exc):
+            return False, f"connection refused at {url} (nothing is listening)"
+        return False, redact(f"cannot reach {url}: {type(exc).__name__}: {one_line(str(exc))}")
+    took = time.perf_counter() - start
+    detail = f"HTTP {response.status_code} from {url} in {took:.2f} s"
+    if response.status_code == 401:
+        detail += " (the key was rejected)"
+    return True, detail
+
+
 class RemoteChatModel(ChatModel):
-    """Base of HTTP chat-completions backends: limiter, retries, parsing, latency.
+    """Base of HTTP chat-completions backends: limiter, retries, parsing, size cap, latency.
+
+    Every call retries transient faults (408, 429 with or without
+    ``Retry-After``, 5xx, timeouts, connection resets, empty or malformed
+    bodies) with backoff until the retry budget is spent, then fails with one
+    line. Each attempt's timeout is ``timeout``, shortened so that the call
+    never outlives its budget. A refused connection before the server ever
+    answered fails at once (nothing is listening: waiting cannot help); after
+    a first answer it is retried like any transient fault (a restarting server).
 
     Subclasses implement :meth:`_send` (one attempt, returning the raw body),
     :meth:`_classify` and :meth:`_describe`, and set :attr:`url`.
@@ -102,8 +161,12 @@ class RemoteChatModel(ChatModel):
     Args:
       model: Model name sent to the server.
       timeout: Per-attempt timeout in seconds.
+      retry_budget: Total seconds one call may take, retries included (overrides
+        ``retry.budget``; default five minutes).
       requests_per_minute: Optional limit shared by all threads using this instance.
-      retry: Retry policy.
+      max_answer_bytes: Cap on an answer's UTF-8 size; a larger one is an
+        :class:`~gt_llm.errors.AnswerTooLargeError` (default 64 kB).
+      retry: Retry policy (waits, attempts).
       max_concurrency: Default concurrency of :meth:`complete_batch`.
       jitter_seed: Seed of the instance's own jitter generator; ``None`` seeds it
         from OS entropy so that separate processes do not retry in lockstep.
@@ -112,27 +175,42 @@ class RemoteChatModel(ChatModel):
 
     #: The URL calls go to, for messages and logs.
     url: str = ""
+    remote = True
 
     def __init__(
         self,
         model: str,
         *,
-        timeout: float = 60.0,
+        timeout: float = DEFAULT_TIMEOUT,
+        retry_budget: float | None = None,
         requests_per_minute: float | None = None,
+        max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES,
         retry: RetryPolicy = RetryPolicy(),  # noqa: B008 - frozen, so a shared default is safe
         max_concurrency: int = 8,
         jitter_seed: int | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
+        name = type(self).__name__
         if not model:
-            raise ValueError(f"{type(self).__name__}: model name must be non-empty")
-        if timeout <= 0:
-            raise ValueError(f"{type(self).__name__}: timeout must be > 0, got {timeout}")
+            raise ValueError(f"{name}: model name must be non-empty")
+        if not 0 < timeout < float("inf"):
+            raise ValueError(f"{name}: timeout must be a number of seconds > 0, got {timeout}")
+        if retry_budget is not None and not 0 < retry_budget < float("inf"):
+            raise ValueError(
+                f"{name}: retry_budget must be a number of seconds > 0, got {retry_budget}"
+            )
+        if isinstance(max_answer_bytes, bool) or int(max_answer_bytes) < 1:
+            raise ValueError(f"{name}: max_answer_bytes must be >= 1, got {max_answer_bytes}")
         if max_concurrency < 1:
-            raise ValueError(f"{type(self).__name__}: max_concurrency must be >= 1")
+            raise ValueError(f"{name}: max_concurrency must be >= 1")
         self.model = model
         self.timeout = float(timeout)
-        self.retry = retry
+        self.retry = (
+            dataclasses.replace(retry, budget=float(retry_budget))
+            if retry_budget is not None
+            else retry
+        )
+        self.max_answer_bytes = int(max_answer_bytes)
         self.max_concurrency = int(max_concurrency)
         self._sleep = sleep
         # The instance's own generator: jitter must never consume the global RNG,
@@ -141,10 +219,22 @@ class RemoteChatModel(ChatModel):
         self.limiter = (
             RateLimiter(requests_per_minute, sleep=sleep) if requests_per_minute else None
         )
+        # Set once the server has answered: from then on a refused connection is a restart.
+        self._reached = False
+
+    @property
+    def retry_budget(self) -> float:
+        """Total seconds one call may take, retries and waits included."""
+        return self.retry.budget
+
+    @property
+    def max_call_seconds(self) -> float:
+        """An upper bound on one call's duration (its budget plus one attempt's timeout)."""
+        return self.retry.budget + self.timeout
 
     @abc.abstractmethod
-    def _send(self, request: ChatRequest) -> bytes:
-        """Makes one attempt and returns the raw 2xx response body (or raises)."""
+    def _send(self, request: ChatRequest, *, timeout: float) -> bytes:
+        """Makes one attempt within ``timeout`` seconds and returns the raw 2xx body (or raises)."""
 
     @abc.abstractmethod
     def _classify(self, exc: BaseException) -> tuple[bool, float | None]:
@@ -164,34 +254,76 @@ class RemoteChatModel(ChatModel):
             "max_tokens": request.max_tokens,
         }
 
+    def _too_large(self, size: int, what: str) -> AnswerTooLargeError:
+        return AnswerTooLargeError(
+            f"{self.backend} backend: {what} from {self.url} is {size:,} bytes, more than "
+            f"max_answer_bytes={self.max_answer_bytes:,}; lower max_tokens or raise the cap "
+            "(max_answer_bytes / --max-answer-bytes)"
+        )
+
+    def _attempt(self, request: ChatRequest, deadline: list[float]) -> tuple[str, Usage]:
+        # The budget starts at the first attempt (after any rate-limiter wait), as in
+        # call_with_retry; no attempt may outlive it.
+        if not deadline:
+            deadline.append(time.monotonic() + self.retry.budget)
+        timeout = max(0.05, min(self.timeout, deadline[0] - time.monotonic()))
+        body = self._send(request, timeout=timeout)
+        # A chat-completions body is the answer plus a little JSON: refuse a far larger one
+        # before decoding it.
+        if len(body) > 4 * self.max_answer_bytes + 65536:
+            raise self._too_large(len(body), "a response body")
+        text, usage = parse_chat_completion(body, where=self.url)
+        self._reached = True
+        size = len(text.encode("utf-8"))
+        if size > self.max_answer_bytes:
+            raise self._too_large(size, "an answer")
+        return text, usage
+
+    def _classify_any(self, exc: BaseException) -> tuple[bool, float | None]:
+        if isinstance(exc, BackendError):
+            return exc.retryable, None
+        if connection_refused(exc) and not self._reached:
+            return False, None  # nothing is listening: fail fast
+        return self._classify(exc)
+
+    def _describe_any(self, exc: BaseException) -> str:
+        if isinstance(exc, BackendError):
+            return str(exc)
+        if connection_refused(exc):
+            return (
+                f"nothing is listening at {self.url} (connection refused); start the server "
+                "or check the base URL"
+            )
+        return redact(self._describe(exc))
+
     def complete(self, request: ChatRequest) -> ChatResponse:
-        """Answers one request, retrying transient failures.
+        """Answers one request, retrying transient failures within the retry budget.
 
         Raises:
-          BackendError: a non-retryable failure, or retries exhausted
-            (``retryable=True``).
+          AnswerTooLargeError: the answer exceeds ``max_answer_bytes``.
+          BackendError: a non-retryable failure, or the budget spent
+            (``retryable=True``); the message is one line without secrets.
         """
         start = time.perf_counter()
+        deadline: list[float] = []
         label = f"{self.backend} backend ({self.url})"
         try:
-            body = call_with_retry(
-                lambda: self._send(request),
-                classify=self._classify,
+            text, usage = call_with_retry(
+                lambda: self._attempt(request, deadline),
+                classify=self._classify_any,
                 policy=self.retry,
                 rng=self._rng,
                 sleep=self._sleep,
                 label=label,
-                describe=self._describe,
+                describe=self._describe_any,
                 before_attempt=self.limiter.acquire if self.limiter is not None else None,
             )
-        except BackendError:
-            raise
-        except Exception as exc:
-            raise BackendError(f"{self.backend} backend: {self._describe(exc)}") from exc
-        try:
-            text, usage = parse_chat_completion(body, where=self.url)
         except BackendError as exc:
-            raise BackendError(f"{self.backend} backend: {exc}") from None
+            # A fresh error without the chained vendor exception, whose text may quote
+            # the server's body (and so, from a hostile server, the key).
+            raise _rebuild(exc) from None
+        except Exception as exc:
+            raise BackendError(f"{self.backend} backend: {self._describe_any(exc)}") from None
         latency = time.perf_counter() - start
         logger.debug(
             "%s: %s seed=%d -> %d+%d tokens in %.3f s",
@@ -210,3 +342,10 @@ class RemoteChatModel(ChatModel):
             latency_s=latency,
             cached=False,
         )
+
+
+def _rebuild(exc: BackendError) -> BackendError:
+    """A copy of ``exc`` of the same class and message, without its chained cause."""
+    if isinstance(exc, MalformedResponseError):
+        return MalformedResponseError(str(exc))
+    return type(exc)(str(exc), retryable=exc.retryable)

@@ -14,6 +14,7 @@ import pytest
 
 from games.fruit_trading import figures
 from games.fruit_trading.experiment import ExperimentSettings, run_experiment
+from gt_llm.backends.scripted import SCRIPTED_MODEL_NAME
 from solvers.writers import finite_or_none
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -76,7 +77,7 @@ def test_summary_json(run_dir):
     signs = [r["message"] for r in summary["variants"]["tone"]["payoff_signs"]]
     assert signs == [2, 3]
     assert summary["backend"] == "scripted"
-    assert summary["model"] == "rules-v1"
+    assert summary["model"] == SCRIPTED_MODEL_NAME
     assert summary["is_llm"] is False
     assert "not an LLM" in summary["label"]
     assert set(summary["variants"]) == {"tone", "tone+belief"}
@@ -111,7 +112,7 @@ def test_csvs_and_pngs(run_dir):
         rows = _rows(out / name)
         assert rows, name
         assert {r["backend"] for r in rows} == {"scripted"}, name
-        assert {r["model"] for r in rows} == {"rules-v1"}, name
+        assert {r["model"] for r in rows} == {SCRIPTED_MODEL_NAME}, name
     assert {r["variant"] for r in _rows(out / "table1_guesses.csv")} == {"tone+belief"}
     assert {r["variant"] for r in _rows(out / "fig6_agreements.csv")} == {"tone", "tone+belief"}
     curves = _rows(out / "curves_tone.csv")

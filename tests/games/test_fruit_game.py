@@ -85,8 +85,8 @@ def _tone_line(info_state: str) -> str:
 
 @pytest.mark.parametrize("opponent_tone", ["submissive", "assertive", "calm"])
 def test_information_state_hides_opponent_tone(opponent_tone):
-    game = _load(init=1, max_messages=3)
-    sc = make_scenario(1)
+    game = _load(init=0, max_messages=3)
+    sc = make_scenario(0)
     state = game.new_initial_state()
     assert state.current_player() == 1
     assert _tone_line(state.information_state_string(1)) == "Your tones so far: (none)"

@@ -7,12 +7,20 @@ responses (status, headers, body, delay); when the queue is empty it answers
 with a valid completion whose text echoes the request. Every request is
 recorded. :meth:`FakeChatServer.stop` wakes handlers that are still sleeping,
 so a test never waits for a long scripted delay at teardown.
+
+Fault modes (see :class:`Canned`): any status and ``Retry-After``, a hang
+(``delay=HANG``), a connection reset (``reset=True``), a 401 whose body
+echoes the request's ``Authorization`` header (``echo_auth=True``), raw or
+empty bodies, and any answer text (control characters, megabytes). ``GET``
+on any path answers a model list, for reachability checks.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import socket
+import struct
 import threading
 import time
 from collections import deque
@@ -50,6 +58,10 @@ def echo_text(body: dict[str, Any]) -> str:
     return f"echo: {messages[-1].get('content', '')} (seed {body.get('seed')})"
 
 
+#: A delay longer than any test: the server hangs until it is stopped.
+HANG = 3600.0
+
+
 @dataclasses.dataclass
 class Canned:
     """One scripted response.
@@ -58,13 +70,18 @@ class Canned:
       status: HTTP status.
       body: A dict (sent as JSON), raw ``bytes``/``str``, or ``None`` for the echo completion.
       headers: Extra headers.
-      delay: Seconds to wait before answering.
+      delay: Seconds to wait before answering (``HANG``: until the server stops).
+      reset: Drop the connection with a TCP reset instead of answering.
+      echo_auth: Answer with an error body quoting the ``Authorization`` header
+        (as some misconfigured servers and proxies do).
     """
 
     status: int = 200
     body: dict[str, Any] | bytes | str | None = None
     headers: dict[str, str] = dataclasses.field(default_factory=dict)
     delay: float = 0.0
+    reset: bool = False
+    echo_auth: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -156,6 +173,14 @@ class FakeChatServer:
             def log_message(self, *args: Any) -> None:  # keep test output clean
                 pass
 
+            def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+                data = json.dumps({"object": "list", "data": [{"id": "m"}]}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
             def do_POST(self) -> None:  # noqa: N802 - http.server's naming
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length)
@@ -170,6 +195,18 @@ class FakeChatServer:
                 canned = server._next(body)
                 if canned.delay and server._stop.wait(canned.delay):
                     return  # stopping: drop the connection
+                if canned.reset:
+                    # SO_LINGER 0: closing sends a TCP reset, as a crashing server would.
+                    linger = struct.pack("ii", 1, 0)
+                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, linger)
+                    self.close_connection = True
+                    return
+                if canned.echo_auth:
+                    auth = self.headers.get("Authorization", "")
+                    canned = dataclasses.replace(
+                        canned,
+                        body={"error": {"message": f"invalid credentials: Authorization: {auth}"}},
+                    )
                 if not self.path.endswith("/chat/completions"):
                     canned = Canned(status=404, body={"error": {"message": "no such path"}})
                 payload = canned.body

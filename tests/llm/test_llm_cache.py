@@ -13,7 +13,7 @@ import time
 import pytest
 
 import gt_llm
-from gt_llm.backends.scripted import ScriptedModel
+from gt_llm.backends.scripted import SCRIPTED_MODEL_NAME, ScriptedModel
 from gt_llm.cache import CachedModel, CacheStats
 from gt_llm.chat import ChatModel, ChatRequest, ChatResponse, Usage
 from gt_llm.errors import BackendError, ConfigurationError
@@ -90,7 +90,7 @@ def test_max_concurrency_follows_inner(tmp_path):
 
 def test_load_model_with_cache(tmp_path):
     model = gt_llm.load_model("scripted", cache=tmp_path / "s.db")
-    assert isinstance(model, CachedModel) and model.spec == "scripted:rules-v1"
+    assert isinstance(model, CachedModel) and model.spec == f"scripted:{SCRIPTED_MODEL_NAME}"
     assert model.ask("hello") == ScriptedModel().ask("hello")
     assert model.ask("hello") == ScriptedModel().ask("hello")
     assert model.stats().hits == 1

@@ -98,15 +98,15 @@ def test_timeout_then_success(fake_server, fast_retry):
     assert fake_server.request_count == 2
 
 
-def test_malformed_json(fake_server, fast_retry):
-    fake_server.enqueue(Canned(body="<html>not json</html>"))
+def test_malformed_json_is_retried_then_reported(fake_server, fast_retry):
+    fake_server.enqueue(*[Canned(body="<html>not json</html>")] * 3)
     with pytest.raises(BackendError, match="malformed JSON") as err:
         make(fake_server, fast_retry).ask("q")
-    assert not err.value.retryable and fake_server.request_count == 1
+    assert err.value.retryable and fake_server.request_count == 3
 
 
 def test_empty_choices(fake_server, fast_retry):
-    fake_server.enqueue(Canned(body={"choices": []}))
+    fake_server.enqueue(*[Canned(body={"choices": []})] * 3)
     with pytest.raises(BackendError, match="no choices"):
         make(fake_server, fast_retry).ask("q")
 
@@ -118,14 +118,16 @@ def test_401_mentions_the_key(fake_server, fast_retry):
     assert not err.value.retryable and fake_server.request_count == 1
 
 
-def test_unreachable_server_names_the_url(fast_retry):
+def test_unreachable_server_names_the_url_and_fails_fast(fast_retry):
     url = f"http://127.0.0.1:{free_port()}/v1"
     model = gt_llm.load_model(f"openai:m@{url}", retry=fast_retry, timeout=2.0)
+    start = time.monotonic()
     with pytest.raises(BackendError) as err:
         model.ask("q")
     msg = str(err.value)
-    assert err.value.retryable
-    assert f"{url}/chat/completions" in msg and "failed after 3 attempt" in msg
+    assert time.monotonic() - start < 1.0  # no retries: nothing is listening
+    assert not err.value.retryable
+    assert f"nothing is listening at {url}/chat/completions (connection refused)" in msg
     assert "\n" not in msg
 
 

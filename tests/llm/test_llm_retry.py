@@ -40,9 +40,12 @@ def flaky(failures):
 
 def test_policy_defaults_and_validation():
     p = RetryPolicy()
-    assert (p.max_attempts, p.base_delay, p.max_delay, p.jitter) == (6, 1.0, 60.0, 0.25)
+    assert (p.max_attempts, p.base_delay, p.max_delay, p.jitter) == (None, 1.0, 60.0, 0.25)
+    assert p.budget == 300.0  # minutes, not hours
     with pytest.raises(ValueError):
         RetryPolicy(max_attempts=0)
+    with pytest.raises(ValueError, match="budget"):
+        RetryPolicy(budget=0)
     with pytest.raises(ValueError):
         RetryPolicy(jitter=1.5)
     with pytest.raises(AttributeError):
@@ -180,3 +183,30 @@ def test_rate_limiter_is_thread_safe():
 def test_rate_limiter_validation():
     with pytest.raises(ValueError):
         RateLimiter(0)
+
+
+def test_budget_bounds_the_whole_call():
+    now = [0.0]
+
+    def sleep(seconds):
+        now[0] += seconds
+
+    fn = flaky([Transient()] * 100)
+    policy = RetryPolicy(base_delay=1.0, max_delay=4.0, jitter=0.0, budget=10.0)
+    with pytest.raises(BackendError, match="within the retry budget of 10 s") as err:
+        call_with_retry(
+            fn, classify=classify, policy=policy, rng=random.Random(0), sleep=sleep,
+            clock=lambda: now[0],
+        )  # fmt: skip
+    # Waits 1 + 2 + 4 = 7 s; the next 4 s wait would end past 10 s, so the call stops there.
+    assert len(fn.calls) == 4 and now[0] == 7.0 and err.value.retryable
+
+
+def test_many_retry_after_waits_fit_a_burst():
+    waits = []
+    fn = flaky([Transient(retry_after=1.0)] * 30)
+    policy = RetryPolicy(max_delay=2.0, jitter=0.0, budget=60.0)
+    assert call_with_retry(
+        fn, classify=classify, policy=policy, rng=random.Random(0), sleep=waits.append,
+    ) == "ok"  # fmt: skip
+    assert waits == [1.0] * 30  # no attempt cap: the budget decides

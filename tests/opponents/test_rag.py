@@ -5,6 +5,7 @@ from __future__ import annotations
 from opponent_fixtures import werewolf_context
 
 from gt_llm import load_model
+from gt_llm.backends.scripted import SCRIPTED_MODEL_NAME
 from gt_llm.opponents import Evidence, NativeRag, RerankRag, make_opponent_model
 from gt_llm.opponents.rag import bm25_top, tokenize
 
@@ -89,4 +90,4 @@ def test_rerank_rag_with_scripted_llm_scores():
     # Scripted relevance: speaker in focus +6, about someone in focus +4.
     # Step 1 (Player 3 speaking about Player 5) scores 6, step 3 (about Player 3) 4.
     assert [r["step"] for r in f["retrieved"]] == [1, 3]
-    assert m.snapshot()["reranker"] == "scripted:rules-v1"
+    assert m.snapshot()["reranker"] == f"scripted:{SCRIPTED_MODEL_NAME}"
