@@ -172,6 +172,13 @@ class GameTree:
             self.terminals,
         )
 
+    def __getstate__(self) -> dict:
+        # Cached views (kernel_arrays, key_to_infoset) are rebuilt on demand, not pickled.
+        state = dict(self.__dict__)
+        state.pop("kernel_arrays", None)
+        state.pop("key_to_infoset", None)
+        return state
+
     def __repr__(self) -> str:
         return (
             f"GameTree(game_name={self.game_name!r}, num_players={self.num_players}, "

@@ -145,7 +145,7 @@ def test_bad_inputs(fruit_trees):
         solvers.cfr_curves([fruit_trees[0], three], solvers.uniform_policy, 2)
     with pytest.raises(ValueError, match="one baseline per tree"):
         solvers.cfr_curves(fruit_trees, [solvers.uniform_policy(fruit_trees[0])], 2)
-    with pytest.raises(ValueError, match="baseline 0"):
+    with pytest.raises(ValueError, match="the baseline of tree 0"):
         solvers.cfr_curves([fruit_trees[0]], [solvers.uniform_policy(three)], 2)
     with pytest.raises(ValueError, match="no trees"):
         solvers.cfr_curves([], [], 2)
