@@ -1,6 +1,7 @@
-"""Gambit .efg export and the pyspiel.load_efg_game round trip."""
+"""Gambit .efg export: the pyspiel.load_efg_game and pygambit.read_efg round trips."""
 
 import numpy as np
+import pygambit  # a dev dependency (pyproject extras "dev")
 import pyspiel
 import pytest
 
@@ -85,8 +86,6 @@ def test_round_trip_with_conflicting_action_labels():
 
 
 # --- Gambit (pygambit) round trips -------------------------------------------------------------
-
-import pygambit  # noqa: E402  (a dev dependency: pyproject extras "dev")
 
 
 def read_gambit(tree):
