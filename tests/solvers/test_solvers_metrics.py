@@ -187,11 +187,8 @@ def test_wrong_tree_baseline_is_named_the_baseline():
     with pytest.raises(ValueError, match=r"cfr_gain: policy has shape"):
         solvers.cfr_gain(kuhn, solvers.uniform_policy(other), solvers.uniform_policy(kuhn))
     leduc_game = pyspiel.load_game("leduc_poker")
-    wrong = solvers.to_tabular_policy(
-        solvers.materialize(leduc_game),
-        solvers.uniform_policy(solvers.materialize(leduc_game)),
-        leduc_game,
-    )
+    leduc = solvers.materialize(leduc_game)
+    wrong = solvers.to_tabular_policy(leduc, solvers.uniform_policy(leduc), leduc_game)
     with pytest.raises(
         ValueError, match="cfr_gain: the baseline is an OpenSpiel policy that does not fit"
     ):
