@@ -47,10 +47,39 @@ from solvers.cfr import CFRVariant, resolve_variant
 from solvers.game_tree import GameTree
 from solvers.policy import PolicyLike, TreePolicy, check_policy
 
-MIN_POOL_WORK = 20_000_000
+MIN_POOL_WORK = 100_000_000
 """Node-iterations (sum over trees of nodes x iterations) below which
-``processes=None`` solves in this process: starting worker processes costs
-about a second, which this much work (~1 s on one core) pays for."""
+``processes=None`` solves in this process. Starting the worker processes
+costs 1-3 s (interpreter, imports, loading the compiled kernels; measured 3.2
+to 3.6 s on a loaded 2-core machine), paid once per process because the pool
+is kept; this much work takes about 5 s on one core (2e7 node-iterations/s)."""
+
+_POOL: concurrent.futures.ProcessPoolExecutor | None = None
+_POOL_SIZE = 0
+
+
+def _worker_pool(processes: int) -> concurrent.futures.ProcessPoolExecutor:
+    """The kept pool of ``processes`` spawned workers (created on first use)."""
+    global _POOL, _POOL_SIZE
+    if _POOL is None or _POOL_SIZE != processes:
+        shutdown_pool()
+        _POOL = concurrent.futures.ProcessPoolExecutor(
+            max_workers=processes, mp_context=multiprocessing.get_context("spawn")
+        )
+        _POOL_SIZE = processes
+    return _POOL
+
+
+def shutdown_pool() -> None:
+    """Stops the worker processes that :func:`cfr_curves` keeps between calls.
+
+    Optional: the workers also stop when the interpreter exits.
+    """
+    global _POOL, _POOL_SIZE
+    if _POOL is not None:
+        _POOL.shutdown()
+    _POOL, _POOL_SIZE = None, 0
+
 
 DEFAULT_RATIO_RTOL = 1e-9
 """Default relative threshold below which NashConv counts as zero for the ratio."""
@@ -426,7 +455,7 @@ def _resolve_processes(processes: int | None, n_jobs: int | None, work: int, num
             f"cfr_curves: processes={processes!r}; pass a positive int (1 = this process) or None "
             "(all cores when the work is large enough)"
         )
-    return max(1, min(int(processes), num_trees))
+    return max(1, int(processes))
 
 
 def cfr_curves(
@@ -462,8 +491,10 @@ def cfr_curves(
             "__main__":``). ``1`` solves in this process; ``None`` (default)
             uses ``os.cpu_count()`` processes when the work (sum of nodes x
             iterations) is at least :data:`MIN_POOL_WORK`, else this
-            process. Never more processes than trees. Results are identical
-            whatever the number of processes.
+            process. The first tree always runs in this process (it loads
+            the compiled kernels once before any worker does); the pool is
+            kept for later calls (:func:`shutdown_pool` stops it). Results
+            are identical whatever the number of processes.
         n_jobs: Deprecated alias of ``processes``.
         tree_names: Labels for the output (default ``tree.game_name`` or the
             index).
@@ -524,22 +555,28 @@ def cfr_curves(
     # The first tree runs here: it loads (or compiles and caches) the kernels once
     # before any worker would.
     done(0, _tree_curves(trees[0], base_arrays[0], int(iterations), record, resolved))
-    if jobs == 1:
+    if jobs == 1 or len(trees) == 1:
         for i in range(1, len(trees)):
             done(i, _tree_curves(trees[i], base_arrays[i], int(iterations), record, resolved))
-    elif len(trees) > 1:
+    else:
         # Largest trees first, so that no worker is left with a big one at the end.
         pending = sorted(range(1, len(trees)), key=lambda i: -trees[i].num_nodes)
-        context = multiprocessing.get_context("spawn")
-        with concurrent.futures.ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-            futures = {
-                pool.submit(
-                    _tree_curves, trees[i], base_arrays[i], int(iterations), record, resolved
-                ): i
-                for i in pending
-            }
+        pool = _worker_pool(jobs)
+        futures = {
+            pool.submit(
+                _tree_curves, trees[i], base_arrays[i], int(iterations), record, resolved
+            ): i
+            for i in pending
+        }
+        try:
             for future in concurrent.futures.as_completed(futures):
                 done(futures[future], future.result())
+        except concurrent.futures.BrokenExecutor:
+            shutdown_pool()  # a worker died (e.g. out of memory): start afresh next time
+            raise
+        finally:
+            for future in futures:
+                future.cancel()
 
     nc_pp = np.stack([r[0] for r in results])
     gain_pp = np.stack([r[1] for r in results])
