@@ -157,32 +157,36 @@ class TreeBuilder:
         Returns:
             The node id.
         """
-        key = str(infoset_key)
-        legal = tuple(int(a) for a in legal_actions)
-        if not 0 <= int(player) < self.num_players:
+        key = infoset_key if type(infoset_key) is str else str(infoset_key)
+        player = int(player)
+        if not 0 <= player < self.num_players:
             raise ValueError(
                 f"TreeBuilder.add_decision: player={player} is not in [0, {self.num_players})"
             )
+        # The cache maps the list as given to its int tuple: no per-node conversion.
+        given = tuple(legal_actions)
+        shared = self._legal_cache.get(given)
+        if shared is None:
+            legal = tuple(int(a) for a in given)
+            shared = self._legal_cache.get(legal) or (legal, {a: j for j, a in enumerate(legal)})
+            self._legal_cache[legal] = self._legal_cache[given] = shared
+        legal = shared[0]
         iset = self._iset_ids.get(key)
         if iset is None:
             iset = len(self._iset_keys)
             self._iset_ids[key] = iset
             self._iset_keys.append(key)
-            shared = self._legal_cache.get(legal)
-            if shared is None:
-                shared = (legal, {a: j for j, a in enumerate(legal)})
-                self._legal_cache[legal] = shared
-            self._iset_actions.append(shared[0])
+            self._iset_actions.append(legal)
             self._iset_rank.append(shared[1])
-            self._iset_player.append(int(player))
-        elif self._iset_actions[iset] != legal or self._iset_player[iset] != int(player):
+            self._iset_player.append(player)
+        elif self._iset_actions[iset] is not legal or self._iset_player[iset] != player:
             raise ValueError(
                 f"TreeBuilder.add_decision: information set {key!r} was first added for player "
                 f"{self._iset_player[iset]} with legal actions {self._iset_actions[iset]}; every node of "
                 "an information set must have the same player and legal actions (or use a different key)"
             )
         node = self._add(DECISION, parent, action, prob)
-        self._player.append(int(player))
+        self._player.append(player)
         self._infoset.append(iset)
         return node
 
