@@ -98,7 +98,7 @@ def _bfs_order(parent: np.ndarray, rank: np.ndarray, root: int) -> tuple[np.ndar
     return order, depth
 
 
-def _decision_ranks(parent, kind, action, infoset, iset_actions, keys, dec_edges) -> np.ndarray:
+def _decision_ranks(parent, action, infoset, iset_actions, keys, dec_edges) -> np.ndarray:
     """Position of each decision edge's action among its information set's legal actions."""
     edge_iset = infoset[parent[dec_edges]].astype(np.int64)
     edge_act = action[dec_edges]
@@ -261,7 +261,7 @@ def canonical_tree(
         rank = np.zeros(n, dtype=np.int32)
         if dec_edges.size:
             rank[dec_edges] = _decision_ranks(
-                parent, kind, action, infoset, iset_actions, keys, dec_edges
+                parent, action, infoset, iset_actions, keys, dec_edges
             )
     if dec_edges.size:
         pair = (
