@@ -430,7 +430,7 @@ def main() -> None:
     print()
     print(
         f"Parallel: cfr_curves(processes={ARGS.processes}) against processes=1 "
-        "(same curves; warm pool; the first tree always runs in the calling process)"
+        "(same curves; warm pool)"
     )
     header = (
         f"{'workload':<14} {'trees x iters':>13} {'1 proc s':>9} {f'{ARGS.processes} procs s':>10} "

@@ -491,9 +491,9 @@ def cfr_curves(
             "__main__":``). ``1`` solves in this process; ``None`` (default)
             uses ``os.cpu_count()`` processes when the work (sum of nodes x
             iterations) is at least :data:`MIN_POOL_WORK`, else this
-            process. The first tree always runs in this process (it loads
-            the compiled kernels once before any worker does); the pool is
-            kept for later calls (:func:`shutdown_pool` stops it). Results
+            process. In the first call of a process the first tree runs
+            here (it loads the compiled kernels before any worker does); the
+            pool is kept for later calls (:func:`shutdown_pool` stops it). Results
             are identical whatever the number of processes.
         n_jobs: Deprecated alias of ``processes``.
         tree_names: Labels for the output (default ``tree.game_name`` or the
@@ -552,15 +552,17 @@ def cfr_curves(
         if on_tree_done is not None:
             on_tree_done(i)
 
-    # The first tree runs here: it loads (or compiles and caches) the kernels once
-    # before any worker would.
-    done(0, _tree_curves(trees[0], base_arrays[0], int(iterations), record, resolved))
-    if jobs == 1 or len(trees) == 1:
-        for i in range(1, len(trees)):
+    # Until this process has run the kernels once, the first tree runs here: that loads
+    # (or compiles and caches on disk) them before any worker would.
+    first = 0 if getattr(_kernels.curves_run, "signatures", None) else 1
+    for i in range(first):
+        done(i, _tree_curves(trees[i], base_arrays[i], int(iterations), record, resolved))
+    if jobs == 1 or len(trees) - first <= 1:
+        for i in range(first, len(trees)):
             done(i, _tree_curves(trees[i], base_arrays[i], int(iterations), record, resolved))
     else:
         # Largest trees first, so that no worker is left with a big one at the end.
-        pending = sorted(range(1, len(trees)), key=lambda i: -trees[i].num_nodes)
+        pending = sorted(range(first, len(trees)), key=lambda i: -trees[i].num_nodes)
         pool = _worker_pool(jobs)
         futures = {
             pool.submit(
