@@ -24,11 +24,17 @@ implementations solve the same game; Kuhn and Leduc poker. The script also
 checks that our curves equal the C++ reference and prints how the cost grows
 with tree size (nodes/s at about 10^3 .. 10^6 nodes).
 
+Two more tables: the speed-up of ``cfr_curves(..., processes=os.cpu_count())``
+over one process on the same workloads (with its ratio against the C++
+references), and the peak memory of :func:`solvers.materialize`
+(``tracemalloc``) against the size of the tree it stores.
+
 Usage::
 
     python benchmarks/solvers.py            # full run (several minutes)
     python benchmarks/solvers.py --quick    # small smoke run
     python benchmarks/solvers.py --cold     # also pay numba's compile cost
+    python benchmarks/solvers.py --memory-games kuhn_poker leduc_poker "leduc_poker(players=3)"
 """
 
 from __future__ import annotations
@@ -63,15 +69,28 @@ def _parse_args() -> argparse.Namespace:
         "--no-scaling", action="store_true", help="skip the tree-size scaling table"
     )
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--processes",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="worker processes for the parallel table (default: all cores)",
+    )
+    parser.add_argument(
+        "--memory-games",
+        nargs="*",
+        default=["kuhn_poker", "leduc_poker", "leduc_poker(players=3)"],
+        help="OpenSpiel games whose materialise peak memory is measured (none: skip)",
+    )
     args = parser.parse_args()
     if args.quick:
         args.trees, args.iterations, args.python_tree_iterations = 3, 50, 20
         args.kuhn_iterations, args.leduc_iterations = 50, 5
+        args.memory_games = [g for g in args.memory_games if "players=3" not in g]
     return args
 
 
 ARGS = _parse_args()
-if ARGS.cold:
+if ARGS.cold and __name__ == "__main__":  # worker processes share the parent's cache
     os.environ["NUMBA_CACHE_DIR"] = tempfile.mkdtemp(prefix="solvers-numba-cold-")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -184,11 +203,13 @@ def timed(fn, *args):
     return time.perf_counter() - start, out
 
 
-def run_workload(label, games, iterations, python_tree_iterations, rows, checks, first_call):
+def run_workload(
+    label, games, iterations, python_tree_iterations, rows, checks, first_call, parallel
+):
     start = time.perf_counter()
     trees = [solvers.materialize(g) for g in games]
     baselines = [solvers.pure_policy(t, first_action) for t in trees]
-    curves = solvers.cfr_curves(trees, baselines, iterations)
+    curves = solvers.cfr_curves(trees, baselines, iterations, processes=1)
     ours_s = time.perf_counter() - start
     if first_call:
         ours_s += IMPORT_SECONDS
@@ -238,7 +259,63 @@ def run_workload(label, games, iterations, python_tree_iterations, rows, checks,
             done < total,
         )
     )
+    parallel_s, pooled = timed(
+        lambda: solvers.cfr_curves(trees, baselines, iterations, processes=ARGS.processes)
+    )
+    serial_s, _ = timed(lambda: solvers.cfr_curves(trees, baselines, iterations, processes=1))
+    checks.append(
+        (label + " (processes)", float(np.abs(pooled.nash_conv - curves.nash_conv).max()))
+    )
+    parallel.append((label, f"{len(games)}x{iterations}", serial_s, parallel_s, cpp_s, tuned_s))
     return curves
+
+
+def larger_parallel_row(seed: int, quick: bool, parallel: list) -> None:
+    """More work per tree (8 layered trees of ~10^4 nodes): what the pool is for."""
+    rng = np.random.default_rng(seed)
+    trees = [
+        layered_tree(rng, players=(0, 1, 0, 1), num_actions=5, num_outcomes=3)
+        for _ in range(4 if quick else 8)
+    ]
+    baselines = [solvers.pure_policy(t, first_action) for t in trees]
+    iterations = 20 if quick else 200
+    serial_s, serial = timed(lambda: solvers.cfr_curves(trees, baselines, iterations, processes=1))
+    parallel_s, pooled = timed(
+        lambda: solvers.cfr_curves(trees, baselines, iterations, processes=ARGS.processes)
+    )
+    if not np.array_equal(pooled.nash_conv, serial.nash_conv):
+        raise AssertionError("cfr_curves: pooled curves differ from the serial ones")
+    parallel.append(
+        (
+            f"layered {trees[0].num_nodes}",
+            f"{len(trees)}x{iterations}",
+            serial_s,
+            parallel_s,
+            None,
+            None,
+        )
+    )
+
+
+def memory_rows(names: list[str]) -> list[tuple]:
+    """Peak traced memory of materialize against the tree's own size."""
+    import tracemalloc
+
+    solvers.materialize(pyspiel.load_game("kuhn_poker"))  # one-off imports and caches
+    out = []
+    for name in names:
+        game = pyspiel.load_game(name)
+        tracemalloc.start()
+        start = time.perf_counter()
+        try:
+            tree = solvers.materialize(game)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        seconds = time.perf_counter() - start
+        n = tree.num_nodes
+        out.append((name, n, tree.nbytes / n, peak / n, peak / tree.nbytes, seconds))
+    return out
 
 
 def scaling_rows(seed: int, quick: bool):
@@ -271,12 +348,22 @@ def scaling_rows(seed: int, quick: bool):
 def main() -> None:
     rows: list = []
     checks: list = []
+    parallel: list = []
     print(
         f"solvers benchmark (numba {'yes' if solvers._kernels.HAVE_NUMBA else 'NO'}, "
         f"{'cold: numba cache emptied, compile time included' if ARGS.cold else 'warm: numba on-disk cache used'}, "
         f"{os.cpu_count()} CPUs)"
     )
     print(f"import solvers + numba: {IMPORT_SECONDS:.2f}s (added to the first 'ours' time)")
+    warm = [fruit_shaped_tree(0), fruit_shaped_tree(1)]
+    solvers.cfr_curves(warm, solvers.uniform_policy, 1, processes=1)  # kernels loaded here first
+    pool_s, _ = timed(
+        lambda: solvers.cfr_curves(warm, solvers.uniform_policy, 1, processes=ARGS.processes)
+    )
+    print(
+        f"worker pool start-up ({ARGS.processes} spawned processes, kept for every later call): "
+        f"{pool_s:.2f}s (not in the parallel times below)"
+    )
     fruit_games = [
         pyspiel.load_efg_game(solvers.to_efg(fruit_shaped_tree(ARGS.seed + s)))
         for s in range(ARGS.trees)
@@ -289,6 +376,7 @@ def main() -> None:
         rows,
         checks,
         True,
+        parallel,
     )
     run_workload(
         "kuhn_poker",
@@ -298,6 +386,7 @@ def main() -> None:
         rows,
         checks,
         False,
+        parallel,
     )
     run_workload(
         "leduc_poker",
@@ -307,10 +396,13 @@ def main() -> None:
         rows,
         checks,
         False,
+        parallel,
     )
 
     print()
-    print("Curves: CFR + NashConv + CFR-Gain at every iteration (seconds, one process)")
+    print(
+        "Curves: CFR + NashConv + CFR-Gain at every iteration (seconds, one process: processes=1)"
+    )
     header = (
         f"{'workload':<14} {'trees x iters':>13} {'nodes':>6} {'ours':>7} {'C++ ref':>8} "
         f"{'speedup':>8} {'C++ NC-only':>11} {'speedup':>8} {'C++ tuned':>9} {'speedup':>8} "
@@ -334,6 +426,44 @@ def main() -> None:
         "set_policy (same work, less rebuilding)."
     )
     print("* Python reference extrapolated linearly from a prefix of the tree-iterations.")
+    larger_parallel_row(ARGS.seed, ARGS.quick, parallel)
+    print()
+    print(
+        f"Parallel: cfr_curves(processes={ARGS.processes}) against processes=1 "
+        "(same curves; warm pool)"
+    )
+    header = (
+        f"{'workload':<14} {'trees x iters':>13} {'1 proc s':>9} {f'{ARGS.processes} procs s':>10} "
+        f"{'speed-up':>9} {'C++ ref':>8} {'vs ours':>8} {'C++ tuned':>9} {'vs ours':>8}"
+    )
+    print(header)
+    print("-" * len(header))
+    for label, work, serial_s, parallel_s, cpp, tuned in parallel:
+        ref = (
+            f"{cpp:>8.2f} {cpp / parallel_s:>7.1f}x {tuned:>9.2f} {tuned / parallel_s:>7.1f}x"
+            if cpp is not None
+            else f"{'-':>8} {'-':>8} {'-':>9} {'-':>8}"
+        )
+        print(
+            f"{label:<14} {work:>13} {serial_s:>9.3f} {parallel_s:>10.3f} "
+            f"{serial_s / parallel_s:>8.2f}x {ref}"
+        )
+    print(
+        "vs ours: C++ seconds / ours with the pool (the one-process ratios are in the table above)."
+    )
+
+    if ARGS.memory_games:
+        print()
+        print("Materialise memory: peak traced memory (tracemalloc) / bytes the tree stores")
+        print(
+            f"{'game':<24} {'nodes':>9} {'stored B/node':>14} {'peak B/node':>12} "
+            f"{'peak/stored':>12} {'seconds':>8}"
+        )
+        for name, n, stored, peak, ratio, seconds in memory_rows(ARGS.memory_games):
+            print(
+                f"{name:<24} {n:>9} {stored:>14.1f} {peak:>12.1f} {ratio:>11.2f}x {seconds:>8.1f}"
+            )
+
     print()
     print("max |ours - reference| over all recorded NashConv / CFR-Gain values:")
     for label, err in checks:

@@ -4,8 +4,15 @@ Walk an OpenSpiel game once (:func:`materialize`) or build a tree directly
 (:class:`TreeBuilder`, :meth:`GameTree.from_arrays`); then run CFR and its
 variants (:class:`CFRSolver`; Zinkevich et al. 2007, Tammelin 2014, Brown &
 Sandholm 2019), compute best responses, NashConv and CFR-Gain, and whole
-convergence curves over many trees (:func:`cfr_curves`). Policies convert to
-and from OpenSpiel ``TabularPolicy`` and trees export to Gambit ``.efg``.
+convergence curves over many trees (:func:`cfr_curves`, on all cores, with
+each tree's final average policy). Policies convert to and from OpenSpiel
+``TabularPolicy`` (metrics also take one directly) and trees export to Gambit
+``.efg`` that both ``pyspiel.load_efg_game`` and ``pygambit.read_efg`` read.
+
+The tree code is split by concern: :mod:`solvers.game_tree` (the type),
+:mod:`solvers.canonical` (validation and canonical renumbering),
+:mod:`solvers.builder` (:class:`TreeBuilder`) and :mod:`solvers.walk`
+(:func:`materialize`); :mod:`solvers.tree` re-exports them.
 
 Example::
 
@@ -26,7 +33,7 @@ from solvers.best_response import (
 )
 from solvers.cfr import VARIANTS, CFRResult, CFRSolver, CFRVariant, run_cfr
 from solvers.cfr_gain import CFRGainResult, cfr_gain, deviation_values
-from solvers.curves import Curves, cfr_curves, make_schedule, ratio_or_nan
+from solvers.curves import Curves, cfr_curves, make_schedule, ratio_or_nan, shutdown_pool
 from solvers.efg import to_efg
 from solvers.policy import (
     TreePolicy,
@@ -109,6 +116,7 @@ __all__ = [
     "ratio_or_nan",
     "reach_probabilities",
     "run_cfr",
+    "shutdown_pool",
     "to_efg",
     "to_tabular_policy",
     "uniform_policy",

@@ -425,13 +425,15 @@ def curves_run(
     out_ev,
     out_br,
     out_dev,
+    out_policy,
 ):
     """CFR for ``iterations`` iterations on one tree, recording metrics.
 
     At each iteration listed in ``record`` (sorted, 1-based) the average
     policy is evaluated: ``out_ev[k]`` its values, ``out_br[k]`` the
     best-response values, ``out_dev[k]`` the values of each player deviating
-    to it from ``baseline``.
+    to it from ``baseline``. ``out_policy`` receives the average policy after
+    the last iteration.
     """
     num_actions = tt[10]
     infoset_player = tt[9]
@@ -480,3 +482,4 @@ def curves_run(
                 out_br[k, i] = best_response_value(tt, average, i, own, val, choice)
             deviation_values(tt, num_players, average, baseline, reach_dev, out_dev[k])
             k += 1
+    normalize_rows(cumulative, num_actions, out_policy)

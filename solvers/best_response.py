@@ -108,7 +108,10 @@ def nash_conv(tree: GameTree, policy: PolicyLike) -> NashConvResult:
 
     Args:
         tree: The tree.
-        policy: A profile of all players.
+        policy: A profile of all players: a
+            :class:`~solvers.policy.TreePolicy`, an array or an OpenSpiel
+            ``TabularPolicy`` (converted with
+            :func:`~solvers.policy.from_tabular_policy`).
 
     Returns:
         A :class:`NashConvResult`.

@@ -49,7 +49,7 @@ def deviation_values(tree: GameTree, policy: PolicyLike, baseline: PolicyLike) -
         ValueError: If a profile does not fit the tree or is not normalised.
     """
     probs = check_policy(tree, policy, caller="deviation_values")
-    base = check_policy(tree, baseline, caller="deviation_values")
+    base = check_policy(tree, baseline, caller="deviation_values", name="the baseline")
     return _deviation_values(tree, probs, base)
 
 
@@ -71,8 +71,11 @@ def cfr_gain(tree: GameTree, policy: PolicyLike, baseline: PolicyLike) -> CFRGai
 
     Args:
         tree: The tree.
-        policy: The CFR profile (e.g. ``CFRSolver.average_policy()``).
-        baseline: The baseline profile (e.g. ``pure_policy(tree, ...)``).
+        policy: The CFR profile (e.g. ``CFRSolver.average_policy()``); a
+            :class:`~solvers.policy.TreePolicy`, an array or an OpenSpiel
+            ``TabularPolicy``.
+        baseline: The baseline profile (e.g. ``pure_policy(tree, ...)``),
+            same types.
 
     Returns:
         A :class:`CFRGainResult`.
@@ -81,7 +84,7 @@ def cfr_gain(tree: GameTree, policy: PolicyLike, baseline: PolicyLike) -> CFRGai
         ValueError: If a profile does not fit the tree or is not normalised.
     """
     probs = check_policy(tree, policy, caller="cfr_gain")
-    base = check_policy(tree, baseline, caller="cfr_gain")
+    base = check_policy(tree, baseline, caller="cfr_gain", name="the baseline")
     dev = _deviation_values(tree, probs, base)
     base_values = np.zeros(tree.num_players)
     _kernels.expected_values(

@@ -16,8 +16,11 @@ tree's largest absolute terminal return, at least 1). Means and standard
 deviations of the ratio across trees ignore NaNs (``ratio_count`` tells how
 many trees entered).
 
-The whole loop (iterations x metrics) runs in one compiled call per tree;
-trees are spread over threads (the kernels release the GIL). Cost per tree:
+The whole loop (iterations x metrics) runs in one compiled call per tree,
+which also returns the final average policy (``Curves.average_policies``),
+so callers need not run CFR again. Subgames are independent: trees are spread
+over a pool of worker processes (``processes``; ``spawn``-safe, results
+identical to a serial run and in input order). Cost per tree:
 O(iterations * num_nodes * num_players) time for the CFR updates and
 O(len(schedule) * num_nodes * num_players) for the metrics; memory
 O(num_nodes * num_players + len(schedule) * num_players).
@@ -29,7 +32,9 @@ import concurrent.futures
 import csv
 import dataclasses
 import json
+import multiprocessing
 import os
+import tempfile
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -39,8 +44,42 @@ import numpy as np
 
 from solvers import _kernels
 from solvers.cfr import CFRVariant, resolve_variant
-from solvers.policy import PolicyLike, check_policy
-from solvers.tree import GameTree
+from solvers.game_tree import GameTree
+from solvers.policy import PolicyLike, TreePolicy, check_policy
+
+MIN_POOL_WORK = 100_000_000
+"""Node-iterations (sum over trees of nodes x iterations) below which
+``processes=None`` solves in this process. Starting the worker processes
+costs 1-3 s (interpreter, imports, loading the compiled kernels; measured 3.2
+to 3.6 s on a loaded 2-core machine), paid once per process because the pool
+is kept; this much work takes about 5 s on one core (2e7 node-iterations/s)."""
+
+_POOL: concurrent.futures.ProcessPoolExecutor | None = None
+_POOL_SIZE = 0
+
+
+def _worker_pool(processes: int) -> concurrent.futures.ProcessPoolExecutor:
+    """The kept pool of ``processes`` spawned workers (created on first use)."""
+    global _POOL, _POOL_SIZE
+    if _POOL is None or _POOL_SIZE != processes:
+        shutdown_pool()
+        _POOL = concurrent.futures.ProcessPoolExecutor(
+            max_workers=processes, mp_context=multiprocessing.get_context("spawn")
+        )
+        _POOL_SIZE = processes
+    return _POOL
+
+
+def shutdown_pool() -> None:
+    """Stops the worker processes that :func:`cfr_curves` keeps between calls.
+
+    Optional: the workers also stop when the interpreter exits.
+    """
+    global _POOL, _POOL_SIZE
+    if _POOL is not None:
+        _POOL.shutdown()
+    _POOL, _POOL_SIZE = None, 0
+
 
 DEFAULT_RATIO_RTOL = 1e-9
 """Default relative threshold below which NashConv counts as zero for the ratio."""
@@ -74,6 +113,10 @@ class Curves:
         variant: Name of the CFR variant.
         tree_names: One label per tree.
         ratio_rtol: Threshold used for the NaN rule.
+        average_policies: The average policy of every tree after the last
+            iteration (``()`` if not recorded, e.g. loaded from CSV). Saved
+            by :meth:`to_dict`/:meth:`to_json` (unless ``policies=False``);
+            **not** written to CSV.
     """
 
     iterations: np.ndarray
@@ -85,6 +128,7 @@ class Curves:
     variant: str
     tree_names: tuple[str, ...]
     ratio_rtol: float = DEFAULT_RATIO_RTOL
+    average_policies: tuple[TreePolicy, ...] = ()
 
     def __post_init__(self) -> None:
         for field in (
@@ -101,6 +145,15 @@ class Curves:
             arr.setflags(write=False)
             object.__setattr__(self, field, arr)
         object.__setattr__(self, "tree_names", tuple(self.tree_names))
+        policies = tuple(
+            p if isinstance(p, TreePolicy) else TreePolicy(p) for p in self.average_policies
+        )
+        if policies and len(policies) != len(self.tree_names):
+            raise ValueError(
+                f"Curves: {len(policies)} average_policies for {len(self.tree_names)} trees; "
+                "pass one per tree or none"
+            )
+        object.__setattr__(self, "average_policies", policies)
 
     @property
     def num_trees(self) -> int:
@@ -181,7 +234,10 @@ class Curves:
         per_tree: bool = False,
         columns: Mapping[str, Any] | None = None,
     ) -> None:
-        """Writes a CSV file (NaN written as empty cells).
+        """Writes a CSV file (NaN written as empty cells; via a temporary file).
+
+        The average policies are not part of the CSV; save them with
+        :meth:`to_json`.
 
         Args:
             path: Output file.
@@ -193,7 +249,7 @@ class Curves:
                 backend and model that produced the trees).
         """
         extra = dict(columns or {})
-        with open(path, "w", newline="") as handle:
+        with _atomic_writer(path) as handle:
             writer = csv.writer(handle)
             if not per_tree:
                 summary = self.summary()
@@ -222,9 +278,15 @@ class Curves:
                         + list(extra.values())
                     )
 
-    def to_dict(self) -> dict:
-        """JSON-ready dictionary (NaN as None); inverse of :meth:`from_dict`."""
-        return {
+    def to_dict(self, *, policies: bool = True) -> dict:
+        """JSON-ready dictionary (NaN as None); inverse of :meth:`from_dict`.
+
+        Args:
+            policies: Include ``average_policies`` (one ``[num_infosets,
+                max_actions]`` nested list per tree, rows in the tree's
+                information-set order).
+        """
+        out = {
             "variant": self.variant,
             "tree_names": list(self.tree_names),
             "ratio_rtol": self.ratio_rtol,
@@ -235,6 +297,9 @@ class Curves:
             "nash_conv_per_player": _nan_to_none(self.nash_conv_per_player),
             "cfr_gain_per_player": _nan_to_none(self.cfr_gain_per_player),
         }
+        if policies and self.average_policies:
+            out["average_policies"] = [p.probs.tolist() for p in self.average_policies]
+        return out
 
     @classmethod
     def from_dict(cls, data: dict) -> Curves:
@@ -254,17 +319,42 @@ class Curves:
             variant=data["variant"],
             tree_names=tuple(data["tree_names"]),
             ratio_rtol=float(data.get("ratio_rtol", DEFAULT_RATIO_RTOL)),
+            average_policies=tuple(
+                TreePolicy(_policy_array(p)) for p in data.get("average_policies", ())
+            ),
             **arrays,
         )
 
-    def to_json(self, path: str | os.PathLike) -> None:
-        """Writes :meth:`to_dict` as JSON."""
-        Path(path).write_text(json.dumps(self.to_dict()))
+    def to_json(self, path: str | os.PathLike, *, policies: bool = True) -> None:
+        """Writes :meth:`to_dict` as JSON (via a temporary file)."""
+        with _atomic_writer(path) as handle:
+            json.dump(self.to_dict(policies=policies), handle)
 
     @classmethod
     def from_json(cls, path: str | os.PathLike) -> Curves:
         """Reads a file written by :meth:`to_json`."""
         return cls.from_dict(json.loads(Path(path).read_text()))
+
+
+class _atomic_writer:
+    """Text file written to a temporary sibling and renamed into place on success."""
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        self.path = Path(path)
+
+    def __enter__(self):
+        fd, self.tmp = tempfile.mkstemp(
+            dir=self.path.parent, prefix=f".{self.path.name}.", suffix=".tmp"
+        )
+        self.handle = os.fdopen(fd, "w", newline="")
+        return self.handle
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self.handle.close()
+        if exc_type is None:
+            os.replace(self.tmp, self.path)
+        else:
+            os.unlink(self.tmp)
 
 
 def _csv_cell(value) -> str:
@@ -274,6 +364,11 @@ def _csv_cell(value) -> str:
     if value.is_integer() and abs(value) < 2**53:
         return str(int(value))
     return repr(value)
+
+
+def _policy_array(rows) -> np.ndarray:
+    arr = np.array(rows, dtype=np.float64)
+    return arr if arr.ndim == 2 else arr.reshape(0, 1)  # a tree without information sets
 
 
 def _nan_to_none(array: np.ndarray):
@@ -317,12 +412,14 @@ def make_schedule(iterations: int, schedule: int | Sequence[int] | None = None) 
 
 def _tree_curves(
     tree: GameTree, baseline: np.ndarray, iterations: int, record: np.ndarray, variant: CFRVariant
-):
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(NashConv per player, CFR-Gain per player, final average policy) of one tree."""
     k = record.shape[0]
     n = tree.num_players
     out_ev = np.zeros((k, n))
     out_br = np.zeros((k, n))
     out_dev = np.zeros((k, n))
+    out_policy = np.zeros((tree.num_infosets, tree.max_actions))
     _kernels.curves_run(
         tree.kernel_arrays,
         n,
@@ -333,10 +430,32 @@ def _tree_curves(
         out_ev,
         out_br,
         out_dev,
+        out_policy,
     )
     base_values = np.zeros(n)
     _kernels.expected_values(tree.kernel_arrays, n, baseline, np.empty(tree.num_nodes), base_values)
-    return out_br - out_ev, out_dev - base_values[None, :]
+    return out_br - out_ev, out_dev - base_values[None, :], out_policy
+
+
+def _resolve_processes(processes: int | None, n_jobs: int | None, work: int, num_trees: int) -> int:
+    if n_jobs is not None:
+        if processes is not None:
+            raise ValueError(
+                "cfr_curves: pass processes= only (n_jobs= is its deprecated alias), not both"
+            )
+        processes = n_jobs
+    if processes is None:
+        if work < MIN_POOL_WORK:
+            return 1
+        processes = os.cpu_count() or 1
+    elif (
+        isinstance(processes, bool) or not isinstance(processes, (int, np.integer)) or processes < 1
+    ):
+        raise ValueError(
+            f"cfr_curves: processes={processes!r}; pass a positive int (1 = this process) or None "
+            "(all cores when the work is large enough)"
+        )
+    return max(1, int(processes))
 
 
 def cfr_curves(
@@ -348,6 +467,7 @@ def cfr_curves(
     schedule: int | Sequence[int] | None = None,
     alternating_updates: bool | None = None,
     ratio_rtol: float = DEFAULT_RATIO_RTOL,
+    processes: int | None = None,
     n_jobs: int | None = None,
     tree_names: Sequence[str] | None = None,
     on_tree_done: Callable[[int], None] | None = None,
@@ -356,7 +476,8 @@ def cfr_curves(
 
     Args:
         trees: Materialised games, all with the same number of players.
-        baselines: One baseline profile per tree, or a function
+        baselines: One baseline profile per tree (a :class:`TreePolicy`, an
+            array or an OpenSpiel ``TabularPolicy``), or a function
             ``tree -> profile`` (e.g. ``lambda t: pure_policy(t, choose)``).
         iterations: Number of CFR iterations per tree.
         variant: CFR variant (see :mod:`solvers.cfr`).
@@ -365,19 +486,31 @@ def cfr_curves(
         alternating_updates: Overrides the variant's update scheme.
         ratio_rtol: The ratio is NaN where ``nash_conv <= ratio_rtol *
             tree.payoff_scale``.
-        n_jobs: Threads (default: ``min(len(trees), os.cpu_count())``).
+        processes: Worker processes (``spawn`` start method, so a script
+            that calls this must guard its entry point with ``if __name__ ==
+            "__main__":``). ``1`` solves in this process; ``None`` (default)
+            uses ``os.cpu_count()`` processes when the work (sum of nodes x
+            iterations) is at least :data:`MIN_POOL_WORK`, else this
+            process. In the first call of a process the first tree runs
+            here (it loads the compiled kernels before any worker does); the
+            pool is kept for later calls (:func:`shutdown_pool` stops it). Results
+            are identical whatever the number of processes.
+        n_jobs: Deprecated alias of ``processes``.
         tree_names: Labels for the output (default ``tree.game_name`` or the
             index).
-        on_tree_done: Called with a tree's index when its curves are done
-            (e.g. to advance a progress bar); it may be called from worker
-            threads, in any order.
+        on_tree_done: Called in this process with a tree's index when its
+            curves are done (e.g. to advance a progress bar), in completion
+            order.
 
     Returns:
-        :class:`Curves` with ``[num_trees, len(schedule)]`` arrays.
+        :class:`Curves` with ``[num_trees, len(schedule)]`` arrays and the
+        final average policy of every tree (``average_policies``), in input
+        order.
 
     Raises:
         ValueError: For empty input, mismatched lengths or player counts,
-            bad schedules, unknown variants or invalid baselines.
+            bad schedules, unknown variants, invalid baselines or an invalid
+            ``processes``.
     """
     trees = list(trees)
     if not trees:
@@ -400,7 +533,7 @@ def cfr_curves(
             f"cfr_curves: {len(baselines)} baselines for {len(trees)} trees; pass one baseline per tree"
         )
     base_arrays = [
-        check_policy(tree, base, caller=f"cfr_curves (baseline {i})")
+        check_policy(tree, base, caller="cfr_curves", name=f"the baseline of tree {i}")
         for i, (tree, base) in enumerate(zip(trees, baselines, strict=True))
     ]
     resolved = resolve_variant(variant, alternating_updates, caller="cfr_curves")
@@ -409,21 +542,43 @@ def cfr_curves(
         tree_names = [tree.game_name or str(i) for i, tree in enumerate(trees)]
     if len(tree_names) != len(trees):
         raise ValueError(f"cfr_curves: {len(tree_names)} tree_names for {len(trees)} trees")
+    work = sum(tree.num_nodes for tree in trees) * int(iterations)
+    jobs = _resolve_processes(processes, n_jobs, work, len(trees))
 
-    jobs = min(len(trees), os.cpu_count() or 1) if n_jobs is None else max(1, int(n_jobs))
+    results: list = [None] * len(trees)
 
-    def work(i: int):
-        result = _tree_curves(trees[i], base_arrays[i], int(iterations), record, resolved)
+    def done(i: int, result) -> None:
+        results[i] = result
         if on_tree_done is not None:
             on_tree_done(i)
-        return result
 
-    if jobs == 1 or len(trees) == 1:
-        results = [work(i) for i in range(len(trees))]
+    # Until this process has run the kernels once, the first tree runs here: that loads
+    # (or compiles and caches on disk) them before any worker would.
+    first = 0 if getattr(_kernels.curves_run, "signatures", None) else 1
+    for i in range(first):
+        done(i, _tree_curves(trees[i], base_arrays[i], int(iterations), record, resolved))
+    if jobs == 1 or len(trees) - first <= 1:
+        for i in range(first, len(trees)):
+            done(i, _tree_curves(trees[i], base_arrays[i], int(iterations), record, resolved))
     else:
-        results = [work(0)]  # compiles / loads the kernels once, outside the pool
-        with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
-            results += list(pool.map(work, range(1, len(trees))))
+        # Largest trees first, so that no worker is left with a big one at the end.
+        pending = sorted(range(first, len(trees)), key=lambda i: -trees[i].num_nodes)
+        pool = _worker_pool(jobs)
+        futures = {
+            pool.submit(
+                _tree_curves, trees[i], base_arrays[i], int(iterations), record, resolved
+            ): i
+            for i in pending
+        }
+        try:
+            for future in concurrent.futures.as_completed(futures):
+                done(futures[future], future.result())
+        except concurrent.futures.BrokenExecutor:
+            shutdown_pool()  # a worker died (e.g. out of memory): start afresh next time
+            raise
+        finally:
+            for future in futures:
+                future.cancel()
 
     nc_pp = np.stack([r[0] for r in results])
     gain_pp = np.stack([r[1] for r in results])
@@ -440,4 +595,5 @@ def cfr_curves(
         variant=resolved.name,
         tree_names=tuple(tree_names),
         ratio_rtol=float(ratio_rtol),
+        average_policies=tuple(TreePolicy(r[2]) for r in results),
     )

@@ -9,8 +9,22 @@ depth-first preorder after a header ``EFG 2 R "title" { "Player 1" ... }``:
 * ``t "" <outcome> "" { <payoff> ... }`` -- terminal node.
 
 Players and information sets are numbered from 1. The text loads with
-``pyspiel.load_efg_game(text)`` and gives the same values: probabilities and
-payoffs are written with ``repr`` (shortest round-tripping decimal).
+``pyspiel.load_efg_game(text)`` and with Gambit (``pygambit.read_efg``), and
+gives the same values:
+
+* Gambit reads numbers as exact rationals and requires each chance node's
+  probabilities to sum to exactly one, so the last outcome of every chance
+  node gets the exact complement of the others (it differs from the stored
+  float by at most the tree's validation tolerance, ~1e-6, and usually not
+  at all). The others are the simplest fractions that reproduce the floats
+  (``1/3``; ``limit_denominator`` with a growing bound, below 2**31 for
+  OpenSpiel's parser), or, where no such fraction exists, their ``repr``
+  decimals (see :func:`chance_numbers`);
+* payoffs are written with ``repr`` (the shortest decimal that round-trips);
+* labels keep only what Gambit accepts (printable ASCII, single spaces, no
+  leading or trailing space): line breaks and other whitespace become single
+  spaces, double quotes become single quotes and non-ASCII characters are
+  written as backslash escapes (``\\u2713``).
 
 OpenSpiel's parser numbers action labels globally in order of first
 appearance and then sorts each node's action ids, so a node must list its
@@ -21,13 +35,69 @@ labels ``"3~12"``, which keeps the loaded game faithful.
 
 from __future__ import annotations
 
+import decimal
+import re
+from fractions import Fraction
+
 import numpy as np
 
-from solvers.tree import CHANCE, DECISION, GameTree
+from solvers.game_tree import CHANCE, DECISION, GameTree
+
+_MAX_DENOMINATOR = 2**31 - 1
+_NOT_PRINTABLE = re.compile(r"[^\x21-\x7e]+")  # runs of anything but visible ASCII
+
+
+def sanitize_label(text: str) -> str:
+    """A label Gambit accepts: printable ASCII, single inner spaces, no quotes."""
+    ascii_text = str(text).replace('"', "'").encode("ascii", "backslashreplace").decode("ascii")
+    return _NOT_PRINTABLE.sub(" ", ascii_text).strip()
 
 
 def _quote(text: str) -> str:
-    return '"' + str(text).replace('"', "'").replace("\n", " ").replace("\r", " ") + '"'
+    return '"' + sanitize_label(text) + '"'
+
+
+def _fraction(value: float) -> Fraction | None:
+    """The simplest fraction whose float is ``value``, if one has an int32 denominator."""
+    for bound in (10**3, 10**6, _MAX_DENOMINATOR):
+        candidate = Fraction(value).limit_denominator(bound)
+        if float(candidate) == value:
+            return candidate
+    return None
+
+
+def _fraction_text(value: Fraction) -> str:
+    if value.denominator == 1:
+        return str(value.numerator)
+    return f"{value.numerator}/{value.denominator}"
+
+
+def chance_numbers(probs) -> list[str]:
+    """One chance node's outcome probabilities as ``.efg`` numbers summing to exactly one.
+
+    Fractions (``1/3``) where one with a denominator below 2**31 (the limit of
+    OpenSpiel's parser) reproduces each float and the last outcome's exact
+    complement fits too; otherwise plain decimals (``repr`` digits, no
+    exponent) with the last one the exact decimal complement of the others.
+
+    Raises:
+        ValueError: If the others already sum to more than one.
+    """
+    values = [float(p) for p in probs]
+    fractions = [_fraction(p) for p in values[:-1]]
+    if all(f is not None for f in fractions):
+        last = 1 - sum(fractions, Fraction(0))
+        if last >= 0 and last.denominator <= _MAX_DENOMINATOR:
+            return [_fraction_text(f) for f in [*fractions, last]]
+    with decimal.localcontext() as context:
+        context.prec = 1000  # exact for any sum of float reprs
+        decimals = [decimal.Decimal(repr(p)) for p in values[:-1]]
+        last = 1 - sum(decimals, decimal.Decimal(0))
+    if last < 0:
+        raise ValueError(
+            f"to_efg: chance probabilities {values} sum to more than 1; normalise them"
+        )
+    return [format(d, "f") for d in [*decimals, last]]
 
 
 class _Labels:
@@ -64,7 +134,8 @@ def to_efg(tree: GameTree, *, title: str | None = None) -> str:
         title: Game title (default ``tree.game_name``).
 
     Returns:
-        The ``.efg`` text; ``pyspiel.load_efg_game(text)`` loads it.
+        The ``.efg`` text; ``pyspiel.load_efg_game(text)`` and
+        ``pygambit.read_efg(io.StringIO(text))`` load it.
     """
     n_players = tree.num_players
     names = " ".join(_quote(f"Player {i + 1}") for i in range(n_players))
@@ -99,10 +170,8 @@ def to_efg(tree: GameTree, *, title: str | None = None) -> str:
             if not chance_table.fits(labels):
                 labels = [f"{a}~c{chance_counter}" for a in acts]
             chance_table.commit(labels)
-            body = " ".join(
-                f"{_quote(lab)} {float(p)!r}"
-                for lab, p in zip(labels, tree.chance_prob[fc : fc + nc], strict=True)
-            )
+            numbers = chance_numbers(tree.chance_prob[fc : fc + nc])
+            body = " ".join(f"{_quote(lab)} {p}" for lab, p in zip(labels, numbers, strict=True))
             lines.append(f"c {_quote('')} {chance_counter} {_quote('')} {{ {body} }} 0")
         elif k == DECISION:
             s = int(tree.infoset[h])

@@ -57,6 +57,17 @@ class TreePolicy:
 
 
 PolicyLike = TreePolicy | np.ndarray
+"""A profile on a tree: a :class:`TreePolicy` or its probability array. Functions
+that take one also accept an OpenSpiel ``TabularPolicy`` (Python or C++), which
+:func:`check_policy` converts with :func:`from_tabular_policy`."""
+
+
+def _is_tabular(policy) -> bool:
+    return not isinstance(policy, (TreePolicy, np.ndarray)) and (
+        hasattr(policy, "state_lookup")
+        or hasattr(policy, "policy_table")
+        or hasattr(policy, "get_state_policy")
+    )
 
 
 def _legal_mask(tree: GameTree) -> np.ndarray:
@@ -68,15 +79,19 @@ def check_policy(
     policy: PolicyLike,
     *,
     caller: str = "check_policy",
+    name: str = "policy",
     atol: float = NORMALIZATION_ATOL,
 ) -> np.ndarray:
     """Validates a profile against ``tree`` and returns its probability array.
 
     Args:
         tree: The tree.
-        policy: A :class:`TreePolicy` or a ``[num_infosets, max_actions]``
-            array.
+        policy: A :class:`TreePolicy`, a ``[num_infosets, max_actions]``
+            array, or an OpenSpiel ``TabularPolicy`` (converted with
+            :func:`from_tabular_policy`).
         caller: Function name used in error messages.
+        name: What the profile is to the caller (``"the baseline"``), named
+            in error messages.
         atol: Tolerance on each row summing to one.
 
     Returns:
@@ -87,22 +102,35 @@ def check_policy(
             negative or not finite, probability sits on an illegal action, or
             a row does not sum to one.
     """
+    if _is_tabular(policy):
+        try:
+            policy = from_tabular_policy(tree, policy, atol=atol)
+        except ValueError as error:
+            raise ValueError(
+                f"{caller}: {name} is an OpenSpiel policy that does not fit the tree ({error}); pass "
+                "a policy of the game the tree was materialised from"
+            ) from None
+    if not isinstance(policy, (TreePolicy, np.ndarray, list, tuple)):
+        raise ValueError(
+            f"{caller}: {name} is a {type(policy).__name__}; pass a TreePolicy, a [num_infosets, "
+            "max_actions] array or an OpenSpiel TabularPolicy"
+        )
     probs = policy.probs if isinstance(policy, TreePolicy) else np.asarray(policy, dtype=np.float64)
     expected = (tree.num_infosets, tree.max_actions)
     if probs.shape != expected:
         raise ValueError(
-            f"{caller}: policy has shape {probs.shape} but the tree has {expected[0]} information sets and "
-            f"{expected[1]} action columns; build it for this tree (e.g. uniform_policy(tree) or "
-            "from_tabular_policy(tree, tabular))"
+            f"{caller}: {name} has shape {probs.shape} but the tree has {expected[0]} information sets and "
+            f"{expected[1]} action columns, so {name} was built for another tree; build it for this tree "
+            "(e.g. uniform_policy(tree) or from_tabular_policy(tree, tabular))"
         )
     if not np.isfinite(probs).all() or (probs < 0).any():
         raise ValueError(
-            f"{caller}: policy has negative or non-finite probabilities; pass probabilities in [0, 1]"
+            f"{caller}: {name} has negative or non-finite probabilities; pass probabilities in [0, 1]"
         )
     mask = _legal_mask(tree)
     if (probs[~mask] != 0).any():
         raise ValueError(
-            f"{caller}: policy puts probability on padding columns beyond an information set's legal actions; "
+            f"{caller}: {name} puts probability on padding columns beyond an information set's legal actions; "
             "zero columns j >= tree.infoset_num_actions[s]"
         )
     sums = probs.sum(axis=1)
@@ -110,7 +138,7 @@ def check_policy(
     if bad.size:
         keys = [tree.infoset_keys[int(s)] for s in bad[:3]]
         raise ValueError(
-            f"{caller}: {bad.size} information sets are not normalised (e.g. {keys!r} sum to "
+            f"{caller}: {name} has {bad.size} information sets that are not normalised (e.g. {keys!r} sum to "
             f"{[float(sums[s]) for s in bad[:3]]}); make each row sum to 1 over the legal actions, "
             "e.g. normalize_policy(tree, probs)"
         )

@@ -39,6 +39,10 @@ def test_curves_equal_per_tree_evaluation(fruit_trees, variant):
             np.testing.assert_allclose(
                 curves.cfr_gain_per_player[t, k], gain.per_player, atol=1e-12
             )
+        # The final average policy comes out of the same compiled run, bit for bit.
+        np.testing.assert_array_equal(
+            curves.average_policies[t].probs, solver.average_policy().probs
+        )
     np.testing.assert_allclose(curves.ratio, curves.cfr_gain / curves.nash_conv)
     np.testing.assert_allclose(curves.nash_conv_mean, curves.nash_conv.mean(axis=0))
     np.testing.assert_allclose(curves.cfr_gain_std, curves.cfr_gain.std(axis=0))
@@ -120,6 +124,12 @@ def test_save_and_load(tmp_path, fruit_trees):
     np.testing.assert_array_equal(np.isnan(back.ratio), np.isnan(curves.ratio))
     np.testing.assert_array_equal(back.cfr_gain_per_player, curves.cfr_gain_per_player)
     assert back.variant == "cfr+" and back.tree_names == curves.tree_names
+    assert len(back.average_policies) == 2
+    for a, b in zip(back.average_policies, curves.average_policies, strict=True):
+        np.testing.assert_array_equal(a.probs, b.probs)
+    curves.to_json(path, policies=False)
+    assert solvers.Curves.from_json(path).average_policies == ()
+    assert not list(tmp_path.glob(".*.tmp"))  # written via a temporary file, renamed
     summary_csv = tmp_path / "summary.csv"
     curves.to_csv(summary_csv)
     rows = list(csv.DictReader(summary_csv.open()))
@@ -145,7 +155,7 @@ def test_bad_inputs(fruit_trees):
         solvers.cfr_curves([fruit_trees[0], three], solvers.uniform_policy, 2)
     with pytest.raises(ValueError, match="one baseline per tree"):
         solvers.cfr_curves(fruit_trees, [solvers.uniform_policy(fruit_trees[0])], 2)
-    with pytest.raises(ValueError, match="baseline 0"):
+    with pytest.raises(ValueError, match="the baseline of tree 0"):
         solvers.cfr_curves([fruit_trees[0]], [solvers.uniform_policy(three)], 2)
     with pytest.raises(ValueError, match="no trees"):
         solvers.cfr_curves([], [], 2)
@@ -165,3 +175,30 @@ def test_on_tree_done_reports_each_tree_once(fruit_trees):
         on_tree_done=done.append,
     )
     assert sorted(done) == list(range(len(fruit_trees)))
+
+
+def test_process_pool_equals_serial_in_input_order(fruit_trees):
+    trees = [fruit_trees[2], forced_tree(), fruit_trees[0], fruit_trees[1]]
+    baselines = lambda t: solvers.pure_policy(t, first_action)  # noqa: E731
+    serial = solvers.cfr_curves(trees, baselines, 15, variant="cfr+", processes=1)
+    done = []
+    pooled = solvers.cfr_curves(
+        trees, baselines, 15, variant="cfr+", processes=2, on_tree_done=done.append
+    )
+    assert sorted(done) == [0, 1, 2, 3]
+    assert pooled.tree_names == serial.tree_names
+    np.testing.assert_array_equal(pooled.nash_conv_per_player, serial.nash_conv_per_player)
+    np.testing.assert_array_equal(pooled.cfr_gain_per_player, serial.cfr_gain_per_player)
+    for a, b in zip(pooled.average_policies, serial.average_policies, strict=True):
+        np.testing.assert_array_equal(a.probs, b.probs)
+
+
+@pytest.mark.parametrize("bad", [0, -2, 1.5, True, "2"])
+def test_bad_processes(fruit_trees, bad):
+    with pytest.raises(ValueError, match="cfr_curves: processes="):
+        solvers.cfr_curves(fruit_trees, solvers.uniform_policy, 2, processes=bad)
+
+
+def test_processes_and_n_jobs_conflict(fruit_trees):
+    with pytest.raises(ValueError, match="not both"):
+        solvers.cfr_curves(fruit_trees, solvers.uniform_policy, 2, processes=1, n_jobs=1)

@@ -155,3 +155,43 @@ def test_bad_policies_raise_value_errors():
         solvers.from_tabular_policy(kuhn, tabular)
     with pytest.raises(ValueError, match="not a state"):
         solvers.to_tabular_policy(tree, solvers.uniform_policy(tree), game)
+
+
+def test_openspiel_tabular_policies_are_accepted():
+    game = pyspiel.load_game("kuhn_poker")
+    tree = solvers.materialize(game)
+    ours = random_policy(tree, 3)
+    base = solvers.pure_policy(tree, lambda key, legal: legal[0])
+    tabular = solvers.to_tabular_policy(tree, ours, game)  # Python TabularPolicy
+    tabular_base = solvers.to_tabular_policy(tree, base, game)
+    assert solvers.nash_conv(tree, tabular).nash_conv == pytest.approx(
+        solvers.nash_conv(tree, ours).nash_conv, abs=1e-12
+    )
+    assert solvers.nash_conv(tree, tabular).nash_conv == pytest.approx(
+        exploitability.nash_conv(game, tabular), abs=1e-9
+    )
+    expected = solvers.cfr_gain(tree, ours, base).cfr_gain
+    assert solvers.cfr_gain(tree, tabular, tabular_base).cfr_gain == pytest.approx(expected)
+    # A C++ pyspiel policy too.
+    cpp = os_policy.python_policy_to_pyspiel_policy(tabular)
+    assert solvers.cfr_gain(tree, cpp, base).cfr_gain == pytest.approx(expected, abs=1e-12)
+    curves = solvers.cfr_curves([tree], [tabular_base], 3, processes=1)
+    assert curves.cfr_gain.shape == (1, 3)
+
+
+def test_wrong_tree_baseline_is_named_the_baseline():
+    kuhn = solvers.materialize(pyspiel.load_game("kuhn_poker"))
+    other = layered_tree(np.random.default_rng(0), players=(0, 1))
+    with pytest.raises(ValueError, match=r"cfr_gain: the baseline has shape .* another tree"):
+        solvers.cfr_gain(kuhn, solvers.uniform_policy(kuhn), solvers.uniform_policy(other))
+    with pytest.raises(ValueError, match=r"cfr_gain: policy has shape"):
+        solvers.cfr_gain(kuhn, solvers.uniform_policy(other), solvers.uniform_policy(kuhn))
+    leduc_game = pyspiel.load_game("leduc_poker")
+    leduc = solvers.materialize(leduc_game)
+    wrong = solvers.to_tabular_policy(leduc, solvers.uniform_policy(leduc), leduc_game)
+    with pytest.raises(
+        ValueError, match="cfr_gain: the baseline is an OpenSpiel policy that does not fit"
+    ):
+        solvers.cfr_gain(kuhn, solvers.uniform_policy(kuhn), wrong)
+    with pytest.raises(ValueError, match="nash_conv: policy is a str"):
+        solvers.nash_conv(kuhn, "uniform")
