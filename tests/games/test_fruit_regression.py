@@ -63,7 +63,7 @@ def test_small_run_matches_reference_summary(tmp_path):
 
 
 @pytest.mark.slow
-def test_default_run_matches_pre_engine_headline_numbers(tmp_path):
+def test_default_run_matches_reference_headline_numbers(tmp_path):
     ref = json.loads((DATA / "fruit_regression_default.json").read_text())["summary"]
     s = _summary(tmp_path)
     assert s["settings"] == ref["settings"]
