@@ -437,9 +437,7 @@ class LLMTable:
             emit(EVENT_PEER, **a.to_dict())
         target = act.target
         self._observe(
-            PublicObservation(
-                "statement", before.round, seat, target, pl.act_dict(act), text, sid
-            )
+            PublicObservation("statement", before.round, seat, target, pl.act_dict(act), text, sid)
         )
 
     def _observe(self, obs: PublicObservation) -> None:
