@@ -227,3 +227,28 @@ def test_play_cli_prints_statements_and_keeps_rule_players(tmp_path, capsys):
     assert cli([*base, "--players", "rules", "--out", str(tmp_path)]) == 0
     assert "model calls" not in capsys.readouterr().out
     assert cli([*base, "--players", "rules", "--backend", "groq:x"]) != 0
+
+
+def test_calls_with_their_own_parsers_go_out_concurrently(monkeypatch):
+    """Four votes with different options (four parsers) take one delay, not four."""
+    from games.engine.calls import run_batched
+
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    delay = 0.4
+    with FakeChatServer() as server:
+        server.enqueue(
+            *[Canned(body=completion_body('{"vote": 1, "reason": "x"}'), delay=delay)] * 4
+        )
+        model = gt_llm.load_model(f"openai:fake@{server.url}/v1")
+        views = [
+            players.PlayerView(player=p, role="villager", num_players=5, alive=(0, 1, 2, 3, 4))
+            for p in (1, 2, 3, 4)
+        ]
+        gens = [players.vote(v, [0, (v.player % 4) + 1], seed=v.player) for v in views]
+        start = time.perf_counter()
+        got = run_batched(gens, model, max_concurrency=4)
+        elapsed = time.perf_counter() - start
+    assert got == [0, 0, 0, 0]
+    assert len({id(g) for g in gens}) == 4
+    assert elapsed < 2.5 * delay  # sequential groups would take 4 delays
