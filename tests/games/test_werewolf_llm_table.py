@@ -252,3 +252,25 @@ def test_calls_with_their_own_parsers_go_out_concurrently(monkeypatch):
     assert got == [0, 0, 0, 0]
     assert len({id(g) for g in gens}) == 4
     assert elapsed < 2.5 * delay  # sequential groups would take 4 delays
+
+
+def test_series_on_a_remote_backend_runs_in_threads_and_resumes(tmp_path, monkeypatch):
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    out = tmp_path / "remote"
+    with FakeChatServer() as server:  # echo answers: nothing parses, everything falls back
+        args = ["werewolf", "play", "--roles", SMALL, "--debate-turns", "1", "--max-rounds", "1"]
+        args += ["--games", "2", "--out", str(out), "--no-progress"]
+        args += ["--backend", f"openai:fake@{server.url}/v1", "--jobs", "2"]
+        assert cli(args) == 0
+        sent = server.request_count
+        first = json.loads((out / "summary.json").read_text())
+        assert first["parallel"] == "2 game(s) at a time (threads)"
+        assert first["players"].startswith("openai:fake@") and first["games"] == 2
+        assert first["fallbacks"] > 0 and first["defaulted_actions"] > 0
+        assert first["model_calls"]["new_backend_calls"] == sent > 0
+        assert cli([*args, "--force"]) == 0
+        assert server.request_count == sent  # resumed from the cache: no new request
+    second = json.loads((out / "summary.json").read_text())
+    assert second["model_calls"]["new_backend_calls"] == 0
+    assert second["win_rates"] == first["win_rates"]
