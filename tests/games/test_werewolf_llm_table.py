@@ -180,16 +180,14 @@ def test_llm_game_against_chat_server_reasks_then_falls_back(tmp_path, monkeypat
 
 @pytest.mark.parametrize("preset", ["arena", "gratr"])
 def test_200_scripted_llm_games_end_with_a_result(preset, scripted):
-    # One debate turn per day keeps this under ~20 s per preset on a shared core.
+    # One debate turn per day: measured 6 s (arena) / 12 s (gratr) on an idle core,
+    # about 26 s each with the 2 cores shared.
     cfg = rules.preset(preset, debate_turns=1)
-    start = time.perf_counter()
     results = [play_llm_game(cfg, scripted, seed=s)[0] for s in range(200)]
-    elapsed = time.perf_counter() - start
     assert all(r.winner in (rules.WEREWOLVES, rules.VILLAGERS, rules.DRAW) for r in results)
     rate = runner.summarize(results)["win_rates"][rules.WEREWOLVES]["rate"]
     assert 0.0 < rate < 1.0
     assert all(r.extra["parse_stats"]["total_fallbacks"] == 0 for r in results)
-    assert elapsed < 120
 
 
 def test_summary_cli_and_series_resume_through_the_cache(tmp_path, capsys):
