@@ -156,27 +156,51 @@ class Parsed(Generic[T]):
     fell_back: bool
 
 
+def _per_request(name: str, given: Any, n: int) -> list[Any]:
+    """One callable per request, from one shared callable or a per-request sequence."""
+    if callable(given):
+        return [given] * n
+    items = list(given)
+    if len(items) != n:
+        raise ValueError(
+            f"complete_parsed_batch: {name} has {len(items)} entries for {n} requests; "
+            f"pass one {name} or one per request"
+        )
+    return items
+
+
 def complete_parsed_batch(
     model: ChatModel,
     requests: Sequence[ChatRequest],
-    parser: Parser[T],
+    parser: Parser[T] | Sequence[Parser[T]],
     *,
-    fallback: Callable[[ChatRequest], T],
+    fallback: Callable[[ChatRequest], T] | Sequence[Callable[[ChatRequest], T]],
     policy: ParsePolicy | None = None,
     stats: ParseStats | None = None,
     max_concurrency: int | None = None,
 ) -> list[Parsed[T]]:
     """Asks and parses many requests; failures are re-asked in batches, then fall back.
 
+    Every attempt sends all still-failing requests as one ``complete_batch``,
+    whether they share a parser or each has its own.
+
     Args:
       model: The model (usually cached).
       requests: The requests.
-      parser: Returns a value or raises ParseError.
-      fallback: The documented value to use when every attempt failed.
+      parser: Returns a value or raises ParseError; one for the whole batch, or
+        a sequence with one parser per request.
+      fallback: The documented value to use when every attempt failed; one for
+        the whole batch, or a sequence with one per request.
       policy: Re-ask policy (default :class:`ParsePolicy`).
       stats: Counters to update.
       max_concurrency: Bound on concurrent calls.
+
+    Raises:
+      ValueError: a per-request ``parser`` or ``fallback`` sequence whose length
+        is not the number of requests.
     """
+    parsers = _per_request("parser", parser, len(requests))
+    fallbacks = _per_request("fallback", fallback, len(requests))
     policy = policy or ParsePolicy()
     stats = stats if stats is not None else ParseStats()
     results: list[Parsed[T] | None] = [None] * len(requests)
@@ -193,7 +217,7 @@ def complete_parsed_batch(
         for i, resp in zip(pending, responses, strict=True):
             last[i] = resp
             try:
-                results[i] = Parsed(parser(resp.text), resp, attempt + 1, False)
+                results[i] = Parsed(parsers[i](resp.text), resp, attempt + 1, False)
                 stats.add("parsed", requests[i].task)
             except ParseError as err:
                 logger.debug("parse error on %s (attempt %d): %s", requests[i].task, attempt, err)
@@ -203,7 +227,7 @@ def complete_parsed_batch(
                 stats.add("reasks", requests[i].task)
         pending = still
     for i in pending:
-        value = fallback(requests[i])
+        value = fallbacks[i](requests[i])
         stats.add("fallbacks", requests[i].task)
         logger.warning(
             "parse fallback for task %s after %d attempts: using %r (last answer: %.120r)",

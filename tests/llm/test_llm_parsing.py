@@ -109,6 +109,25 @@ def test_complete_parsed_batch_reasks_then_falls_back():
     assert d["fallbacks"] == {"free_form": 1} and d["total_fallbacks"] == 1
 
 
+def test_complete_parsed_batch_takes_a_parser_and_fallback_per_request():
+    policy = ParsePolicy(max_reasks=1, seed_stride=100)
+    # request 0 wants a number, request 1 a yes/no; both fail at first, one re-ask each.
+    model = SeedAnswers({0: "no idea", 100: "7", 1: "perhaps", 101: "still unsure"})
+    requests = [gt_llm.user_request("q", seed=s) for s in range(2)]
+    out = complete_parsed_batch(
+        model,
+        requests,
+        [parse_number, parse_yes_no],
+        fallback=[lambda r: -1.0, lambda r: True],
+        policy=policy,
+    )
+    assert [p.value for p in out] == [7.0, True]
+    assert [p.fell_back for p in out] == [False, True]
+    assert sorted(model.seeds) == [0, 1, 100, 101]
+    with pytest.raises(ValueError, match="complete_parsed_batch: parser has 1 entries for 2"):
+        complete_parsed_batch(model, requests, [parse_number], fallback=lambda r: 0.0)
+
+
 def test_complete_parsed_single():
     model = SeedAnswers({5: "42"})
     parsed = complete_parsed(
