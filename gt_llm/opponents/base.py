@@ -364,6 +364,28 @@ class HistoryMixin:
         k = self.context.k
         return [message_view(e) for e in (self.history[-k:] if k else ())]
 
+    def _observe_message(self, evidence: Evidence, *, keep_all: bool = False) -> Any:
+        """``observe`` of a model that only keeps messages: other kinds change nothing."""
+        self.context.check_subject(f"{type(self).__name__}.observe", evidence.subject)
+        if evidence.kind != "message":
+            return self
+        return dataclasses.replace(self, history=self._with_message(evidence, keep_all=keep_all))  # type: ignore[type-var]
+
+    def _consultation(
+        self,
+        *,
+        retrieved: Sequence[MessageView] = (),
+        players: Sequence[PlayerView] = (),
+    ) -> Consultation:
+        """The prompt fields every model fills (name, last-K history) plus its own parts."""
+        fields = {
+            "model": self.name,  # type: ignore[attr-defined]
+            "history": self._history_views(),
+            "retrieved": list(retrieved),
+            "players": list(players),
+        }
+        return Consultation(model=self, fields=fields)  # type: ignore[arg-type]
+
 
 __all__ = [
     "Belief",

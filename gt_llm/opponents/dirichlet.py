@@ -157,13 +157,7 @@ class DirichletBelief(HistoryMixin, OpponentModel):
     def consult(self, *, goal: str = "", subjects: Sequence[str] | None = None) -> Consultation:
         seen = set(self.alphas) | set(self.evidence) | set(self.facts)
         who = list(subjects) if subjects is not None else self.context.others(seen)
-        fields = {
-            "model": self.name,
-            "history": self._history_views(),
-            "retrieved": [],
-            "players": [self._player_view(s) for s in who],
-        }
-        return Consultation(model=self, fields=fields)  # type: ignore[arg-type]
+        return self._consultation(players=[self._player_view(s) for s in who])
 
     def snapshot(self) -> dict[str, Any]:
         subjects = sorted(set(self.alphas) | set(self.evidence))

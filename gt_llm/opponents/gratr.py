@@ -598,13 +598,8 @@ class GratrModel(HistoryMixin, OpponentModel):
         for s in who:
             model, r = model.retrieve(s)
             found[s] = r.chains
-        fields = {
-            "model": self.name,
-            "history": model._history_views(),
-            "retrieved": [],
-            "players": [model._player_view(s, found[s]) for s in who],
-        }
-        return Consultation(model=model, fields=fields)  # type: ignore[arg-type]
+        # The fields come from the model after retrieval (trust updated).
+        return model._consultation(players=[model._player_view(s, found[s]) for s in who])
 
     def snapshot(self) -> dict[str, Any]:
         return {

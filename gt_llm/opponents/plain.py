@@ -32,23 +32,14 @@ class PlainHistory(HistoryMixin, OpponentModel):
     history: tuple[Evidence, ...] = ()
 
     def observe(self, evidence: Evidence) -> PlainHistory:
-        self.context.check_subject("PlainHistory.observe", evidence.subject)
-        if evidence.kind != "message":
-            return self
-        return dataclasses.replace(self, history=self._with_message(evidence))
+        return self._observe_message(evidence)  # type: ignore[no-any-return]
 
     def belief(self, subject: str) -> Belief:
         self.context.check_subject("PlainHistory.belief", subject)
         return Belief(subject=subject)
 
     def consult(self, *, goal: str = "", subjects: Sequence[str] | None = None) -> Consultation:
-        fields = {
-            "model": self.name,
-            "history": self._history_views(),
-            "retrieved": [],
-            "players": [],
-        }
-        return Consultation(model=self, fields=fields)  # type: ignore[arg-type]
+        return self._consultation()
 
     def snapshot(self) -> dict[str, Any]:
         return {

@@ -90,10 +90,7 @@ class NativeRag(HistoryMixin, OpponentModel):
     history: tuple[Evidence, ...] = ()
 
     def observe(self, evidence: Evidence) -> NativeRag:
-        self.context.check_subject(f"{type(self).__name__}.observe", evidence.subject)
-        if evidence.kind != "message":
-            return self
-        return dataclasses.replace(self, history=self._with_message(evidence, keep_all=True))
+        return self._observe_message(evidence, keep_all=True)  # type: ignore[no-any-return]
 
     def belief(self, subject: str) -> Belief:
         self.context.check_subject(f"{type(self).__name__}.belief", subject)
@@ -108,13 +105,7 @@ class NativeRag(HistoryMixin, OpponentModel):
     def consult(self, *, goal: str = "", subjects: Sequence[str] | None = None) -> Consultation:
         who = list(subjects or ())
         picked = self.retrieve(_query(goal, who), who) if self.context.top_k else []
-        fields = {
-            "model": self.name,
-            "history": self._history_views(),
-            "retrieved": [message_view(e) for e in picked],
-            "players": [],
-        }
-        return Consultation(model=self, fields=fields)  # type: ignore[arg-type]
+        return self._consultation(retrieved=[message_view(e) for e in picked])
 
     def snapshot(self) -> dict[str, Any]:
         return {
