@@ -12,6 +12,10 @@ import pytest
 from games.werewolf import cli, rules, runner
 from games.werewolf.human import HumanPlayer
 from tests.games.conftest import ROOT
+from tests.games.werewolf_helpers import dealt
+
+#: Werewolves at seats 1 and 3, the seer at 2.
+CLI_SEATS = ("villager", "werewolf", "seer", "werewolf", "doctor") + ("villager",) * 3
 
 
 def _run(argv, stdin=""):
@@ -89,18 +93,7 @@ def test_human_seat_from_piped_stdin(tmp_path):
 
 
 def test_human_player_speech_narrowing_and_eof():
-    state = rules.initial_state(rules.preset("arena", debate_turns=1))
-    for r in (
-        "villager",
-        "werewolf",
-        "seer",
-        "werewolf",
-        "doctor",
-        "villager",
-        "villager",
-        "villager",
-    ):
-        state = rules.apply(state, rules.CHANCE, rules.ROLES.index(r))
+    state = dealt(rules.preset("arena", debate_turns=1), CLI_SEATS)
     legal = rules.speech_options(state, 0)
     lines = iter(["1\n", "x\n", "2\n", "0\n"])  # kind=claim, (bad), role=seer, tone=assertive
     shown = []
@@ -127,18 +120,7 @@ def test_add_parser_registers_commands():
 def test_describe_event_respects_visibility():
     from games.werewolf.transcript import describe_event
 
-    state = rules.initial_state(rules.preset("arena"))
-    for r in (
-        "villager",
-        "werewolf",
-        "seer",
-        "werewolf",
-        "doctor",
-        "villager",
-        "villager",
-        "villager",
-    ):
-        state = rules.apply(state, rules.CHANCE, rules.ROLES.index(r))
+    state = dealt("arena", CLI_SEATS)
     partners = [e for e in state.events if e.kind == "partners"][0]
     assert describe_event(partners) == "Werewolves: P1, P3"
     assert describe_event(partners, seat=1) == "Werewolves: P1, P3"

@@ -17,6 +17,7 @@ from games.werewolf import players, rules
 from games.werewolf.deception import tracker_from_events
 from games.werewolf.llm_table import play_llm_game
 from games.werewolf.rules import Target
+from tests.games.werewolf_helpers import dealt
 
 
 class Oracle:
@@ -95,14 +96,6 @@ def test_better_beliefs_give_better_votes(scripted):
             wins[oracle] += state.winner == rules.VILLAGERS
     assert wins[True] > wins[False]
     assert wins[True] >= 11  # measured: 100 of 100 seeds with exact beliefs
-
-
-def dealt(preset="arena", roles=("werewolf", "werewolf", "seer", "doctor") + ("villager",) * 4):
-    cfg = rules.preset(preset)
-    state = rules.initial_state(cfg)
-    for r in roles:
-        state = rules.apply(state, rules.CHANCE, rules.ROLES.index(r))
-    return state
 
 
 def test_views_from_rules_knowledge_hide_what_a_player_cannot_know():

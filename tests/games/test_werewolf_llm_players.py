@@ -21,6 +21,7 @@ from games.werewolf import players  # noqa: E402
 from games.werewolf.rules import SPEECH_ACTS, SpeechAct  # noqa: E402
 from gt_llm.parsing import ParsePolicy, ParseStats  # noqa: E402
 from gt_llm.retry import RetryPolicy  # noqa: E402
+from tests.games.werewolf_helpers import dealt  # noqa: E402
 
 VIEW = players.PlayerView(
     player=1,
@@ -136,9 +137,7 @@ def test_decide_on_a_rules_state_defaults_to_a_legal_action_after_fallback(serve
 
     from games.werewolf import rules
 
-    state = rules.initial_state(rules.preset("arena"))
-    for r in ("werewolf", "werewolf", "seer", "doctor") + ("villager",) * 4:
-        state = rules.apply(state, rules.CHANCE, rules.ROLES.index(r))
+    state = dealt()
     legal = rules.legal_actions(state)
     stats = ParseStats()
     step = players.decide(rules.knowledge(state, 0), legal, seed=1, rng=np.random.default_rng(0))

@@ -14,23 +14,16 @@ from games.werewolf.rules import (
     VILLAGERS,
     WEREWOLVES,
     Bid,
-    Config,
     RoleSet,
     Save,
     Skip,
     SpeechAct,
     Target,
 )
+from tests.games.werewolf_helpers import ARENA_SEATS as ARENA
+from tests.games.werewolf_helpers import dealt
 
-ARENA = ("werewolf", "werewolf", "seer", "doctor", "villager", "villager", "villager", "villager")
 GRATR = ("werewolf", "werewolf", "werewolf", "witch", "guard", "seer", "villager", "villager")
-
-
-def dealt(config: Config, seats) -> rules.GameState:
-    s = rules.initial_state(config)
-    for r in seats:
-        s = rules.apply(s, CHANCE, ROLES.index(r))
-    return s
 
 
 def play(s: rules.GameState, *moves) -> rules.GameState:

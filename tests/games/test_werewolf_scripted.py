@@ -12,6 +12,7 @@ import pytest
 
 from games.werewolf import rules, runner
 from games.werewolf.scripted import ScriptedPlayer
+from tests.games.werewolf_helpers import dealt
 
 log = logging.getLogger(__name__)
 
@@ -136,18 +137,9 @@ def test_scripted_seer_acts_on_its_checks():
 
 
 def test_scripted_player_is_deterministic_given_its_generator():
-    state = rules.initial_state(rules.preset("arena"))
-    for r in (
-        "werewolf",
-        "villager",
-        "seer",
-        "werewolf",
-        "doctor",
-        "villager",
-        "villager",
-        "villager",
-    ):
-        state = rules.apply(state, rules.CHANCE, rules.ROLES.index(r))
+    state = dealt(
+        "arena", ("werewolf", "villager", "seer", "werewolf", "doctor") + ("villager",) * 3
+    )
     view = rules.knowledge(state, 0)
     legal = rules.legal_actions(state, 0)
     picks = {ScriptedPlayer().act(view, legal, np.random.default_rng(11)) for _ in range(3)}

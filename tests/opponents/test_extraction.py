@@ -21,6 +21,18 @@ from gt_llm.opponents import (
 )
 
 
+def _setting(self_role: str = "villager", **extra):
+    """The observer's fields the extraction requests share: Player 1 in the GRATR game."""
+    return dict(
+        players=PLAYERS,
+        self_id="Player 1",
+        self_role=self_role,
+        unique=("seer", "witch", "guard"),
+        impostor="werewolf",
+        **extra,
+    )
+
+
 def test_identity_parser_appendix_example():
     text = (
         "[Player 3][seer][8][No one else has claimed seer.]\n"
@@ -123,14 +135,7 @@ def test_prompt_book_tasks_and_rendering():
     }
     act = SpeechAct("claim", "Player 3", role="seer")
     req = identity_request(
-        players=PLAYERS,
-        self_id="Player 1",
-        self_role="seer",
-        identities=ROLES,
-        unique=("seer", "witch", "guard"),
-        impostor="werewolf",
-        statement="(Player 3): I am the seer.",
-        act=act,
+        identities=ROLES, **_setting("seer", statement="(Player 3): I am the seer.", act=act)
     )
     text = "\n".join(m.content for m in req.messages)
     assert "[Player][identity][confidence][analysis]" in text
@@ -145,15 +150,7 @@ def test_prompt_book_tasks_and_rendering():
 def _ask(kind, speaker, target="", role="", *, self_role="villager"):
     model = load_model("scripted")
     act = SpeechAct(kind, speaker, target, role)
-    common = dict(
-        players=PLAYERS,
-        self_id="Player 1",
-        self_role=self_role,
-        unique=("seer", "witch", "guard"),
-        impostor="werewolf",
-        statement=f"({speaker}): a {kind} statement",
-        act=act,
-    )
+    common = _setting(self_role, statement=f"({speaker}): a {kind} statement", act=act)
     ident = model.complete(identity_request(identities=ROLES, **common)).text
     inten = model.complete(intent_request(**common)).text
     return (
@@ -235,15 +232,7 @@ def test_extract_statement_evidence_end_to_end_and_fallback():
     from gt_llm.opponents import extract_statement_evidence
     from gt_llm.parsing import ParsePolicy, ParseStats
 
-    common = dict(
-        players=PLAYERS,
-        self_id="Player 1",
-        self_role="villager",
-        identities=ROLES,
-        unique=("seer", "witch", "guard"),
-        impostor="werewolf",
-        step=7,
-    )
+    common = _setting(identities=ROLES, step=7)
     ev = extract_statement_evidence(
         load_model("scripted"),
         statement="(Player 6): I checked Player 2, a werewolf.",
