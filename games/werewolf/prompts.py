@@ -373,34 +373,47 @@ def speech_options_text(
     return "\n".join(lines)
 
 
+#: Each speech act in two voices: the instruction to the speaker (``act_text``) and
+#: the flat statement used as the documented fallback (``plain_statement``).
+#: Placeholders: {target} (player name), {role} (with its article), {result}.
+_ACT_FORMS: dict[str, tuple[str, str]] = {
+    "claim": ("claim that you are {role}", "I am {role}."),
+    "accuse": ("accuse {target} of being a werewolf", "I think {target} is a werewolf."),
+    "defend": ("defend {target} as innocent", "I believe {target} is innocent."),
+    "share_check": (
+        "say that you checked {target} at night and found: {result}",
+        "I checked {target} last night: {result}.",
+    ),
+}
+_NO_ACT = (
+    "add nothing new, without accusing, defending or claiming anything",
+    "I have nothing new to add.",
+)
+
+
+def _act_form(act: Mapping[str, Any], voice: int) -> str:
+    """``act`` in the ``voice``-th form of :data:`_ACT_FORMS` (other kinds: nothing new)."""
+    forms = _ACT_FORMS.get(act["kind"])
+    if forms is None:
+        return _NO_ACT[voice]
+    values: dict[str, str] = {}
+    if "{target}" in forms[voice]:
+        values["target"] = player_name(act.get("target"))  # type: ignore[arg-type]
+    if "{role}" in forms[voice]:
+        values["role"] = with_article(str(act["role"]))
+    if "{result}" in forms[voice]:
+        values["result"] = act["result"]
+    return forms[voice].format(**values)
+
+
 def act_text(act: Mapping[str, Any]) -> str:
     """What a speech act asks the statement to do, e.g. ``accuse Player 3 of being a werewolf``.
 
     ``act`` has the keys of ``SpeechAct``: kind, tone, target, role, result.
     """
-    kind = act["kind"]
-    target = act.get("target")
-    if kind == "claim":
-        return f"claim that you are {with_article(str(act['role']))}"
-    if kind == "accuse":
-        return f"accuse {player_name(target)} of being a werewolf"
-    if kind == "defend":
-        return f"defend {player_name(target)} as innocent"
-    if kind == "share_check":
-        return f"say that you checked {player_name(target)} at night and found: {act['result']}"
-    return "add nothing new, without accusing, defending or claiming anything"
+    return _act_form(act, 0)
 
 
 def plain_statement(act: Mapping[str, Any]) -> str:
     """A flat rendering of a speech act: the documented statement fallback."""
-    kind = act["kind"]
-    target = act.get("target")
-    if kind == "claim":
-        return f"I am {with_article(str(act['role']))}."
-    if kind == "accuse":
-        return f"I think {player_name(target)} is a werewolf."
-    if kind == "defend":
-        return f"I believe {player_name(target)} is innocent."
-    if kind == "share_check":
-        return f"I checked {player_name(target)} last night: {act['result']}."
-    return "I have nothing new to add."
+    return _act_form(act, 1)
