@@ -33,6 +33,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from games.werewolf.players import partner_votes
 from games.werewolf.rules import (
     TONES,
     Action,
@@ -171,12 +172,8 @@ class ScriptedPlayer:
 
     # -- night -----------------------------------------------------------------------
     def _wolf_target(self, view: Knowledge, targets: list[int], rng) -> int:
-        tonight = [
-            e.data["target"]
-            for e in view.events
-            if e.kind == "wolf_vote" and e.round == view.round and e.data["player"] != view.player
-        ]
-        for t in tonight:
+        # Follow a partner's choice tonight (each werewolf votes once a night).
+        for t in partner_votes(view).values():
             if t in targets:
                 return t
         danger = dict.fromkeys(targets, 0.0)
