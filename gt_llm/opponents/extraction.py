@@ -289,6 +289,15 @@ def _common_fields(
     }
 
 
+def _liar_fields(unique: Sequence[str], impostor: str) -> dict[str, object]:
+    """What tells a lie apart, for both extraction prompts: unique identities, the impostor."""
+    return {
+        "unique": list(unique),
+        "unique_text": ", ".join(unique) or "none",
+        "impostor": impostor or "none",
+    }
+
+
 def identity_request(
     *,
     players: Sequence[str],
@@ -317,13 +326,8 @@ def identity_request(
     fields = _common_fields(
         players=players, self_id=self_id, self_role=self_role, statement=statement, act=act
     )
-    fields |= {
-        "options": list(identities),
-        "options_text": ", ".join(identities),
-        "unique": list(unique),
-        "unique_text": ", ".join(unique) or "none",
-        "impostor": impostor or "none",
-    }
+    fields |= {"options": list(identities), "options_text": ", ".join(identities)}
+    fields |= _liar_fields(unique, impostor)
     return OPPONENT_PROMPTS.render("opponents.identity", fields, seed=seed)
 
 
@@ -342,11 +346,7 @@ def intent_request(
     fields = _common_fields(
         players=players, self_id=self_id, self_role=self_role, statement=statement, act=act
     )
-    fields |= {
-        "unique": list(unique),
-        "unique_text": ", ".join(unique) or "none",
-        "impostor": impostor or "none",
-    }
+    fields |= _liar_fields(unique, impostor)
     return OPPONENT_PROMPTS.render("opponents.intent", fields, seed=seed)
 
 
