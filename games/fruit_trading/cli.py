@@ -17,13 +17,19 @@ logger = logging.getLogger(__name__)
 
 
 def _variants(text: str) -> tuple[str, ...]:
-    from games.fruit_trading.experiment import VARIANTS
+    from games.fruit_trading.experiment import known_variants, variant_model
 
     names = tuple(v.strip() for v in text.split(",") if v.strip())
-    bad = [v for v in names if v not in VARIANTS]
+    bad = []
+    for v in names:
+        try:
+            variant_model(v)
+        except ValueError:
+            bad.append(v)
     if not names or bad:
         raise argparse.ArgumentTypeError(
-            f"unknown variant(s) {', '.join(bad) or '(none)'}; choose from {', '.join(VARIANTS)}"
+            f"unknown variant(s) {', '.join(bad) or '(none)'}; "
+            f"choose from {', '.join(known_variants())}"
         )
     return names
 
@@ -50,6 +56,7 @@ def _run(args: argparse.Namespace) -> int:
         generalisation=not args.no_generalisation,
         whole_game=not args.no_whole_game,
         progress=not args.no_progress,
+        processes=args.processes,
     )
     result = run_experiment(settings)
     s = result.summary
@@ -58,10 +65,17 @@ def _run(args: argparse.Namespace) -> int:
         f = v["final"]
         ess = [x for x in v["ess_first_iteration"] if x is not None]
         lines.append(
-            f"  {variant:12s} NashConv {f['nash_conv_mean']:.4f} ± {f['nash_conv_std']:.4f}   "
+            f"  {variant:14s} NashConv {f['nash_conv_mean']:.4f} ± {f['nash_conv_std']:.4f}   "
             f"CFR-Gain {f['cfr_gain_mean']:.4f} ± {f['cfr_gain_std']:.4f}   "
             f"CFR-Gain > NashConv in {len(ess)}/{len(v['ess_first_iteration'])} subgames   "
             f"parse fallbacks {v['fallbacks']}"
+        )
+        d = v["degeneracy"]
+        lines.append(
+            f"  {'':14s} degeneracy: a tone choice changes some payoff in "
+            f"{d['decision_changes_outcome']}/{d['trees']} subgames, NashConv(always any) > 0 "
+            f"in {d['baseline_nash_conv_positive']}/{d['trees']}, constant payoff in "
+            f"{d['constant_payoff']}/{d['trees']}"
         )
     if "llm_calls" in s:
         c = s["llm_calls"]
@@ -106,7 +120,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--variants",
         type=_variants,
         default=("tone", "tone+belief"),
-        help="comma-separated: tone, tone+belief (default both)",
+        help="comma-separated: tone, tone+dirichlet, tone+gratr or tone+MODEL for any "
+        "registered opponent model (tone+belief = tone+dirichlet; default tone,tone+belief)",
     )
     add_common_options(
         run, out="results/fruit", seed_help="master seed of the initialisations (default 0)"
@@ -128,6 +143,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--no-generalisation", action="store_true", help="skip the cross-subgame study"
     )
     run.add_argument("--no-whole-game", action="store_true", help="skip solving the whole game")
+    run.add_argument(
+        "--processes",
+        type=positive_int,
+        default=None,
+        help="worker processes for the CFR solves (default: all cores when worth it; 1 = none)",
+    )
     run.set_defaults(func=_run)
     fig = sub.add_parser("figures", help="redraw the figures of a results folder")
     fig.add_argument(

@@ -46,10 +46,10 @@ from gt_llm.chat import ChatModel
 from gt_llm.parsing import ParsePolicy, ParseStats
 from gt_llm.registry import load_model
 from solvers import (
-    CFRSolver,
     GameTree,
     TreePolicy,
     cfr_curves,
+    degeneracy_counts,
     pure_policy,
     studies,
 )
@@ -57,8 +57,44 @@ from solvers.writers import check_writable, write_csv, write_json, write_text
 
 logger = logging.getLogger(__name__)
 
-VARIANTS: dict[str, bool] = {"tone": False, "tone+belief": True}
+#: The variant without an opponent model.
+TONE = "tone"
+#: Old variant names that still load: ``tone+belief`` was Dirichlet belief revision.
+VARIANT_ALIASES: dict[str, str] = {"tone+belief": "tone+dirichlet"}
+#: The paper's two variants, under their historical names (the default run).
+DEFAULT_VARIANTS: tuple[str, ...] = ("tone", "tone+belief")
 ANY = TONES.index("any")
+
+
+def variant_model(variant: str) -> str | None:
+    """The opponent model a variant names: ``tone`` -> None, ``tone+gratr`` -> ``gratr``.
+
+    ``tone+<name>`` accepts every registered opponent model
+    (:func:`gt_llm.opponents.opponent_models`); ``tone+belief`` is an alias of
+    ``tone+dirichlet``.
+
+    Raises:
+      ValueError: not ``tone`` or ``tone+<registered model>``.
+    """
+    from gt_llm.opponents import opponent_models
+
+    if variant == TONE:
+        return None
+    canonical = VARIANT_ALIASES.get(variant, variant)
+    head, _, model = canonical.partition("+")
+    if head != TONE or model not in opponent_models():
+        raise ValueError(
+            f"unknown variant {variant!r}; use tone or tone+MODEL with MODEL one of "
+            f"{', '.join(opponent_models())} (tone+belief = tone+dirichlet)"
+        )
+    return model
+
+
+def known_variants() -> list[str]:
+    """Every variant name :func:`variant_model` accepts (aliases last)."""
+    from gt_llm.opponents import opponent_models
+
+    return [TONE] + [f"{TONE}+{m}" for m in opponent_models()] + list(VARIANT_ALIASES)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -85,11 +121,13 @@ class ExperimentSettings:
       generalisation: Run the generalisation study.
       whole_game: Run the whole-game study.
       progress: Show progress bars.
+      processes: Worker processes for the CFR solves (``solvers.cfr_curves``):
+        1 solves here, None uses every core when the work is large enough.
     """
 
     inits: int = 30
     iterations: int = 1000
-    variants: tuple[str, ...] = ("tone", "tone+belief")
+    variants: tuple[str, ...] = DEFAULT_VARIANTS
     backend: str = "scripted"
     out: str = "results/fruit"
     cache: str | None = None
@@ -105,6 +143,7 @@ class ExperimentSettings:
     generalisation: bool = True
     whole_game: bool = True
     progress: bool = True
+    processes: int | None = None
 
     def __post_init__(self) -> None:
         if self.inits < 1:
@@ -112,11 +151,18 @@ class ExperimentSettings:
         if self.iterations < 1:
             raise ValueError(f"run_experiment: iterations must be >= 1, got {self.iterations}")
         if not self.variants:
-            raise ValueError("run_experiment: give at least one variant (tone, tone+belief)")
-        unknown = [v for v in self.variants if v not in VARIANTS]
-        if unknown:
+            raise ValueError("run_experiment: give at least one variant (tone, tone+dirichlet)")
+        for v in self.variants:
+            try:
+                variant_model(v)
+            except ValueError as err:
+                raise ValueError(f"run_experiment: {err}") from None
+        if len(set(self.variants)) != len(self.variants):
+            raise ValueError(f"run_experiment: variants repeat a name: {list(self.variants)}")
+        if self.processes is not None and self.processes < 1:
             raise ValueError(
-                f"run_experiment: unknown variant(s) {unknown}; choose from {list(VARIANTS)}"
+                f"run_experiment: processes must be >= 1 (or None: all cores when worth it), "
+                f"got {self.processes}"
             )
         if self.max_messages < 2:
             raise ValueError(f"run_experiment: max_messages must be >= 2, got {self.max_messages}")
@@ -225,10 +271,12 @@ def run_experiment(
     subgames: dict[str, list[Subgame]] = {}
     curves_by_variant = {}
     for variant in settings.variants:
+        opponent = variant_model(variant)
         cfg = Config(
             max_messages=settings.max_messages,
             num_seeds=settings.num_seeds,
-            beliefs=VARIANTS[variant],
+            beliefs=opponent is not None,
+            opponent_model=opponent or Config.opponent_model,
             scenario_seed=settings.scenario_seed,
             payoff_source=settings.payoff,
         )
@@ -260,6 +308,7 @@ def run_experiment(
                 settings.iterations,
                 variant=settings.cfr_variant,
                 tree_names=[f"init{sg.scenario.init}" for sg in sgs],
+                processes=settings.processes,
                 on_tree_done=lambda _i, bar=bar: bar.update(1),
             )
         timings[f"solve_{variant}_s"] = time.perf_counter() - t0
@@ -290,19 +339,14 @@ def run_experiment(
             "payoff_disagreements": report.payoff_disagreements(sgs),
             "final": studies.final_metrics(curves),
             "ess_first_iteration": ess,
+            "opponent_model": opponent,
+            "degeneracy": degeneracy_counts(trees, baseline_action=ANY).to_dict(),
         }
-        if VARIANTS[variant]:
+        if opponent is not None:
             v["guesses"] = report.guess_table(sgs)
-        if settings.generalisation or settings.whole_game:
-            policies = [
-                CFRSolver(t, variant=settings.cfr_variant).run(settings.iterations).average_policy()
-                for t in tqdm(
-                    trees,
-                    desc=f"[{variant}] CFR policies",
-                    unit="tree",
-                    disable=not settings.progress,
-                )
-            ]
+            v["guesses_distinct"] = report.guess_table_distinct(sgs)
+        # The final average policies come with the curves: no second CFR run per tree.
+        policies = list(curves.average_policies)
         if settings.generalisation:
             t0 = time.perf_counter()
             v["generalisation"] = generalisation_study(trees, policies)
@@ -337,7 +381,9 @@ def _write_tables(out: Path, summary: dict[str, Any]) -> None:
     t1, f6, t23, ess, gen, whole = [], [], [], [], [], []
     for variant, v in summary["variants"].items():
         for r in v.get("guesses", []):
-            t1.append({"variant": variant, **r, **tag})
+            t1.append({"variant": variant, "count": "histories", **r, **tag})
+        for r in v.get("guesses_distinct", []):
+            t1.append({"variant": variant, "count": "distinct_dialogues", **r, **tag})
         for r in v["agreements"]:
             f6.append({"variant": variant, **r, **tag})
         for r in v["payoff_signs"]:

@@ -9,8 +9,10 @@ the chat-games fruit trade of Gemp et al., arXiv:2402.01704). The tree:
 * then, until agreement or ``max_messages`` messages: the speaker's decision
   is the tone (assertive, calm, submissive, any), a chance node picks the LLM
   seed (``num_seeds`` uniform outcomes), and the message is generated,
-  checked for agreement, and (with ``beliefs=true``) read by the receiver,
-  whose Dirichlet belief about what the sender wants is revised.
+  checked for agreement, and (with ``opponent_model=NAME``, or the older
+  ``beliefs=true`` for ``dirichlet``) read by the receiver, whose opponent
+  model (Dirichlet belief revision, the GRATR trust graph, ...) is updated
+  with its guess of what the sender wants.
 
 Unlike OpenSpiel's own chat game there is no receiver dimension (two players),
 the last decision still generates its message and can change the payoff, and
@@ -51,6 +53,7 @@ DEFAULT_PARAMS: dict[str, Any] = {
     "init": 0,
     "num_inits": 30,
     "beliefs": False,
+    "opponent_model": "",
     "max_messages": 4,
     "num_seeds": 2,
     "scenario_seed": 0,
@@ -77,6 +80,24 @@ _GAME_TYPE = pyspiel.GameType(
 )
 
 
+def _opponent_model_param(name: str, beliefs: bool) -> str | None:
+    """The opponent model the parameters name (``None``: the ``tone`` variant).
+
+    ``opponent_model=gratr`` (any registered model) selects it; the older
+    ``beliefs=true`` alone means ``dirichlet``.
+    """
+    from gt_llm.opponents import opponent_models
+
+    if not name:
+        return "dirichlet" if beliefs else None
+    if name not in opponent_models():
+        raise ValueError(
+            f"python_fruit_trading: unknown opponent_model={name!r}; use one of "
+            f"{', '.join(opponent_models())} (or leave it empty)"
+        )
+    return name
+
+
 class FruitTradingGame(EngineGame[DialogueState]):
     """The fruit-trading negotiation game."""
 
@@ -93,10 +114,12 @@ class FruitTradingGame(EngineGame[DialogueState]):
         num_seeds = int(p["num_seeds"])
         if not 1 <= num_seeds <= _MAX_SEEDS:
             raise ValueError(f"python_fruit_trading: num_seeds must be in [1, {_MAX_SEEDS}]")
+        model_name = _opponent_model_param(str(p["opponent_model"]), bool(p["beliefs"]))
         self.config = Config(
             max_messages=int(p["max_messages"]),
             num_seeds=num_seeds,
-            beliefs=bool(p["beliefs"]),
+            beliefs=model_name is not None,
+            opponent_model=model_name or Config.opponent_model,
             scenario_seed=int(p["scenario_seed"]),
             payoff_source=str(p["payoff"]),
         )

@@ -239,3 +239,40 @@ def test_single_subgame_run_writes_strict_json(tmp_path):
     )
     rows = _rows(tmp_path / "generalisation.csv")
     assert len(rows) == 1 and rows[0]["transfer_cfr_gain_mean"] == ""
+
+
+def test_variants_name_the_opponent_model(tmp_path):
+    """tone+gratr runs, tone+belief is tone+dirichlet, and the degeneracy counts are
+    reported per variant (and match solvers.degeneracy_counts of the same trees)."""
+    from games.fruit_trading.experiment import ANY, variant_model
+    from solvers import degeneracy_counts
+
+    assert variant_model("tone") is None
+    assert variant_model("tone+belief") == variant_model("tone+dirichlet") == "dirichlet"
+    assert variant_model("tone+native-rag") == "native-rag"
+    with pytest.raises(ValueError, match="tone\\+MODEL"):
+        variant_model("tone+oracle")
+    r = run_experiment(
+        _settings(
+            tmp_path,
+            variants=("tone+belief", "tone+dirichlet", "tone+gratr"),
+            max_messages=4,
+            inits=3,
+            generalisation=False,
+            whole_game=False,
+        )
+    )
+    v = r.summary["variants"]
+    assert v["tone+belief"]["final"] == v["tone+dirichlet"]["final"]
+    assert v["tone+gratr"]["opponent_model"] == "gratr" and "guesses" in v["tone+gratr"]
+    sizes = {k: [t["nodes"] for t in v[k]["trees"]] for k in v}
+    # GRATR's trust changes what is offered, so its trees are not Dirichlet's.
+    assert v["tone+gratr"]["final"] != v["tone+dirichlet"]["final"] or (
+        sizes["tone+gratr"] != sizes["tone+dirichlet"]
+    )
+    trees = [sg.tree for sg in r.subgames["tone+gratr"]]
+    assert v["tone+gratr"]["degeneracy"] == degeneracy_counts(trees, baseline_action=ANY).to_dict()
+    table = (tmp_path / "tables.md").read_text()
+    assert "| tone+gratr | 1 |" in table and "a tone choice changes some payoff" in table
+    with pytest.raises(ValueError, match="run_experiment: unknown variant"):
+        _settings(tmp_path, variants=("tone+oracle",))
