@@ -123,7 +123,7 @@ def test_trust_in_the_claims_steers_how_far_the_belief_counts(scripted):
         truth = opp.most_wanted()
         for seed in SEEDS:
 
-            def offer(believed, trust):
+            def offer(believed, trust, me=me, opp=opp, seed=seed):
                 req = _render(_fields(me, opp, "submissive", believed, trust=trust), seed)
                 return _proposal(scripted.complete(req).text)
 
