@@ -57,6 +57,8 @@ def _run(args: argparse.Namespace) -> int:
         whole_game=not args.no_whole_game,
         progress=not args.no_progress,
         processes=args.processes,
+        names=args.names,
+        pools=args.pools,
     )
     result = run_experiment(settings)
     s = result.summary
@@ -143,6 +145,20 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--no-generalisation", action="store_true", help="skip the cross-subgame study"
     )
     run.add_argument("--no-whole-game", action="store_true", help="skip solving the whole game")
+    run.add_argument(
+        "--names",
+        choices=("random", "fixed"),
+        default="random",
+        help="player names: random per initialisation (the paper) or fixed (the whole-game "
+        "study always uses fixed names)",
+    )
+    run.add_argument(
+        "--pools",
+        choices=("per_init", "shared"),
+        default="per_init",
+        help="endowment/valuation pools drawn per initialisation or once for all (the "
+        "whole-game study always uses shared pools)",
+    )
     run.add_argument(
         "--processes",
         type=positive_int,

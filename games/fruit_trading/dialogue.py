@@ -26,7 +26,16 @@ from typing import Any
 
 from games.engine.calls import Call
 from games.fruit_trading import prompts
-from games.fruit_trading.rules import FRUITS, TONES, Scenario, Trade, parse_trade_lines
+from games.fruit_trading.rules import (
+    FRUITS,
+    NAMINGS,
+    POOLINGS,
+    TONES,
+    Scenario,
+    Trade,
+    make_scenario,
+    parse_trade_lines,
+)
 from gt_llm.chat import ChatRequest
 from gt_llm.errors import ParseError
 from gt_llm.opponents import Evidence, OpponentContext, OpponentModel, make_opponent_model
@@ -135,6 +144,12 @@ class Config:
       eval_seed: Seed of the evaluation calls (summaries, agreement, payoffs, guesses).
       payoff_source: ``"llm"`` (the paper: payoffs from the three LLM calls) or
         ``"exact"`` (computed from the parsed trade).
+      names: ``"random"`` (the paper: names drawn per initialisation) or
+        ``"fixed"`` (the same two names everywhere, so that a player's
+        information state is its own private information, its own tones and
+        the dialogue, and can recur across initialisations).
+      pools: ``"per_init"`` or ``"shared"`` endowment and valuation pools
+        (:data:`games.fruit_trading.rules.POOLINGS`).
     """
 
     max_messages: int = 4
@@ -144,8 +159,14 @@ class Config:
     opponent_model: str = "dirichlet"
     eval_seed: int = 0
     payoff_source: str = "llm"
+    names: str = "random"
+    pools: str = "per_init"
 
     def __post_init__(self) -> None:
+        if self.names not in NAMINGS:
+            raise ValueError(f"Config: names must be one of {NAMINGS}, got {self.names!r}")
+        if self.pools not in POOLINGS:
+            raise ValueError(f"Config: pools must be one of {POOLINGS}, got {self.pools!r}")
         if self.max_messages < 2:
             raise ValueError(f"Config: max_messages must be >= 2, got {self.max_messages}")
         if self.num_seeds < 1:
@@ -154,6 +175,10 @@ class Config:
             raise ValueError(
                 f"Config: payoff_source must be 'llm' or 'exact', got {self.payoff_source!r}"
             )
+
+    def scenario(self, init: int) -> Scenario:
+        """Initialisation ``init`` under this config's seed and naming."""
+        return make_scenario(init, seed=self.scenario_seed, names=self.names, pools=self.pools)
 
 
 @dataclasses.dataclass(frozen=True)

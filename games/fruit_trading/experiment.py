@@ -20,8 +20,16 @@ Beyond the paper: (1) generalisation — each subgame's CFR strategy, mapped to
 a tone distribution per decision level (reach-weighted under that strategy),
 is played in every other subgame and its CFR-Gain there is reported; (2) the
 whole game — the initialisation becomes a chance node over all subgames (so
-private information stays private), CFR solves it, and its NashConv and
-CFR-Gain are compared with the profile assembled from per-subgame solutions.
+private information stays private), with fixed player names and shared
+endowment/valuation pools so that information sets recur across
+initialisations; CFR solves it, and its
+NashConv and CFR-Gain are compared with the per-subgame solutions assembled
+into a legal whole-game profile, together with how much the per-subgame
+solutions gain from knowing the subgame (the leak; see
+:func:`whole_game_study`).
+
+The CFR average policy of every subgame comes with its curves
+(``solvers.Curves.average_policies``): nothing is solved twice.
 """
 
 from __future__ import annotations
@@ -31,6 +39,8 @@ import logging
 import os
 import time
 from collections.abc import Sequence
+
+import numpy as np
 from pathlib import Path
 from typing import Any
 
@@ -39,18 +49,23 @@ from tqdm.auto import tqdm
 from games.engine.results import model_label
 from games.fruit_trading import report
 from games.fruit_trading.dialogue import Config
-from games.fruit_trading.rules import TONES
+from games.fruit_trading.rules import NAMINGS, POOLINGS, TONES
 from games.fruit_trading.tree import Subgame, build_subgames, whole_game_tree
 from gt_llm.cache import CachedModel
 from gt_llm.chat import ChatModel
 from gt_llm.parsing import ParsePolicy, ParseStats
 from gt_llm.registry import load_model
 from solvers import (
+    DECISION,
     GameTree,
     TreePolicy,
     cfr_curves,
+    cfr_gain,
     degeneracy_counts,
+    expected_values,
+    nash_conv,
     pure_policy,
+    reach_probabilities,
     studies,
 )
 from solvers.writers import check_writable, write_csv, write_json, write_text
@@ -64,6 +79,9 @@ VARIANT_ALIASES: dict[str, str] = {"tone+belief": "tone+dirichlet"}
 #: The paper's two variants, under their historical names (the default run).
 DEFAULT_VARIANTS: tuple[str, ...] = ("tone", "tone+belief")
 ANY = TONES.index("any")
+#: (names, pools) of the whole-game study: the same players, private information
+#: from small shared pools, so that information sets recur across initialisations.
+WHOLE_GAME_SETTING: tuple[str, str] = ("fixed", "shared")
 
 
 def variant_model(variant: str) -> str | None:
@@ -121,6 +139,10 @@ class ExperimentSettings:
       generalisation: Run the generalisation study.
       whole_game: Run the whole-game study.
       progress: Show progress bars.
+      names: Player names, ``random`` (the paper) or ``fixed``; the whole-game
+        study always uses fixed names (see :func:`whole_game_study`).
+      pools: Endowment/valuation pools, ``per_init`` or ``shared`` (the
+        whole-game study always uses shared pools).
       processes: Worker processes for the CFR solves (``solvers.cfr_curves``):
         1 solves here, None uses every core when the work is large enough.
     """
@@ -144,6 +166,8 @@ class ExperimentSettings:
     whole_game: bool = True
     progress: bool = True
     processes: int | None = None
+    names: str = "random"
+    pools: str = "per_init"
 
     def __post_init__(self) -> None:
         if self.inits < 1:
@@ -159,6 +183,14 @@ class ExperimentSettings:
                 raise ValueError(f"run_experiment: {err}") from None
         if len(set(self.variants)) != len(self.variants):
             raise ValueError(f"run_experiment: variants repeat a name: {list(self.variants)}")
+        if self.names not in NAMINGS:
+            raise ValueError(
+                f"run_experiment: names must be one of {', '.join(NAMINGS)}, got {self.names!r}"
+            )
+        if self.pools not in POOLINGS:
+            raise ValueError(
+                f"run_experiment: pools must be one of {', '.join(POOLINGS)}, got {self.pools!r}"
+            )
         if self.processes is not None and self.processes < 1:
             raise ValueError(
                 f"run_experiment: processes must be >= 1 (or None: all cores when worth it), "
@@ -217,16 +249,85 @@ def generalisation_study(
 def whole_game_study(
     subgames: Sequence[Subgame], policies: Sequence[TreePolicy], iterations: int, cfr_variant: str
 ) -> dict[str, Any]:
-    """Solves the whole game and compares with the assembled per-subgame solutions."""
-    tree = whole_game_tree([sg.root for sg in subgames], subgames[0].config)
-    return studies.whole_game_study(
-        tree,
-        [sg.tree for sg in subgames],
-        policies,
-        any_baseline,
-        iterations=iterations,
-        cfr_variant=cfr_variant,
+    """Solves the whole game and compares it with the per-subgame solutions.
+
+    Beyond :func:`solvers.studies.whole_game_study` (whole-game CFR against the
+    per-subgame policies assembled first-come at shared information sets), the
+    ``per_subgame_in_whole_game`` entry measures the per-subgame strategies as
+    a legal whole-game strategy: at an information set several subgames share,
+    a player cannot know which subgame it is in, so it plays the mixture of
+    their policies weighted by how likely each subgame is to reach that
+    information set (each subgame's reach under its own CFR profile; uniform
+    where none reaches it). Reported:
+
+    * ``nash_conv`` and ``cfr_gain`` of that legal profile in the whole game;
+    * ``oracle_value`` — each player's expected payoff when every subgame plays
+      its own CFR policy (a profile that may condition on the opponent's
+      private information through the subgame), ``value`` — the same for the
+      legal mixture, and ``leak = oracle_value - value``: what the per-subgame
+      strategies gain from knowing what they should not;
+    * ``policy_disagreement`` — at shared information sets, the reach-weighted
+      mean total-variation distance between a subgame's policy and the mixture.
+    """
+    config = subgames[0].config
+    tree = whole_game_tree([sg.root for sg in subgames], config)
+    sub_trees = [sg.tree for sg in subgames]
+    out = studies.whole_game_study(
+        tree, sub_trees, policies, any_baseline, iterations=iterations, cfr_variant=cfr_variant
     ).to_dict()
+    out["names"] = config.names
+    out["pools"] = config.pools
+    out["per_subgame_in_whole_game"] = legal_assembly(tree, sub_trees, policies)
+    return out
+
+
+def legal_assembly(
+    whole: GameTree, sub_trees: Sequence[GameTree], policies: Sequence[TreePolicy]
+) -> dict[str, Any]:
+    """The per-subgame policies as one legal whole-game profile, and the leak.
+
+    See :func:`whole_game_study` for what is measured.
+    """
+    mass = np.zeros(whole.num_infosets)
+    mixed = np.zeros((whole.num_infosets, whole.max_actions))
+    members: list[list[tuple[float, np.ndarray]]] = [[] for _ in range(whole.num_infosets)]
+    oracle = np.zeros(whole.num_players)
+    for tree, pol in zip(sub_trees, policies, strict=True):
+        oracle += expected_values(tree, pol) / len(sub_trees)
+        reach = reach_probabilities(tree, pol)
+        dec = np.flatnonzero(tree.kind == DECISION)
+        r = np.bincount(tree.infoset[dec], weights=reach[dec], minlength=tree.num_infosets)
+        index = whole.key_to_infoset
+        for s, key in enumerate(tree.infoset_keys):
+            w = index[key]
+            members[w].append((float(r[s]), pol.probs[s]))
+    shared = 0
+    disagreement_num = disagreement_den = 0.0
+    for w, group in enumerate(members):
+        weights = np.array([g[0] for g in group])
+        rows = np.stack([g[1] for g in group])
+        if weights.sum() <= 0:
+            weights = np.ones(len(group))
+        mixed[w] = weights @ rows / weights.sum()
+        mass[w] = weights.sum()
+        if len(group) > 1:
+            shared += 1
+            tv = 0.5 * np.abs(rows - mixed[w]).sum(axis=1)
+            disagreement_num += float(weights @ tv)
+            disagreement_den += float(weights.sum())
+    legal = TreePolicy(mixed)
+    value = expected_values(whole, legal)
+    return {
+        "shared_infosets": shared,
+        "nash_conv": nash_conv(whole, legal).nash_conv,
+        "cfr_gain": cfr_gain(whole, legal, any_baseline(whole)).cfr_gain,
+        "oracle_value": oracle.tolist(),
+        "value": value.tolist(),
+        "leak": (oracle - value).tolist(),
+        "policy_disagreement": (
+            disagreement_num / disagreement_den if disagreement_den > 0 else 0.0
+        ),
+    }
 
 
 # --- the run -----------------------------------------------------------------------
@@ -279,6 +380,8 @@ def run_experiment(
             opponent_model=opponent or Config.opponent_model,
             scenario_seed=settings.scenario_seed,
             payoff_source=settings.payoff,
+            names=settings.names,
+            pools=settings.pools,
         )
         stats = ParseStats()
         t0 = time.perf_counter()
@@ -353,9 +456,36 @@ def run_experiment(
             timings[f"generalisation_{variant}_s"] = time.perf_counter() - t0
         if settings.whole_game:
             t0 = time.perf_counter()
+            whole_sgs, whole_policies = sgs, policies
+            if (cfg.names, cfg.pools) != WHOLE_GAME_SETTING:
+                # With random names (or private information drawn per initialisation)
+                # information sets hardly recur across subgames and the whole game is
+                # the subgames side by side: solve it with fixed names and shared pools.
+                whole_sgs = build_subgames(
+                    range(settings.inits),
+                    dataclasses.replace(
+                        cfg, names=WHOLE_GAME_SETTING[0], pools=WHOLE_GAME_SETTING[1]
+                    ),
+                    model,
+                    policy=ParsePolicy(),
+                    stats=ParseStats(),
+                    max_concurrency=settings.max_concurrency,
+                    progress=settings.progress,
+                    label=f"[{variant}] fixed-name trees:",
+                )
+                whole_policies = list(
+                    cfr_curves(
+                        [sg.tree for sg in whole_sgs],
+                        any_baseline,
+                        settings.iterations,
+                        variant=settings.cfr_variant,
+                        schedule=[settings.iterations],
+                        processes=settings.processes,
+                    ).average_policies
+                )
             v["whole_game"] = whole_game_study(
-                sgs,
-                policies,
+                whole_sgs,
+                whole_policies,
                 settings.whole_game_iterations or settings.iterations,
                 settings.cfr_variant,
             )
@@ -423,7 +553,20 @@ def _write_tables(out: Path, summary: dict[str, Any]) -> None:
                     {
                         "variant": variant,
                         "profile": name,
-                        **w[name],
+                        "nash_conv": w[name]["nash_conv"],
+                        "cfr_gain": w[name]["cfr_gain"],
+                        "iterations": w["iterations"],
+                        **tag,
+                    }
+                )
+            if "per_subgame_in_whole_game" in w:
+                legal = w["per_subgame_in_whole_game"]
+                whole.append(
+                    {
+                        "variant": variant,
+                        "profile": "per_subgame_cfr_reach_mixed",
+                        "nash_conv": legal["nash_conv"],
+                        "cfr_gain": legal["cfr_gain"],
                         "iterations": w["iterations"],
                         **tag,
                     }

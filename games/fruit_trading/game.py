@@ -23,6 +23,16 @@ Payoffs are those of the agreed trade (value after minus before) from the
 LLM's payoff calls (``payoff=llm``, the paper) or computed exactly from the
 parsed trade (``payoff=exact``); 0 for both without agreement.
 
+Player names: ``names=random`` (the paper: two names drawn per
+initialisation; the information state then differs between initialisations
+through the names alone) or ``names=fixed`` (the same two names everywhere, so
+that with ``init=-1`` a player's information state is its own private
+information, its own tones and the dialogue, shared across initialisations).
+``pools=shared`` draws the three endowments and three valuations once for all
+initialisations (the paper's small pools), so that players of different
+initialisations hold the same private information and, with fixed names,
+share information sets.
+
 The model is the scripted stand-in unless ``backend=...`` (a spec for
 :func:`gt_llm.load_model`, with ``cache=PATH``) or a ``model=`` passed to
 :class:`FruitTradingGame` says otherwise.
@@ -43,7 +53,7 @@ from games.fruit_trading.dialogue import (
     initial_state,
     opening_step,
 )
-from games.fruit_trading.rules import TONES, make_scenario
+from games.fruit_trading.rules import TONES
 from gt_llm.chat import ChatModel
 
 SHORT_NAME = "python_fruit_trading"
@@ -58,6 +68,8 @@ DEFAULT_PARAMS: dict[str, Any] = {
     "num_seeds": 2,
     "scenario_seed": 0,
     "payoff": "llm",
+    "names": "random",
+    "pools": "per_init",
     "backend": "scripted",
     "cache": "",
 }
@@ -122,6 +134,8 @@ class FruitTradingGame(EngineGame[DialogueState]):
             opponent_model=model_name or Config.opponent_model,
             scenario_seed=int(p["scenario_seed"]),
             payoff_source=str(p["payoff"]),
+            names=str(p["names"]),
+            pools=str(p["pools"]),
         )
         self.setup_engine(
             DialogueGame(self.config),
@@ -141,7 +155,7 @@ class FruitTradingGame(EngineGame[DialogueState]):
         super().__init__(_GAME_TYPE, game_info, p)
 
     def _opening(self, init: int):
-        scenario = make_scenario(init, seed=self.config.scenario_seed)
+        scenario = self.config.scenario(init)
         return opening_step(initial_state(scenario, self.config))
 
     def root_label(self, index: int) -> str:

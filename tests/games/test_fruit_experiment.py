@@ -276,3 +276,53 @@ def test_variants_name_the_opponent_model(tmp_path):
     assert "| tone+gratr | 1 |" in table and "a tone choice changes some payoff" in table
     with pytest.raises(ValueError, match="run_experiment: unknown variant"):
         _settings(tmp_path, variants=("tone+oracle",))
+
+
+def test_whole_game_with_fixed_names_shares_information_sets():
+    """Random names: no information set recurs, the legal assembly is the per-subgame
+    profile itself (no leak). Fixed names + shared pools: some recur; where the
+    subgames' policies differ there, the legal mixture differs from them."""
+    from games.fruit_trading.dialogue import Config
+    from games.fruit_trading.experiment import legal_assembly
+    from games.fruit_trading.tree import build_subgames, whole_game_tree
+    from gt_llm.registry import load_model
+    from solvers import CFRSolver, TreePolicy
+
+    model = load_model("scripted")
+    for names, pools in (("random", "per_init"), ("fixed", "shared")):
+        cfg = Config(max_messages=3, beliefs=True, names=names, pools=pools)
+        sgs = build_subgames(range(6), cfg, model, progress=False)
+        whole = whole_game_tree([sg.root for sg in sgs], cfg)
+        pols = [CFRSolver(sg.tree).run(40).average_policy() for sg in sgs]
+        legal = legal_assembly(whole, [sg.tree for sg in sgs], pols)
+        assert np.allclose(
+            np.array(legal["oracle_value"]) - legal["value"], legal["leak"], atol=1e-12
+        )
+        if names == "random":
+            assert legal["shared_infosets"] == 0
+            assert np.allclose(legal["leak"], 0.0, atol=1e-9)
+            assert legal["policy_disagreement"] == 0.0
+            continue
+        assert legal["shared_infosets"] >= 1
+        # Make the subgames disagree at a shared information set: a pure "assertive"
+        # in the first subgame that holds one, so the mixture must differ from it.
+        index = whole.key_to_infoset
+        seen: dict[int, int] = {}
+        for k, sg in enumerate(sgs):
+            for s, key in enumerate(sg.tree.infoset_keys):
+                if index[key] in seen and seen[index[key]] != k:
+                    first, row = seen[index[key]], index[key]
+                    break
+                seen.setdefault(index[key], k)
+            else:
+                continue
+            break
+        key = whole.infoset_keys[row]
+        probs = pols[first].probs.copy()
+        s0 = sgs[first].tree.key_to_infoset[key]
+        probs[s0] = 0.0
+        probs[s0, 0] = 1.0
+        pols[first] = TreePolicy(probs)
+        changed = legal_assembly(whole, [sg.tree for sg in sgs], pols)
+        assert changed["policy_disagreement"] > 0
+        assert changed["nash_conv"] >= 0
