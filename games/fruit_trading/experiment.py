@@ -39,11 +39,10 @@ import logging
 import os
 import time
 from collections.abc import Sequence
-
-import numpy as np
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from tqdm.auto import tqdm
 
 from games.engine.results import model_label

@@ -309,7 +309,7 @@ def test_whole_game_with_fixed_names_shares_information_sets():
         index = whole.key_to_infoset
         seen: dict[int, int] = {}
         for k, sg in enumerate(sgs):
-            for s, key in enumerate(sg.tree.infoset_keys):
+            for key in sg.tree.infoset_keys:
                 if index[key] in seen and seen[index[key]] != k:
                     first, row = seen[index[key]], index[key]
                     break
