@@ -14,6 +14,10 @@ materialised (all LLM calls batched and cached) and solved with CFR for
   ``table2_3_payoff_signs.csv``, ``curves_<variant>.csv`` (mean/std per
   iteration), ``curves_<variant>_per_tree.csv``, ``ess.csv``,
   ``generalisation.csv``, ``whole_game.csv``;
+* per variant ``policy_<variant>.json`` (each subgame's CFR average policy,
+  loadable as an OpenSpiel ``TabularPolicy``) and ``dialogues_<variant>.jsonl``
+  (every leaf's messages, tones, seeds, payoffs and reach under CFR) —
+  :mod:`games.fruit_trading.exports`;
 * figures, drawn from those files (:mod:`games.fruit_trading.figures`).
 
 Beyond the paper: (1) generalisation — each subgame's CFR strategy, mapped to
@@ -46,7 +50,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from games.engine.results import model_label
-from games.fruit_trading import report
+from games.fruit_trading import exports, report
 from games.fruit_trading.dialogue import Config
 from games.fruit_trading.rules import NAMINGS, POOLINGS, TONES
 from games.fruit_trading.tree import Subgame, build_subgames, whole_game_tree
@@ -449,6 +453,13 @@ def run_experiment(
             v["guesses_distinct"] = report.guess_table_distinct(sgs)
         # The final average policies come with the curves: no second CFR run per tree.
         policies = list(curves.average_policies)
+        exports.write_policies(
+            out / f"policy_{slug}.json",
+            exports.policy_document(sgs, policies, variant=variant, label=label),
+        )
+        exports.write_dialogues(
+            out / f"dialogues_{slug}.jsonl", sgs, policies, variant=variant, label=label
+        )
         if settings.generalisation:
             t0 = time.perf_counter()
             v["generalisation"] = generalisation_study(trees, policies)

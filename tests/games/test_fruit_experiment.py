@@ -88,7 +88,9 @@ def test_summary_json(run_dir):
         assert len(v["trees"]) == 2 and [t["init"] for t in v["trees"]] == [0, 1]
         assert len(v["ess_first_iteration"]) == 2
         assert [r["message"] for r in v["agreements"]] == [1, 2, 3]
-        assert v["whole_game"]["nodes"] == 1 + sum(t["nodes"] for t in v["trees"])
+        # The whole game is solved on fixed names and shared pools (other trees).
+        assert (v["whole_game"]["names"], v["whole_game"]["pools"]) == ("fixed", "shared")
+        assert v["whole_game"]["nodes"] > 1
         assert len(v["generalisation"]["matrix"]) == 2
     guesses = summary["variants"]["tone+belief"]["guesses"]
     assert [r["message"] for r in guesses] == [1, 2, 3]
@@ -326,3 +328,33 @@ def test_whole_game_with_fixed_names_shares_information_sets():
         changed = legal_assembly(whole, [sg.tree for sg in sgs], pols)
         assert changed["policy_disagreement"] > 0
         assert changed["nash_conv"] >= 0
+
+
+def test_policy_and_dialogue_exports_load_back(run_dir):
+    """policy_<variant>.json loads into an OpenSpiel TabularPolicy of the subgame that
+    equals the CFR policy; dialogues_<variant>.jsonl has every leaf, reach sums to 1."""
+    from games.fruit_trading.exports import load_tabular_policy
+    from solvers import from_tabular_policy
+
+    out, result = run_dir
+    for variant, slug in (("tone", "tone"), ("tone+belief", "tone_belief")):
+        sgs = result.subgames[variant]
+        for sg in sgs:
+            tab, game = load_tabular_policy(out / f"policy_{slug}.json", sg.scenario.init)
+            assert game.get_parameters()["init"] == sg.scenario.init
+            back = from_tabular_policy(sg.tree, tab)
+            doc = json.loads((out / f"policy_{slug}.json").read_text())
+            entry = next(e for e in doc["subgames"] if e["init"] == sg.scenario.init)
+            assert len(entry["infosets"]) == sg.tree.num_infosets
+            for s, key in enumerate(sg.tree.infoset_keys):
+                for r, a in enumerate(sg.tree.legal_actions(s)):
+                    assert back.probs[s, r] == entry["infosets"][key][str(a)]
+        lines = [json.loads(x) for x in (out / f"dialogues_{slug}.jsonl").read_text().splitlines()]
+        assert len(lines) == sum(sg.tree.num_terminals for sg in sgs)
+        for init in (0, 1):
+            mine = [r for r in lines if r["init"] == init]
+            assert math.isclose(sum(r["reach_cfr"] for r in mine), 1.0, abs_tol=1e-9)
+            assert all(r["messages"][0]["seed"] == 0 for r in mine)  # the fixed opening
+        assert all(len(r["payoffs"]) == 2 and r["messages"][-1]["text"] for r in lines)
+    with pytest.raises(ValueError, match="no subgame init=9"):
+        load_tabular_policy(out / "policy_tone.json", 9)
