@@ -29,6 +29,7 @@ from games.fruit_trading import prompts
 from games.fruit_trading.rules import (
     FRUITS,
     NAMINGS,
+    PAYOFF_BOUND,
     POOLINGS,
     TONES,
     Scenario,
@@ -252,14 +253,23 @@ class DialogueState:
         return self
 
     def returns(self) -> tuple[float, float]:
-        """Payoffs: from the agreed trade, else 0 for both."""
+        """Payoffs: from the agreed trade, else 0 for both.
+
+        An LLM-computed payoff outside what any trade can pay
+        (:data:`~games.fruit_trading.rules.PAYOFF_BOUND`) is clipped to it, so
+        that the game's utility bounds hold whatever the model answers.
+        """
         if not self.agreement or self.payoff is None:
             return (0.0, 0.0)
         if self.config.payoff_source == "exact":
             if self.payoff.exact is None:
                 return (0.0, 0.0)
             return (float(self.payoff.exact[0]), float(self.payoff.exact[1]))
-        return self.payoff.llm
+        b = float(PAYOFF_BOUND)
+        return (
+            min(b, max(-b, float(self.payoff.llm[0]))),
+            min(b, max(-b, float(self.payoff.llm[1]))),
+        )
 
     def turn_dicts(self) -> list[dict[str, Any]]:
         n = self.names
@@ -307,6 +317,23 @@ class DialogueState:
             fruits = tuple(f for f in FRUITS if probs.get(f, -1.0) >= top - 1e-12)
         trust = view["trust"]
         return BeliefView(fruits, None if trust is None else float(trust), str(view["stance"]))
+
+    def public_information(self) -> str:
+        """What every player and an onlooker see: the names and the dialogue text.
+
+        Neither player's private information nor any tone (the ``iig_obs_type``
+        with ``private_info=NONE``).
+        """
+        return f"Players: {self.names[0]} and {self.names[1]}\n\nDialogue:\n{self.dialogue_text()}"
+
+    def private_information(self, player: int) -> str:
+        """What only ``player`` knows: its private information and its own tones."""
+        info = self.scenario.players[player]
+        own = [t.tone for t in self.turns if t.sender == player]
+        return (
+            f"You are {info.name} (player {player + 1}).\n{info.describe()}\n\n"
+            f"Your tones so far: {', '.join(own) if own else '(none)'}"
+        )
 
     def believed_fruits(self, speaker: int) -> tuple[str, ...]:
         return self.belief_view(speaker).fruits

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pyspiel
 
 from games.engine.spiel import EngineGame, EngineState, shared_model
@@ -53,7 +54,7 @@ from games.fruit_trading.dialogue import (
     initial_state,
     opening_step,
 )
-from games.fruit_trading.rules import TONES
+from games.fruit_trading.rules import PAYOFF_BOUND, TONES
 from gt_llm.chat import ChatModel
 
 SHORT_NAME = "python_fruit_trading"
@@ -139,20 +140,29 @@ class FruitTradingGame(EngineGame[DialogueState]):
         )
         self.setup_engine(
             DialogueGame(self.config),
-            model if model is not None else shared_model(str(p["backend"]), str(p["cache"])),
+            model
+            if model is not None
+            # No cache file: a process-wide in-memory cache, so that OpenSpiel's own
+            # algorithms (which revisit states) pay one model call per distinct request.
+            else shared_model(str(p["backend"]), str(p["cache"]) or ":memory:"),
             [lambda i=i: self._opening(i) for i in self.inits],
         )
         game_info = pyspiel.GameInfo(
             num_distinct_actions=len(TONES),
             max_chance_outcomes=max(num_seeds, len(self.inits)),
             num_players=2,
-            min_utility=-40.0,
-            max_utility=40.0,
+            min_utility=-float(PAYOFF_BOUND),
+            max_utility=float(PAYOFF_BOUND),
             utility_sum=None,
             # Opening + per message: decision and chance; plus the init chance node.
             max_game_length=1 + 2 * (self.config.max_messages - 1),
         )
         super().__init__(_GAME_TYPE, game_info, p)
+
+    def make_py_observer(
+        self, iig_obs_type: Any = None, params: dict[str, Any] | None = None
+    ) -> FruitTradingObserver:
+        return FruitTradingObserver(iig_obs_type, params)
 
     def _opening(self, init: int):
         scenario = self.config.scenario(init)
@@ -162,12 +172,82 @@ class FruitTradingGame(EngineGame[DialogueState]):
         return f"init={self.inits[index]}"
 
 
+class FruitTradingObserver:
+    """String observer honouring ``iig_obs_type`` (OpenSpiel's observation types).
+
+    * default, or ``private_info=SINGLE_PLAYER`` with public information: the
+      information state (own private information, own tones, the dialogue);
+      with ``perfect_recall=False`` it is the same string, since the dialogue
+      already is the whole public history;
+    * ``private_info=NONE``: public only — names and dialogue, no valuations,
+      no endowment, no tones;
+    * ``public_info=False``: private only — own private information and tones.
+    """
+
+    def __init__(self, iig_obs_type: Any = None, params: dict[str, Any] | None = None) -> None:
+        if params:
+            raise ValueError(
+                f"python_fruit_trading: observation parameters not supported: {params}"
+            )
+        self.public = True if iig_obs_type is None else bool(iig_obs_type.public_info)
+        self.private = (
+            True
+            if iig_obs_type is None
+            else iig_obs_type.private_info != pyspiel.PrivateInfoType.NONE
+        )
+        if (
+            iig_obs_type is not None
+            and iig_obs_type.private_info == pyspiel.PrivateInfoType.ALL_PLAYERS
+        ):
+            raise ValueError(
+                "python_fruit_trading: private_info=ALL_PLAYERS is not supported; use "
+                "SINGLE_PLAYER (own information) or NONE (public only)"
+            )
+        self.tensor = np.zeros(0, np.float32)
+        self.dict: dict[str, np.ndarray] = {}
+
+    def set_from(self, state: pyspiel.State, player: int) -> None:
+        pass  # string-only observer
+
+    def string_from(self, state: pyspiel.State, player: int) -> str:
+        d = state.dialogue
+        if d is None:
+            return ""
+        if self.private and self.public:
+            return d.information_state(player)
+        parts = []
+        if self.private:
+            parts.append(d.private_information(player))
+        if self.public:
+            parts.append(d.public_information())
+        return "\n\n".join(parts)
+
+
 class FruitTradingState(EngineState[DialogueState]):
     """A node of the negotiation tree (``dialogue`` is the engine's game state)."""
 
     @property
     def dialogue(self) -> DialogueState | None:
         return self.inner
+
+    def information_state_string(self, player: int | None = None) -> str:
+        """As OpenSpiel's games: a player's string anywhere, none for the chance player.
+
+        Without ``player`` it is the current player's; at a chance node that is
+        the chance player, which has no information state (OpenSpiel's games
+        fail there too), so pass the player.
+        """
+        if player is None:
+            player = self.current_player()
+        if not 0 <= player < 2:
+            raise pyspiel.SpielError(
+                f"python_fruit_trading: information_state_string for player {player} (the "
+                "current player at a chance or terminal node); pass player=0 or 1"
+            )
+        return super().information_state_string(player)
+
+    def observation_string(self, player: int | None = None) -> str:
+        return self.information_state_string(player)
 
     def __str__(self) -> str:
         if self.inner is None:

@@ -44,6 +44,10 @@ NAMINGS: tuple[str, ...] = ("random", "fixed")
 #: of different initialisations can hold the same private information.
 POOLINGS: tuple[str, ...] = ("per_init", "shared")
 
+#: Largest |payoff| of any trade: receiving at most 2 of each of the 3 fruits, each
+#: worth at most 4, or giving as much away (endowments U{1,2}, valuations U{0,4}).
+PAYOFF_BOUND: int = 2 * 3 * 4
+
 _SINGULAR = {"apples": "apple", "bananas": "banana", "oranges": "orange"}
 
 
