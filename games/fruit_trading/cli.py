@@ -1,8 +1,9 @@
 """``gt-llm fruit-trading ...``: the belief-revision experiment from the command line.
 
 ``gt-llm fruit-trading run`` builds the subgame trees, solves them and writes
-tables, CSVs and figures; ``gt-llm fruit-trading figures`` redraws the
-figures of an existing results folder.
+tables, CSVs, exports and figures; ``gt-llm fruit-trading figures`` redraws the
+figures of an existing results folder; ``gt-llm fruit-trading compare DIR
+[DIR ...] --out DIR`` overlays several runs.
 """
 
 from __future__ import annotations
@@ -95,9 +96,43 @@ def _figures(args: argparse.Namespace) -> int:
         raise ValueError(
             f"no summary.json in {args.out!r}; run `gt-llm fruit-trading run --out {args.out}` first"
         )
-    for p in draw_all(args.out):
+    for p in draw_all(args.out, fmt=args.format, log_x=args.log_x, log_y=args.log_y):
         print(p)  # noqa: T201 - the command's output
     return 0
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from games.fruit_trading.figures import write_comparison
+
+    missing = [d for d in args.dirs if not (Path(d) / "summary.json").exists()]
+    if missing:
+        raise ValueError(
+            f"compare: no summary.json in {', '.join(map(repr, missing))}; give folders "
+            "written by `gt-llm fruit-trading run`"
+        )
+    labels = [x.strip() for x in args.labels.split(",")] if args.labels else None
+    if labels is not None and len(labels) != len(args.dirs):
+        raise ValueError(
+            f"compare: --labels has {len(labels)} names for {len(args.dirs)} folders; "
+            "give one per folder"
+        )
+    for p in write_comparison(
+        args.dirs, args.out, labels=labels, fmt=args.format, log_x=args.log_x, log_y=args.log_y
+    ):
+        print(p)  # noqa: T201 - the command's output
+    return 0
+
+
+def _add_figure_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--format", choices=("png", "pdf", "svg"), default="png", help="file format (png)"
+    )
+    parser.add_argument("--log-x", action="store_true", help="log-scale iteration axes")
+    parser.add_argument(
+        "--log-y", action="store_true", help="log-scale NashConv (symlog CFR-Gain) in Fig. 7"
+    )
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -170,5 +205,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     fig.add_argument(
         "--out", default="results/fruit", help="results folder (default results/fruit)"
     )
+    _add_figure_options(fig)
     fig.set_defaults(func=_figures)
+    cmp = sub.add_parser(
+        "compare",
+        help="overlay several results folders (Figs. 6-8, one line per run, and a table)",
+    )
+    cmp.add_argument("dirs", nargs="+", metavar="DIR", help="results folders of `run`")
+    cmp.add_argument("--out", required=True, help="folder for the comparison")
+    cmp.add_argument("--labels", default=None, help="comma-separated run labels, one per DIR")
+    _add_figure_options(cmp)
+    cmp.set_defaults(func=_compare)
     group.set_defaults(func=lambda args: (group.print_help(), 2)[1])

@@ -358,3 +358,59 @@ def test_policy_and_dialogue_exports_load_back(run_dir):
         assert all(len(r["payoffs"]) == 2 and r["messages"][-1]["text"] for r in lines)
     with pytest.raises(ValueError, match="no subgame init=9"):
         load_tabular_policy(out / "policy_tone.json", 9)
+
+
+def test_compare_overlays_runs_and_figures_follow_the_options(run_dir, tmp_path, child_env):
+    """`compare` draws one figure set from two folders with a headline table; Fig. 7
+    has no zoomed column when the run has no more than 50 iterations; formats work."""
+    from games.fruit_trading import figures
+
+    out, _ = run_dir
+    fig = figures.fig7_metrics(out)  # 30 iterations: one column, NashConv and CFR-Gain rows
+    assert len(fig.axes) == 2
+    assert [ax.get_title() for ax in fig.axes] == [
+        "NashConv, iterations 1–30",
+        "CFR-Gain, iterations 1–30",
+    ]
+    legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert legend == ["tone (σ_CFR)", "tone + belief (σ_CFR-B)"]
+    fig8 = figures.fig8_ratio(out)
+    counts = fig8.axes[1].get_lines()
+    assert len(counts) == 2 and max(counts[0].get_ydata()) <= 2  # subgames in the ratio
+    (tmp_path / "svg").mkdir()
+    paths = figures.draw_all(tmp_path / "svg", runs=[out], fmt="svg")
+    assert [p.suffix for p in paths] == [".svg"] * 3 and all(p.stat().st_size > 0 for p in paths)
+    with pytest.raises(ValueError, match="draw_all: format"):
+        figures.draw_all(out, fmt="jpg")
+    r = _cli(
+        [
+            "fruit-trading",
+            "compare",
+            str(out),
+            str(out),
+            "--out",
+            str(tmp_path / "cmp"),
+            "--labels",
+            "a,b",
+            "--format",
+            "pdf",
+            "--log-y",
+        ],
+        child_env,
+        tmp_path,
+    )
+    assert r.returncode == 0, r.stderr
+    rows = _rows(tmp_path / "cmp" / "compare.csv")
+    assert [(x["run"], x["variant"]) for x in rows] == [
+        ("a", "tone"),
+        ("a", "tone+belief"),
+        ("b", "tone"),
+        ("b", "tone+belief"),
+    ]
+    assert (tmp_path / "cmp" / "compare_fig7_nashconv_cfrgain.pdf").stat().st_size > 0
+    bad = _cli(
+        ["fruit-trading", "compare", str(tmp_path), "--out", str(tmp_path / "x")],
+        child_env,
+        tmp_path,
+    )
+    assert bad.returncode != 0 and "no summary.json" in bad.stderr
