@@ -1,7 +1,9 @@
 """The belief-revision experiment of Lindström et al., end to end.
 
-For each variant (``tone``: tones only; ``tone+belief``: tones plus Dirichlet
-belief revision) and each of ``inits`` initialisations, the subgame tree is
+For each variant (``tone``: tones only; ``tone+MODEL``: tones plus the
+opponent model MODEL — ``tone+dirichlet`` is the paper's Dirichlet belief
+revision, alias ``tone+belief``; ``tone+gratr`` the GRATR trust graph; any
+registered model works) and each of ``inits`` initialisations, the subgame tree is
 materialised (all LLM calls batched and cached) and solved with CFR for
 ``iterations`` iterations; NashConv, CFR-Gain (against always playing tone
 "any") and their ratio are recorded at every iteration. Written to ``out``:
@@ -9,7 +11,8 @@ materialised (all LLM calls batched and cached) and solved with CFR for
 * ``summary.json`` — settings, backend and model, call and parse counters,
   tree sizes, Tables 1–3, Fig. 6 data, final metrics, the iteration at which
   CFR-Gain first exceeds NashConv per subgame (approximate ESS), the
-  generalisation and whole-game studies, timings;
+  generalisation and whole-game studies, the degeneracy counts per variant
+  (:func:`solvers.degeneracy_counts`), timings;
 * CSVs: ``table1_guesses.csv``, ``fig6_agreements.csv``,
   ``table2_3_payoff_signs.csv``, ``curves_<variant>.csv`` (mean/std per
   iteration), ``curves_<variant>_per_tree.csv``, ``ess.csv``,
