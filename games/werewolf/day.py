@@ -365,6 +365,23 @@ class DayRoot:
     def label(self) -> str:
         return f"seed={self.game_seed} day={self.settings.day}"
 
+    @functools.cached_property
+    def past_acts(self) -> tuple[tuple[int, SpeechAct], ...]:
+        """``(speaker, act)`` of every statement before the day's debate."""
+        return tuple(
+            (int(e.data["player"]), rules.action_from_json(e.data["act"]))
+            for e in self.start.events
+            if e.kind == "speech"
+        )
+
+    @functools.cached_property
+    def base_views(self) -> tuple[players.PlayerView | None, ...]:
+        """Each living seat's prompt view of the seeded game so far (None for the dead)."""
+        return tuple(
+            view_from_knowledge(rules.knowledge(self.start, p)) if alive else None
+            for p, alive in enumerate(self.start.alive)
+        )
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "game_seed": self.game_seed,
@@ -488,8 +505,7 @@ def _beliefs(root: DayRoot, model: OpponentModel, observer: int) -> dict[int, di
 def _accusations(root: DayRoot, statements: Sequence[Statement]) -> Counter[int]:
     """Public accusations so far (earlier days and today), per seat."""
     c: Counter[int] = Counter()
-    acts = [rules.action_from_json(e.data["act"]) for e in root.start.events if e.kind == "speech"]
-    for a in acts + [s.act for s in statements]:
+    for a in [a for _, a in root.past_acts] + [s.act for s in statements]:
         if a.kind == "accuse" or (a.kind == "share_check" and a.result == "werewolf"):
             c[int(a.target)] += 1
     return c
@@ -629,9 +645,15 @@ def _listen(
     return tuple(out)
 
 
-def _view(root: DayRoot, state_models, statements: Sequence[Statement], player: int, *, beliefs):
+def _view(
+    root: DayRoot,
+    statements: Sequence[Statement],
+    player: int,
+    *,
+    beliefs: dict[int, dict[str, float]],
+) -> players.PlayerView:
     """The prompt view of ``player``: the seeded game so far plus today's statements."""
-    base = view_from_knowledge(rules.knowledge(root.start, player))
+    base = root.base_views[player]
     first = len(base.statements)
     today = tuple(
         PublicStatement(first + i, root.round, s.speaker, s.act, s.text)
@@ -662,7 +684,7 @@ def _vote_step(state: DayState) -> Step[DayState]:
     for p in living:
         model = state.models[p]
         beliefs = _beliefs(root, model, p) if model is not None else {}
-        view = _view(root, state.models, state.statements, p, beliefs=beliefs)
+        view = _view(root, state.statements, p, beliefs=beliefs)
         options = [q for q in living if q != p]
         steps.append(players.vote(view, options, seed=call_seed(root.game_seed, "vote", p)))
     choices = yield from _together(steps)
@@ -691,11 +713,13 @@ def statement_step(state: DayState, action: int, outcome: int) -> Step[DayState]
     root = state.root
     speaker = state.speaker()
     turn = len(state.statements)
-    view = _view(root, state.models, state.statements, speaker, beliefs={})
+    model = state.models[speaker]
+    beliefs = _beliefs(root, model, speaker) if model is not None else {}
+    view = _view(root, state.statements, speaker, beliefs=beliefs)
     text = yield from players.statement(
         view, act, seed=call_seed(root.game_seed, "statement", turn, int(outcome))
     )
-    step_no = len([e for e in root.start.events if e.kind == "speech"]) + turn
+    step_no = len(root.past_acts) + turn
     models = yield from _listen(root, state.models, speaker, act, text, step_no)
     statements = state.statements + (Statement(speaker, act, int(outcome), text),)
     state = dataclasses.replace(
@@ -815,11 +839,9 @@ def root_step(settings: DaySettings, seed: int) -> Step[DayState]:
     models: tuple[OpponentModel | None, ...] = tuple(
         _initial_model(root, p) if root.start.alive[p] else None for p in range(n)
     )
-    speeches = [e for e in root.start.events if e.kind == "speech"]
-    for i, e in enumerate(speeches):
-        act = rules.action_from_json(e.data["act"])
+    for i, (speaker, act) in enumerate(root.past_acts):
         text = prompts.plain_statement(players.act_dict(act))
-        models = yield from _listen(root, models, int(e.data["player"]), act, text, i)
+        models = yield from _listen(root, models, speaker, act, text, i)
     return DayState(root=root, models=models, options=_options(root, models, ()))
 
 
