@@ -220,8 +220,11 @@ class Abstraction:
         """Raises ValueError when a token names a role or result the preset does not have."""
         for token in self.acts:
             kind, slot, extra = _parse_token(token)
-            if kind == "claim" and extra not in ROLES:
-                raise ValueError(f"Abstraction: claim:{extra} names no role; roles are {ROLES}")
+            present = [r for r in ROLES if config.roles.count(r) > 0]
+            if kind == "claim" and extra not in present:
+                raise ValueError(
+                    f"Abstraction: claim:{extra} names no role of this preset; roles are {present}"
+                )
             if kind == "share_check" and extra not in config.check_results:
                 raise ValueError(
                     f"Abstraction: check result {extra!r} is not one of this preset's "

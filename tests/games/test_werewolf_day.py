@@ -190,6 +190,8 @@ def test_abstraction_validates_and_encodes():
         D.Abstraction(tones=("calm",)).baseline_action()
     with pytest.raises(ValueError, match="check result"):
         _settings(abstraction=D.Abstraction(acts=("check:most:not_werewolf",)))
+    with pytest.raises(ValueError, match="no role of this preset"):
+        _settings(abstraction=D.Abstraction(acts=("claim:witch",)))
     with pytest.raises(ValueError, match="opponent_model"):
         _settings(opponent_model="oracle")
     with pytest.raises(ValueError, match="speakers"):
