@@ -68,7 +68,17 @@ from gt_llm.chat import ChatModel
 from gt_llm.cli import positive_int
 from gt_llm.parsing import ParsePolicy, ParseStats
 from gt_llm.registry import load_model
-from solvers import CFRSolver, Curves, GameTree, TreePolicy, cfr_curves, pure_policy, studies
+from solvers import (
+    CHANCE,
+    TERMINAL,
+    CFRSolver,
+    Curves,
+    GameTree,
+    TreePolicy,
+    cfr_curves,
+    pure_policy,
+    studies,
+)
 from solvers.plots import plot_grouped_bars, plot_metric_panel, read_csv_rows, read_curves_csv
 from solvers.values import reach_probabilities
 from solvers.writers import check_writable, write_csv, write_json
@@ -195,46 +205,80 @@ def _group(role: str) -> str:
     return "werewolf" if role == "werewolf" else "village"
 
 
+def _node_values(tree: GameTree, policy: TreePolicy) -> np.ndarray:
+    """Every node's expected returns under ``policy`` (children follow parents)."""
+    values = np.array(tree.returns, dtype=float)
+    for n in range(tree.num_nodes - 1, -1, -1):
+        if tree.kind[n] == TERMINAL or tree.num_children[n] == 0:
+            continue
+        ch = np.arange(tree.first_child[n], tree.first_child[n] + tree.num_children[n])
+        if tree.kind[n] == CHANCE:
+            w = tree.chance_prob[ch]
+        else:
+            w = policy.probs[tree.infoset[n], tree.child_rank[ch]]
+        values[n] = w @ values[ch]
+    return values
+
+
+def _empty(ab: Abstraction) -> dict[str, Any]:
+    return {"decisions": 0, "tones": np.zeros(len(ab.tones)), "acts": np.zeros(len(ab.acts))}
+
+
 def strategy_by_role(
     subgames: Sequence[DaySubgame], policies: Sequence[TreePolicy]
 ) -> dict[str, dict[str, Any]]:
     """Reach-weighted tone and act distributions of the CFR policies, per role group.
 
-    Every decision's action distribution is weighted by the probability that the
-    profile (chance included) reaches it; the totals are normalised per group.
+    Every information set's action distribution is weighted by the probability
+    that the profile (chance included) reaches it; the totals are normalised per
+    group. ``decisive`` keeps only the information sets where the choice changes
+    the speaker's own expected return under the profile (by more than 1e-9):
+    elsewhere CFR's average strategy is arbitrary (it stays near uniform).
     """
     ab = subgames[0].day_root.settings.abstraction
-    tone_mass = {g: np.zeros(len(ab.tones)) for g in GROUPS}
-    act_mass = {g: np.zeros(len(ab.acts)) for g in GROUPS}
-    decisions = dict.fromkeys(GROUPS, 0)
+    mass = {(g, d): _empty(ab) for g in GROUPS for d in (False, True)}
     for sg, pol in zip(subgames, policies, strict=True):
         tree = sg.tree
         reach = reach_probabilities(tree, pol)
+        values = _node_values(tree, pol)
         for s in range(tree.num_infosets):
             nodes = tree.infoset_nodes[tree.infoset_node_ptr[s] : tree.infoset_node_ptr[s + 1]]
+            player = int(tree.infoset_player[s])
             w = float(reach[nodes].sum())
-            g = _group(sg.day_root.role(int(tree.infoset_player[s])))
-            decisions[g] += 1
-            for j, a in enumerate(tree.legal_actions(s)):
-                tone, token = ab.decode(int(a))
-                p = w * float(pol.probs[s, j])
-                tone_mass[g][ab.tones.index(tone)] += p
-                act_mass[g][ab.acts.index(token)] += p
+            legal = tree.legal_actions(s)
+            # The player's value of each action, averaged over the set's nodes by reach.
+            weights = reach[nodes] if w > 0 else np.ones(len(nodes))
+            action_values = np.zeros(len(legal))
+            for node, wn in zip(nodes, weights, strict=True):
+                first = tree.first_child[node]
+                action_values += wn * values[first : first + len(legal), player]
+            action_values /= weights.sum()
+            decisive = float(np.ptp(action_values)) > 1e-9
+            g = _group(sg.day_root.role(player))
+            for key in ((g, False), (g, True)) if decisive else ((g, False),):
+                m = mass[key]
+                m["decisions"] += 1
+                for j, a in enumerate(legal):
+                    tone, token = ab.decode(int(a))
+                    p = w * float(pol.probs[s, j])
+                    m["tones"][ab.tones.index(tone)] += p
+                    m["acts"][ab.acts.index(token)] += p
+
+    def dist(names: Sequence[str], x: np.ndarray) -> dict[str, float | None]:
+        total = x.sum()
+        return {k: (float(v / total) if total > 0 else None) for k, v in zip(names, x, strict=True)}
+
     out: dict[str, dict[str, Any]] = {}
     for g in GROUPS:
-        tt, at = tone_mass[g].sum(), act_mass[g].sum()
-        out[g] = {
-            "decisions": decisions[g],
-            "reach": float(tt),
-            "tones": {
-                t: (float(x / tt) if tt > 0 else None)
-                for t, x in zip(ab.tones, tone_mass[g], strict=True)
-            },
-            "acts": {
-                a: (float(x / at) if at > 0 else None)
-                for a, x in zip(ab.acts, act_mass[g], strict=True)
-            },
-        }
+        out[g] = {}
+        for d, name in ((False, "all"), (True, "decisive")):
+            m = mass[(g, d)]
+            out[g][name] = {
+                "decisions": m["decisions"],
+                "reach": float(m["tones"].sum()),
+                "tones": dist(ab.tones, m["tones"]),
+                "acts": dist(ab.acts, m["acts"]),
+            }
     return out
 
 
@@ -269,13 +313,20 @@ def _mean_std(xs: Sequence[float]) -> dict[str, Any]:
 
 
 def _questions(per_model: dict[str, Any], label: str) -> dict[str, Any]:
-    q1 = {"label": label, "threshold_tv": DIFFERENCE_TV, "per_model": {}}
+    q1 = {
+        "label": label,
+        "threshold_tv": DIFFERENCE_TV,
+        "decided_on": "decisive decisions (where the choice changes the speaker's own "
+        "expected return under the CFR profile)",
+        "per_model": {},
+    }
     for m, v in per_model.items():
         s = v["strategies"]
-        tv_acts = _tv(s["werewolf"]["acts"], s["village"]["acts"])
-        tv_tones = _tv(s["werewolf"]["tones"], s["village"]["tones"])
+        w, g = s["werewolf"]["decisive"], s["village"]["decisive"]
+        tv_acts = _tv(w["acts"], g["acts"])
+        tv_tones = _tv(w["tones"], g["tones"])
         if tv_acts is None or tv_tones is None:
-            answer = "no werewolf (or no village) decisions were solved"
+            answer = "no decisive werewolf (or village) decision was solved"
             differs = None
         else:
             differs = max(tv_acts, tv_tones) >= DIFFERENCE_TV
@@ -285,6 +336,7 @@ def _questions(per_model: dict[str, Any], label: str) -> dict[str, Any]:
             "answer": answer,
             "tv_acts": tv_acts,
             "tv_tones": tv_tones,
+            "tv_acts_all_decisions": _tv(s["werewolf"]["all"]["acts"], s["village"]["all"]["acts"]),
             "werewolf": s["werewolf"],
             "village": s["village"],
         }
@@ -437,19 +489,21 @@ def run_solve(settings: SolveSettings, *, model: ChatModel | None = None) -> Sol
                     **tag,
                 }
             )
-        for g, s in strategies.items():
-            for kind in ("tones", "acts"):
-                for name, p in s[kind].items():
-                    strat_rows.append(
-                        {
-                            "opponent_model": m,
-                            "group": g,
-                            "kind": kind[:-1],
-                            "name": name,
-                            "probability": p,
-                            **tag,
-                        }
-                    )
+        for g, by in strategies.items():
+            for which, st in by.items():
+                for kind in ("tones", "acts"):
+                    for name, p in st[kind].items():
+                        strat_rows.append(
+                            {
+                                "opponent_model": m,
+                                "group": g,
+                                "decisions": which,
+                                "kind": kind[:-1],
+                                "name": name,
+                                "probability": p,
+                                **tag,
+                            }
+                        )
     summary["questions"] = _questions(summary["models"], label["label"])
     if isinstance(model, CachedModel):
         summary["llm_calls"] = dataclasses.asdict(model.stats())
@@ -521,7 +575,11 @@ def fig_side_gain(out: Path) -> Figure:
 def fig_strategies(out: Path) -> Figure:
     """The CFR act distribution per role group and opponent model."""
     summary = _load_summary(out)
-    rows = [r for r in read_csv_rows(out / "strategies.csv") if r["kind"] == "act"]
+    rows = [
+        r
+        for r in read_csv_rows(out / "strategies.csv")
+        if r["kind"] == "act" and r["decisions"] == "decisive"
+    ]
     acts = list(dict.fromkeys(r["name"] for r in rows))
     series = {}
     for m in summary["models"]:
@@ -532,7 +590,7 @@ def fig_strategies(out: Path) -> Figure:
     ax = fig.subplots()
     plot_grouped_bars(ax, acts, series, fmt="%.2f")
     ax.set_ylabel("reach-weighted probability under CFR")
-    _title(fig, summary, "CFR speech acts by role group")
+    _title(fig, summary, "CFR speech acts by role group (decisive decisions)")
     fig.tight_layout()
     return fig
 
@@ -617,8 +675,8 @@ def report_lines(summary: dict[str, Any], out: Path | str) -> list[str]:
             else f" (TV acts {a['tv_acts']:.2f}, tones {a['tv_tones']:.2f})"
         )
         lines.append(
-            f"  {m:10s} {a['answer']}{tv}; werewolf acts: {top(a['werewolf']['acts'])}; "
-            f"village acts: {top(a['village']['acts'])}"
+            f"  {m:10s} {a['answer']}{tv}; werewolf acts: {top(a['werewolf']['decisive']['acts'])}; "
+            f"village acts: {top(a['village']['decisive']['acts'])}"
         )
     q2 = q["werewolf_gain_none_vs_gratr"]
     lines.append(

@@ -258,3 +258,18 @@ def test_a_game_that_ends_before_the_day_is_refused():
     settings = _settings(day=ARENA.max_rounds)
     with pytest.raises(ValueError, match="reach day"):
         D.day_roots(settings, 3)
+
+
+def test_strategies_by_role_on_the_hand_day(hand_day):
+    from games.werewolf.solve import strategy_by_role
+
+    sg, *_ = hand_day
+    policy = solvers.CFRSolver(sg.tree).run(500).average_policy()
+    s = strategy_by_role([sg], [policy])
+    # Every decision of the hand day changes the speaker's payoff: all are decisive.
+    assert s["werewolf"]["decisive"]["decisions"] == 1
+    assert s["village"]["decisive"]["decisions"] == 2
+    assert s["werewolf"]["decisive"]["acts"]["accuse:least"] > 0.99
+    # The villager's set after "nothing" is (almost) never reached: it weighs ~0.
+    assert s["village"]["decisive"]["acts"]["accuse:least"] > 0.99
+    assert s["village"]["all"]["reach"] == pytest.approx(1.0, abs=1e-9)

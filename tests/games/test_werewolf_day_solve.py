@@ -57,7 +57,7 @@ def test_files_and_summary(run):
         assert v["final"]["nash_conv_mean"] >= 0.0
         assert len(v["trees"]) == 2 and all(t["nodes"] > 1 for t in v["trees"])
         for g in ("werewolf", "village"):
-            probs = [p for p in v["strategies"][g]["acts"].values() if p is not None]
+            probs = [p for p in v["strategies"][g]["all"]["acts"].values() if p is not None]
             assert not probs or math.isclose(sum(probs), 1.0, rel_tol=1e-9)
     rows = read_csv_rows(out / "days.csv")
     assert len(rows) == 6 and {r["opponent_model"] for r in rows} == {"none", "dirichlet", "gratr"}
