@@ -33,7 +33,10 @@ def describe(record: Mapping[str, Any], seat: int | None = None) -> str | None:
         roles = ", ".join(f"{n} {r}" for r, n in record["config"]["roles"].items() if n)
         return (
             f"Werewolf: {len(record['players'])} players ({roles}); seed {record['seed']}; "
-            f"players: {', '.join(names)}"
+            f"players: {', '.join(names)}\n"
+            # Seats are numbered from 0 like OpenSpiel players; the prompts and the
+            # players' own words number them from 1, as people do.
+            f"(seat P0 is called Player 1 in the players' statements, P1 Player 2, and so on)"
         )
     if kind == "result":
         return (
