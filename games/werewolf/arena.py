@@ -62,7 +62,7 @@ from games.werewolf.beliefs import (
     check_model_name,
     make_seat_beliefs,
 )
-from games.werewolf.rules import WEREWOLVES, VILLAGERS, Config, Knowledge
+from games.werewolf.rules import VILLAGERS, WEREWOLVES, Config, Knowledge
 from gt_llm.parsing import ParseStats
 
 __all__ = [
@@ -351,7 +351,7 @@ def play_arena_game(
     leader_model: str,
     seed: int,
     index: int = 0,
-    settings: BeliefSettings = BeliefSettings(),
+    settings: BeliefSettings | None = None,
     log: str | Path | None = None,
     stats: ParseStats | None = None,
     max_concurrency: int | None = None,
@@ -368,7 +368,7 @@ def play_arena_game(
             wolf_model=wolf_model,
             leader_model=leader_model,
             seed=seed,
-            settings=settings,
+            settings=settings or BeliefSettings(),
             glog=glog,
             stats=stats if stats is not None else ParseStats(),
             max_concurrency=max_concurrency,
