@@ -53,17 +53,17 @@ from typing import Any
 
 import numpy as np
 
-from games.engine.calls import run_batched
-from games.werewolf import players as llm_players
 from games.werewolf import prompts, rules, runner
 from games.werewolf.beliefs import (
     BeliefSettings,
-    SeatBeliefs,
+    TableBeliefs,
     check_model_name,
     make_seat_beliefs,
 )
+from games.werewolf.deception import DeceptionSummary, pooled_summary
+from games.werewolf.llm_table import LLMTable
 from games.werewolf.rules import VILLAGERS, WEREWOLVES, Config, Knowledge
-from gt_llm.parsing import ParseStats
+from games.werewolf.runner import Emit
 
 __all__ = [
     "ACTION_WEIGHTS",
@@ -197,64 +197,55 @@ class ArenaGame:
         return None
 
 
-class _Table:
-    """The referee of one arena game: seats' models, their beliefs and their LLM calls.
+class _ArenaTable(LLMTable):
+    """The LLM table of one arena game: the seats' models are assigned after the deal.
 
-    It learns the deal from the runner's records (as a moderator would), then
-    answers each request with :func:`games.werewolf.players.decide`, after the
-    seat's belief provider has observed what the seat saw and been consulted.
+    An :class:`~games.werewolf.llm_table.LLMTable` (batched calls, deception
+    analyses, history window, call log) whose belief providers are the seats'
+    :class:`~games.werewolf.beliefs.TableBeliefs`. Before each decision every
+    provider takes the seat's new private facts and announcements; after each
+    step the queued statements and votes of all seats are extracted as one
+    batch. The providers' records go to the log with the step (``state.num_steps``).
     """
 
     def __init__(
         self,
-        config: Config,
         chat: Any,
+        config: Config,
         *,
+        seed: int,
         wolf_model: str,
         leader_model: str,
-        seed: int,
         settings: BeliefSettings,
-        glog: runner.GameLog | None,
-        stats: ParseStats,
         max_concurrency: int | None,
+        log_prompts: bool = False,
     ) -> None:
-        self.config = config
-        self.chat = chat
+        super().__init__(
+            chat,
+            config,
+            seed=seed,
+            belief_factory=self._provider,
+            history_limit=settings.k,
+            max_concurrency=max_concurrency,
+            log_prompts=log_prompts,
+        )
         self.wolf_model = wolf_model
         self.leader_model = leader_model
-        self.seed = seed
         self.settings = settings
-        self.glog = glog
-        self.stats = stats
-        self.max_concurrency = max_concurrency
-        self.roles: list[str | None] = [None] * config.num_players
-        self.seats: tuple[str, ...] = ()
-        self.beliefs: dict[int, SeatBeliefs] = {}
-        self.texts: dict[int, str] = {}
-        self.step = 0
+        self.seat_models: tuple[str, ...] = ()
+        self.adapters: dict[int, TableBeliefs] = {}
         self.identification: list[tuple[str, int, str, bool]] = []
 
-    def _log(self, type_: str, **payload: Any) -> None:
-        if self.glog is not None:
-            self.glog.write(type_, **payload)
+    def _provider(self, knowledge: Knowledge) -> TableBeliefs:
+        return self.adapters[knowledge.player]
 
-    def on_record(self, rec: Mapping[str, Any]) -> None:
-        if rec["type"] in ("action", "chance"):
-            self.step = int(rec["step"]) + 1
-        if rec["type"] == "event" and rec.get("kind") == "role":
-            self.roles[int(rec["player"])] = str(rec["role"])
-            if all(r is not None for r in self.roles) and not self.seats:
-                self._assign()
-
-    def _assign(self) -> None:
+    def _assign(self, state: rules.GameState, emit: Emit) -> None:
         rng = np.random.default_rng(np.random.SeedSequence([self.seed, 0xA7E]))
-        roles = [str(r) for r in self.roles]
-        self.seats = seat_models(roles, self.wolf_model, self.leader_model, rng)
-        for p, (name, role) in enumerate(zip(self.seats, roles, strict=True)):
-            self.beliefs[p] = make_seat_beliefs(
-                name, self.config, p, role, self.settings, chat=self.chat
-            )
-            self._log(
+        self.seat_models = seat_models(state.roles, self.wolf_model, self.leader_model, rng)
+        for p, (name, role) in enumerate(zip(self.seat_models, state.roles, strict=True)):
+            sb = make_seat_beliefs(name, self.config, p, role, self.settings, chat=self.model)
+            self.adapters[p] = TableBeliefs(sb, self.model)
+            emit(
                 "belief_init",
                 seat=p,
                 model=name,
@@ -262,85 +253,44 @@ class _Table:
                 settings=dataclasses.asdict(self.settings),
             )
 
-    def decide(self, requests: Sequence[runner.Request]) -> list[rules.Action]:
-        if not self.seats:
-            raise RuntimeError("arena: a decision before the deal finished")
-        seats = [r.seat for r in requests]
-        # 1. Every asking seat observes what it has not seen yet (one batch of calls).
-        steps = [self.beliefs[r.seat].observe(r.view.events, self.texts) for r in requests]
-        for s, b in zip(seats, self._run(steps), strict=True):
-            self.beliefs[s] = b
-            if b.last_evidence:
-                self._log(
-                    "belief_evidence",
-                    seat=s,
-                    step=self.step,
-                    evidence=[e.to_dict() for e in b.last_evidence],
-                )
-        # 2. Each consults its model for this decision.
-        fields = {}
-        for r in requests:
-            subjects = [p for p in r.view.living() if p != r.seat]
-            b, f = self.beliefs[r.seat].consult(phase=r.view.phase, subjects=subjects)
-            self.beliefs[r.seat] = b
-            fields[r.seat] = f
-            self._log(
-                "belief_consult",
-                seat=r.seat,
-                step=self.step,
-                subjects=[prompts.player_name(p) for p in subjects],
-            )
-            self._record_identification(r.view, f)
-        # 3. The decisions, one batch.
-        dsteps = [
-            llm_players.decide(
-                r.view,
-                r.legal,
-                seed=llm_players.call_seed(self.seed, self.step, r.seat),
-                rng=r.rng,
-                texts=self.texts,
-                beliefs=fields[r.seat]["beliefs"],
-            )
-            for r in requests
-        ]
-        decisions = self._run(dsteps)
-        for r, d in zip(requests, decisions, strict=True):
-            if isinstance(d.action, rules.SpeechAct) and d.text is not None:
-                sid = sum(1 for e in r.view.events if e.kind == "speech")
-                self.texts[sid] = d.text
-                self._log("statement_text", statement=sid, player=r.seat, text=d.text)
-        return [d.action for d in decisions]
+    def _sync(self, state: rules.GameState, emit: Emit) -> None:
+        self._run([a.flush() for a in self.adapters.values() if a.queue], emit)
+        for p, a in self.adapters.items():
+            for rec in a.records:
+                body = {k: v for k, v in rec.items() if k != "type"}
+                emit(rec["type"], seat=p, step=state.num_steps, **body)
+            a.records.clear()
+            for views in a.consults:
+                for v in views:
+                    q = int(v["player"].split()[-1]) - 1
+                    if state.alive[q]:  # judgments of the living only
+                        truth = state.roles[q]
+                        self.identification.append(
+                            (self.seat_models[p], state.round, truth, v["identity"] == truth)
+                        )
+            a.consults.clear()
 
-    def _run(self, steps: Sequence[Any]) -> list[Any]:
-        return run_batched(steps, self.chat, stats=self.stats, max_concurrency=self.max_concurrency)
+    def decide(
+        self, state: rules.GameState, requests: Sequence[runner.Request], emit: Emit
+    ) -> list[rules.Action]:
+        if not self.seat_models:
+            self._assign(state, emit)
+        for p, a in self.adapters.items():
+            a.add_private(rules.knowledge(state, p).events)
+        self._sync(state, emit)
+        out = super().decide(state, requests, emit)
+        self._sync(state, emit)
+        return out
 
-    def _record_identification(self, view: Knowledge, fields: Mapping[str, Any]) -> None:
-        opp = fields["opponent"]
-        if not opp["players"]:
-            return
-        name = self.seats[view.player]
-        for pv in opp["players"]:
-            p = int(pv["player"].split()[-1]) - 1
-            truth = str(self.roles[p])
-            self.identification.append((name, view.round, truth, pv["identity"] == truth))
-
-
-class _Seat:
-    """A runner :class:`~games.werewolf.runner.Player` that asks the table."""
-
-    def __init__(self, table: _Table, seat: int) -> None:
-        self.table = table
-        self.seat = seat
-        self.name = f"arena seat {seat}"
-
-    def act(self, view: Knowledge, legal: Sequence[rules.Action], rng: np.random.Generator):
-        return self.table.decide([runner.Request(self.seat, view, list(legal), rng)])[0]
-
-
-def _deceptive(final: rules.GameState, rnd: int, speaker: int, act: rules.SpeechAct) -> bool:
-    # The speaker's knowledge when it spoke: the seer's checks up to that round.
-    at = dataclasses.replace(final, checks=tuple(c for c in final.checks if c[0] <= rnd))
-    return rules.is_deceptive_in_truth(at, speaker, act)
+    def after_step(
+        self,
+        before: rules.GameState,
+        moves: Sequence[tuple[int, rules.Action]],
+        after: rules.GameState,
+        emit: Emit,
+    ) -> None:
+        super().after_step(before, moves, after, emit)
+        self._sync(after, emit)
 
 
 def play_arena_game(
@@ -353,61 +303,48 @@ def play_arena_game(
     index: int = 0,
     settings: BeliefSettings | None = None,
     log: str | Path | None = None,
-    stats: ParseStats | None = None,
     max_concurrency: int | None = None,
-) -> ArenaGame:
-    """Plays one arena game (module docstring) and returns what the reports need."""
+    log_prompts: bool = False,
+) -> tuple[ArenaGame, DeceptionSummary]:
+    """Plays one arena game (module docstring).
+
+    Returns:
+      What the reports need, and the game's deception summary.
+    """
     check_model_name("play_arena_game: wolf_model", wolf_model)
     check_model_name("play_arena_game: leader_model", leader_model)
     check_seating(config)
+    table = _ArenaTable(
+        chat,
+        config,
+        seed=seed,
+        wolf_model=wolf_model,
+        leader_model=leader_model,
+        settings=settings or BeliefSettings(),
+        max_concurrency=max_concurrency,
+        log_prompts=log_prompts,
+    )
     glog = runner.GameLog(log) if log is not None else None
     try:
-        table = _Table(
-            config,
-            chat,
-            wolf_model=wolf_model,
-            leader_model=leader_model,
-            seed=seed,
-            settings=settings or BeliefSettings(),
-            glog=glog,
-            stats=stats if stats is not None else ParseStats(),
-            max_concurrency=max_concurrency,
-        )
-        seats = [_Seat(table, p) for p in range(config.num_players)]
-        result = runner.play_game(
-            config,
-            seats,
-            seed=seed,
-            log=glog,
-            on_record=table.on_record,
-            decide_batch=table.decide,
-        )
-        final = result.final
-        votes, statements = [], []
-        for e in final.events:
+        result = runner.play_game(config, seed=seed, log=glog, table=table)
+        votes = []
+        for e in result.final.events:
             if e.kind == "votes":
                 votes += [(e.round, int(v), int(t)) for v, t in e.data["votes"].items()]
-            elif e.kind == "speech":
-                act = rules.action_from_json(e.data["act"])
-                statements.append(
-                    (
-                        e.round,
-                        int(e.data["player"]),
-                        _deceptive(final, e.round, e.data["player"], act),
-                    )
-                )
         game = ArenaGame(
             index=index,
             seed=seed,
             wolf_model=wolf_model,
             leader_model=leader_model,
-            seats=table.seats,
+            seats=table.seat_models,
             roles=tuple(result.roles),
             winner=str(result.winner),
             rounds=result.rounds,
             votes=tuple(sorted(votes)),
             identification=tuple(table.identification),
-            statements=tuple(statements),
+            statements=tuple(
+                (s.round, s.speaker, bool(s.deceptive)) for s in table.tracker.statements
+            ),
             log_path=str(log) if log is not None else None,
         )
         if glog is not None:
@@ -415,7 +352,7 @@ def play_arena_game(
     finally:
         if glog is not None:
             glog.close()
-    return game
+    return game, table.tracker.summary()
 
 
 def _game_dict(g: ArenaGame) -> dict[str, Any]:
@@ -540,33 +477,34 @@ def run_arena(args: argparse.Namespace, *, write: Writer | None = None) -> int:
     out = check_writable(args.out, caller="werewolf arena --out")
     settings = BeliefSettings(k=args.k, top_k=args.top_k, threshold=args.threshold)
     chat = load_model_from_args(args)
-    stats = ParseStats()
     pairs = model_pairs(models)
     start = time.perf_counter()
     summaries = []
     bar = tqdm(total=len(pairs) * args.games, desc="arena games", disable=args.no_progress)
     try:
         for a, b in pairs:
-            games = []
+            games, deception = [], []
             logs = out / "logs" / f"{a}_vs_{b}"
             for i in range(args.games):
                 wolf, lead = (a, b) if i % 2 == 0 else (b, a)
-                games.append(
-                    play_arena_game(
-                        config,
-                        chat,
-                        wolf_model=wolf,
-                        leader_model=lead,
-                        seed=args.seed + i,
-                        index=i,
-                        settings=settings,
-                        log=logs / f"game_{i:04d}.jsonl",
-                        stats=stats,
-                        max_concurrency=args.concurrency,
-                    )
+                game, dec = play_arena_game(
+                    config,
+                    chat,
+                    wolf_model=wolf,
+                    leader_model=lead,
+                    seed=args.seed + i,
+                    index=i,
+                    settings=settings,
+                    log=logs / f"game_{i:04d}.jsonl",
+                    max_concurrency=args.concurrency,
+                    log_prompts=args.log_prompts,
                 )
+                games.append(game)
+                deception.append(dec)
                 bar.update(1)
-            summaries.append(summarize_pair(games, a, b))
+            summary = summarize_pair(games, a, b)
+            summary["deception_analyses"] = pooled_summary(deception).to_dict()
+            summaries.append(summary)
     finally:
         bar.close()
     cstats = chat.stats() if hasattr(chat, "stats") else None
@@ -589,7 +527,6 @@ def run_arena(args: argparse.Namespace, *, write: Writer | None = None) -> int:
             "new": cstats.misses if cstats else None,
             "cached": cstats.hits if cstats else None,
         },
-        "parse": stats.to_dict(),
         "seconds": time.perf_counter() - start,
     }
     write_json(out / "arena.json", report)
@@ -768,6 +705,7 @@ def add_arena_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--roles", default=None, help="role counts, e.g. werewolf:3,seer:1,...")
     p.add_argument("--debate-turns", type=int, default=None, help="speeches per day")
     p.add_argument("--max-rounds", type=positive_int, default=None, help="round limit (draw)")
+    p.add_argument("--log-prompts", action="store_true", help="log every call's messages too")
     p.add_argument("--k", type=positive_int, default=15, help="history window K (default 15)")
     p.add_argument("--top-k", type=positive_int, default=5, help="messages RAG retrieves")
     p.add_argument(

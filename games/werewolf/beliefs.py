@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 from games.engine.calls import Call, Step
 from games.werewolf import prompts
@@ -77,7 +77,8 @@ __all__ = [
     "BeliefSettings",
     "EXTRACTING_MODELS",
     "SeatBeliefs",
-    "SeatBeliefProvider",
+    "TableBeliefs",
+    "render_fields",
     "belief_map",
     "check_model_name",
     "goal_text",
@@ -184,20 +185,6 @@ def _empty(_request: Any) -> ParsedRecords:
     return ParsedRecords(())
 
 
-class SeatBeliefProvider(Protocol):
-    """What a runner needs from one seat's belief provider (a value; updates return new ones)."""
-
-    name: str
-
-    def observe(self, events: Sequence[Event], texts: Mapping[int, str]) -> Step[Any]:
-        """A step (LLM extraction calls) returning the provider after ``events``."""
-        ...
-
-    def consult(self, *, phase: str, subjects: Sequence[int]) -> tuple[Any, dict[str, Any]]:
-        """The provider after consulting and the prompt fields for a decision."""
-        ...
-
-
 @dataclasses.dataclass(frozen=True)
 class SeatBeliefs:
     """One seat's opponent model and how much of the seat's event stream it has seen.
@@ -208,7 +195,6 @@ class SeatBeliefs:
       config: The game's rules settings.
       model: The opponent model (an immutable value).
       settings: Shared settings.
-      seen: Events of the seat's view already observed (a prefix of them).
       statements: Public statements seen so far (statement ids are speech counts).
       last_evidence: The evidence the last :meth:`observe` gave the model (for logs).
     """
@@ -218,7 +204,6 @@ class SeatBeliefs:
     config: Config
     model: OpponentModel
     settings: BeliefSettings = BeliefSettings()
-    seen: int = 0
     statements: int = 0
     last_evidence: tuple[Evidence, ...] = ()
 
@@ -361,19 +346,23 @@ class SeatBeliefs:
         )
 
     def observe(self, events: Sequence[Event], texts: Mapping[int, str]) -> Step[SeatBeliefs]:
-        """Observes the seat's new events (``events`` is its whole view; the unseen tail is used).
+        """Observes new events of the seat's view, in order.
 
         Yields one list of calls: the two extraction requests of every statement
-        to extract (none for models that extract nothing). Returns the updated
-        provider; :attr:`last_evidence` of the result lists what was observed.
+        to extract (nothing for models that extract nothing). Returns the updated
+        provider; its :attr:`last_evidence` lists what the model was given.
+
+        Args:
+          events: Events the seat saw and the provider has not (in game order).
+          texts: Statement texts by statement id (missing: the act's flat rendering).
         """
-        new = list(events[self.seen :])
-        items, sid = self.evidence_of(new, texts)
+        items, sid = self.evidence_of(events, texts)
         pending = [it for it in items if isinstance(it, tuple)]
         answers: list[Any] = []
         if pending:
-            calls = [c for (text, act, _, s) in pending for c in self._request_pair(text, act, s)]
-            answers = yield calls
+            answers = yield [
+                c for (text, act, _, s) in pending for c in self._request_pair(text, act, s)
+            ]
         observed: list[Evidence] = []
         j = 0
         for it in items:
@@ -386,9 +375,7 @@ class SeatBeliefs:
             else:
                 observed += it
         model = self.model.observe_all(observed)
-        return dataclasses.replace(
-            self, model=model, seen=len(events), statements=sid, last_evidence=tuple(observed)
-        )
+        return dataclasses.replace(self, model=model, statements=sid, last_evidence=tuple(observed))
 
     # -- prompt fields ----------------------------------------------------------
 
@@ -486,3 +473,135 @@ def make_seat_beliefs(
     else:
         model = make_opponent_model(name, ctx)
     return SeatBeliefs(seat=seat, role=role, config=config, model=model, settings=settings)
+
+
+# ----------------------------------------------------------------------------- in the game loop
+
+#: Sentences of the belief text (appendix 3's per-player reasoning fields, our words).
+PLAYER_LINE = "{player}: {identity}; {stance} (trust {trust}){probabilities}{chains}"
+CHAIN_TEXT = "{path} (value {value})"
+RETRIEVED_HEAD = "Past messages most relevant to this decision:"
+NO_FIELDS = "(no opponent model)"
+
+_PRIVATE_KINDS = ("check", "partners", "deaths", "exile")
+
+
+def render_fields(fields: PromptFields) -> str:
+    """The prompt's belief text from an opponent model's fields.
+
+    GRATR: per player the inferred identity, ally / adversary / unsure, the trust
+    and the evidence chains; Dirichlet: the identity and most likely roles with
+    their probabilities; retrieval baselines: the retrieved messages; ``none``:
+    nothing (the history window is the prompt's own).
+    """
+    lines = []
+    for v in fields["players"]:
+        probs = ""
+        if v["probabilities"]:
+            probs = "; " + ", ".join(f"{h} {p:.2f}" for h, p in v["probabilities"].items())
+        chains = ""
+        if v["chains"]:
+            chains = "; chains: " + ", ".join(
+                CHAIN_TEXT.format(path=" <- ".join(c["players"]), value=f"{c['value']:.2f}")
+                for c in v["chains"]
+            )
+        trust = "n/a" if v["trust"] is None else f"{v['trust']:+.2f}"
+        lines.append(
+            PLAYER_LINE.format(
+                player=v["player"],
+                identity=v["identity"] + (" (certain)" if v["pinned"] else ""),
+                stance=v["stance"],
+                trust=trust,
+                probabilities=probs,
+                chains=chains,
+            )
+        )
+    if fields["retrieved"]:
+        lines.append(RETRIEVED_HEAD)
+        lines += [f"  {m['text']}" for m in fields["retrieved"]]
+    return "\n".join(lines) if lines else NO_FIELDS
+
+
+class TableBeliefs:
+    """One seat's :class:`SeatBeliefs` behind the game loop's provider hook.
+
+    Implements :class:`games.werewolf.llm_table.BeliefProvider`: ``observe`` takes
+    each public statement and vote (queued), :meth:`add_private` the seat's
+    private facts and announcements (seer checks, partners, deaths, exiles with
+    revealed roles) from its knowledge, :meth:`flush` is the step that gives the
+    queue to the model (a runner runs the flushes of all seats as one batch; a
+    read with a non-empty queue flushes it alone). ``beliefs`` / ``belief_lines``
+    consult the model once per new evidence (GRATR's retrieval runs then) and
+    give :func:`belief_map` and :func:`render_fields` of the result.
+
+    Attributes:
+      state: The seat's :class:`SeatBeliefs` (replaced on every update).
+      records: Log records not yet written (``belief_evidence``, ``belief_consult``:
+        the runner emits them with the step and clears the list).
+      consults: ``(player views)`` of each consultation not yet scored.
+    """
+
+    def __init__(self, state: SeatBeliefs, chat: Any) -> None:
+        self.state = state
+        self.chat = chat
+        self.queue: list[Event] = []
+        self.texts: dict[int, str] = {}
+        self.records: list[dict[str, Any]] = []
+        self.consults: list[list[dict[str, Any]]] = []
+        self._private_seen = 0
+        self._fields: dict[str, Any] | None = None
+
+    @property
+    def name(self) -> str:
+        return self.state.name
+
+    def observe(self, observation: Any) -> None:
+        """Queues a :class:`~games.werewolf.llm_table.PublicObservation`."""
+        o = observation
+        if o.kind == "statement":
+            if o.statement is not None and o.text:
+                self.texts[int(o.statement)] = o.text
+            self.queue.append(Event("speech", o.round, {"player": o.actor, "act": dict(o.act)}))
+        elif o.kind == "vote" and o.target is not None:
+            self.queue.append(Event("votes", o.round, {"votes": {str(o.actor): int(o.target)}}))
+
+    def add_private(self, events: Sequence[Event]) -> None:
+        """Queues the new facts and announcements among the seat's visible ``events``."""
+        new = events[self._private_seen :]
+        self._private_seen = len(events)
+        self.queue += [e for e in new if e.kind in _PRIVATE_KINDS]
+
+    def flush(self) -> Step[None]:
+        """Gives the queue to the model (yields the extraction calls, if any)."""
+        if not self.queue:
+            return None
+        events, self.queue = self.queue, []
+        self.state = yield from self.state.observe(events, self.texts)
+        if self.state.last_evidence:
+            self._fields = None
+            self.records.append(
+                {
+                    "type": "belief_evidence",
+                    "evidence": [e.to_dict() for e in self.state.last_evidence],
+                }
+            )
+        return None
+
+    def _consult(self) -> dict[str, Any]:
+        if self.queue:
+            from games.engine.calls import run_sync
+
+            run_sync(self.flush(), self.chat)
+        if self._fields is None:
+            others = [p for p in range(self.state.config.num_players) if p != self.state.seat]
+            self.state, self._fields = self.state.consult(phase="decision", subjects=others)
+            names = [prompts.player_name(p) for p in others]
+            self.records.append({"type": "belief_consult", "subjects": names})
+            self.consults.append(list(self._fields["opponent"]["players"]))
+        return self._fields
+
+    def beliefs(self) -> Mapping[int, Mapping[str, float]]:
+        return self._consult()["beliefs"]
+
+    def belief_lines(self) -> str:
+        return render_fields(self._consult()["opponent"])

@@ -148,16 +148,52 @@ def test_extraction_is_one_batch_and_own_statements_are_not_sent(chat):
         assert len(stop.value.value.model.history) == 4
 
 
-def test_observe_is_incremental_and_uses_statement_texts(chat):
+def test_statement_ids_and_texts(chat):
     events = [speech(1, 2, "claim", role="seer")]
     b = observe(wb.make_seat_beliefs("native-rag", GRATR, 0, "villager"), chat, events, {0: "Hi."})
-    assert b.seen == 1 and b.statements == 1
+    assert b.statements == 1
     assert b.model.history[-1].text == "Player 3: Hi."
-    b2 = observe(b, chat, events)  # nothing new
-    assert len(b2.model.history) == 1 and b2.last_evidence == ()
-    b3 = observe(b2, chat, events + [speech(1, 4, "accuse", target=2)])
-    assert b3.statements == 2
-    assert b3.model.history[-1].text == "Player 5: I think Player 3 is a werewolf."
+    b2 = observe(b, chat, [speech(1, 4, "accuse", target=2)])  # statement 1, no text given
+    assert b2.statements == 2
+    assert b2.model.history[-1].text == "Player 5: I think Player 3 is a werewolf."
+    assert len(b2.last_evidence) == 1 and b2.last_evidence[0].kind == "message"
+
+
+def test_table_adapter_queues_flushes_and_consults_once_per_evidence(chat):
+    from games.werewolf.llm_table import PublicObservation
+
+    b = wb.make_seat_beliefs("gratr", GRATR, 0, "seer")
+    t = wb.TableBeliefs(b, chat)
+    t.observe(
+        PublicObservation(
+            "statement", 1, 5, None, {"kind": "claim", "role": "seer", "target": None}, "I am.", 0
+        )
+    )
+    t.observe(PublicObservation("vote", 1, 5, 0))
+    t.add_private([Event("check", 1, {"player": 0, "target": 3, "result": "werewolf"}, (0,))])
+    assert len(t.queue) == 3
+    beliefs = t.beliefs()  # flushes the queue alone (2 extraction calls) and consults
+    assert not t.queue and beliefs[3]["werewolf"] == 1.0
+    assert [r["type"] for r in t.records] == ["belief_evidence", "belief_consult"]
+    text = t.belief_lines()
+    assert len(t.consults) == 1  # the same evidence: no second consultation
+    assert "Player 4: werewolf (certain); adversary (trust -1.00)" in text
+    assert "Player 6: werewolf; adversary" in text  # the false seer claim the seer saw
+    # Facts already taken are not taken twice.
+    t.add_private([Event("check", 1, {"player": 0, "target": 3, "result": "werewolf"}, (0,))])
+    assert not t.queue
+    rag = wb.TableBeliefs(wb.make_seat_beliefs("native-rag", GRATR, 0, "seer"), chat)
+    rag.observe(
+        PublicObservation(
+            "statement", 1, 5, 2, {"kind": "accuse", "target": 2}, "Player 3 is a wolf.", 0
+        )
+    )
+    assert rag.beliefs() == {}
+    assert "Player 6: Player 3 is a wolf." in rag.belief_lines()
+    assert (
+        wb.render_fields({"model": "none", "history": [], "retrieved": [], "players": []})
+        == wb.NO_FIELDS
+    )
 
 
 def test_votes_are_attack_intents_and_messages(chat):
