@@ -11,7 +11,8 @@ into :class:`gt_llm.opponents.Evidence`:
   additionally ask the LLM GRATR's two extraction prompts (identity judgments
   ``[Player][identity][confidence][analysis]`` and intents
   ``[Role1][Type][Role2][Reason][Score]``, ``002`` appendix 1-2) about each
-  statement of another player; the two requests of every statement are one
+  statement of another player (a judgment naming a role that is not in play
+  is dropped); the two requests of every statement are one
   batch (:meth:`SeatBeliefs.observe`), and the runner may run the steps of
   several seats together so that their requests form one batch. A statement
   that says nothing new is not sent. A team check's "not a werewolf" is asked
@@ -231,7 +232,9 @@ class SeatBeliefs:
         return [
             Call(
                 identity_request(identities=hyps, **common),
-                lambda t: parse_identity_judgments(t, players=players, identities=hyps),
+                # Any role parses (a claim of a role not in play is a valid record);
+                # judgments about roles outside the hypotheses are dropped in observe.
+                lambda t: parse_identity_judgments(t, players=players, identities=ROLES),
                 _empty,
             ),
             Call(intent_request(**common), lambda t: parse_intents(t, players=players), _empty),
@@ -370,7 +373,9 @@ class SeatBeliefs:
                 _text, act, rnd, _s = it
                 ident, inten = answers[2 * j], answers[2 * j + 1]
                 j += 1
-                observed += judgments_to_evidence(ident.items, step=rnd, speaker=act.speaker)
+                hyps = self.model_context.hypotheses
+                judged = [j for j in ident.items if j.identity in hyps]
+                observed += judgments_to_evidence(judged, step=rnd, speaker=act.speaker)
                 observed += intents_to_evidence(inten.items, step=rnd)
             else:
                 observed += it
