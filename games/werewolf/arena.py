@@ -61,7 +61,7 @@ from games.werewolf.beliefs import (
     make_seat_beliefs,
 )
 from games.werewolf.deception import DeceptionSummary, pooled_summary
-from games.werewolf.llm_table import LLMTable
+from games.werewolf.llm_table import LLMTable, model_label
 from games.werewolf.rules import VILLAGERS, WEREWOLVES, Config, Knowledge
 from games.werewolf.runner import Emit
 
@@ -511,11 +511,7 @@ def run_arena(args: argparse.Namespace, *, write: Writer | None = None) -> int:
     report = {
         "backend": chat.spec,
         "stand_in": chat.backend == "scripted",
-        "note": (
-            "scripted backend: a deterministic rule-based stand-in, not an LLM"
-            if chat.backend == "scripted"
-            else f"LLM backend {chat.spec}"
-        ),
+        "note": model_label(chat),
         "preset": args.preset,
         "config": config.as_dict(),
         "models": list(models),
@@ -531,10 +527,10 @@ def run_arena(args: argparse.Namespace, *, write: Writer | None = None) -> int:
     }
     write_json(out / "arena.json", report)
     write_csv(out / "arena.csv", _csv_rows(summaries))
-    _plot(summaries, out / "arena.png", chat.spec)
+    _plot(summaries, out / "arena.png", model_label(chat))
     for s in summaries:
         a, b = s["pair"]
-        write(f"{a} vs {b}: {s['games']} games ({s['draws']} draws), backend {chat.spec}")
+        write(f"{a} vs {b}: {s['games']} games ({s['draws']} draws), {model_label(chat)}")
         for m in (a, b):
             row = s["models"][m]
             write(
@@ -578,9 +574,13 @@ def _plot(summaries: Sequence[Mapping[str, Any]], path: Path, backend: str) -> N
 
     from solvers.plots import plot_grouped_bars
 
-    fig, axes = plt.subplots(1, len(summaries), figsize=(4.5 * len(summaries), 3.6), squeeze=False)
+    ncols = min(5, len(summaries))
+    nrows = -(-len(summaries) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 3.4 * nrows), squeeze=False)
     try:
-        for ax, s in zip(axes[0], summaries, strict=True):
+        for ax in axes.flat[len(summaries) :]:
+            ax.set_axis_off()
+        for ax, s in zip(axes.flat, summaries, strict=False):
             a, b = s["pair"]
             series = {
                 m: [100 * (s["models"][m][k]["rate"] or 0.0) for k in ("TWR", "WWR", "LWR")]
@@ -590,7 +590,7 @@ def _plot(summaries: Sequence[Mapping[str, Any]], path: Path, backend: str) -> N
             ax.set_ylim(0, 110)
             ax.set_ylabel("win rate (%)")
             ax.set_title(f"{a} vs {b} ({s['games']} games)", fontsize=9)
-        fig.suptitle(f"Werewolf arena, backend {backend}", fontsize=10)
+        fig.suptitle(f"Werewolf arena, {backend}", fontsize=10)
         fig.tight_layout()
         tmp = path.with_name(path.name + ".tmp.png")
         fig.savefig(tmp, dpi=110)

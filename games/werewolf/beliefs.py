@@ -483,7 +483,8 @@ def make_seat_beliefs(
 # ----------------------------------------------------------------------------- in the game loop
 
 #: Sentences of the belief text (appendix 3's per-player reasoning fields, our words).
-PLAYER_LINE = "{player}: {identity}; {stance} (trust {trust}){probabilities}{chains}"
+PLAYER_LINE = "{player}: {identity}{stance}{probabilities}{chains}"
+STANCE_TEXT = "; {stance} (trust {trust:+.2f})"
 CHAIN_TEXT = "{path} (value {value})"
 RETRIEVED_HEAD = "Past messages most relevant to this decision:"
 NO_FIELDS = "(no opponent model)"
@@ -510,13 +511,14 @@ def render_fields(fields: PromptFields) -> str:
                 CHAIN_TEXT.format(path=" <- ".join(c["players"]), value=f"{c['value']:.2f}")
                 for c in v["chains"]
             )
-        trust = "n/a" if v["trust"] is None else f"{v['trust']:+.2f}"
+        stance = ""
+        if v["trust"] is not None:
+            stance = STANCE_TEXT.format(stance=v["stance"], trust=v["trust"])
         lines.append(
             PLAYER_LINE.format(
                 player=v["player"],
                 identity=v["identity"] + (" (certain)" if v["pinned"] else ""),
-                stance=v["stance"],
-                trust=trust,
+                stance=stance,
                 probabilities=probs,
                 chains=chains,
             )

@@ -179,6 +179,14 @@ def test_table_adapter_queues_flushes_and_consults_once_per_evidence(chat):
     assert len(t.consults) == 1  # the same evidence: no second consultation
     assert "Player 4: werewolf (certain); adversary (trust -1.00)" in text
     assert "Player 6: werewolf; adversary" in text  # the false seer claim the seer saw
+    assert "chains: Player 1 <- " in text
+    d = wb.TableBeliefs(wb.make_seat_beliefs("dirichlet", GRATR, 0, "villager"), chat)
+    d.observe(
+        PublicObservation(
+            "statement", 1, 2, None, {"kind": "claim", "role": "seer", "target": None}, "I am.", 0
+        )
+    )
+    assert "Player 3: seer; seer 0.33, villager 0.17" in d.belief_lines()
     # Facts already taken are not taken twice.
     t.add_private([Event("check", 1, {"player": 0, "target": 3, "result": "werewolf"}, (0,))])
     assert not t.queue
