@@ -65,7 +65,7 @@ from games.werewolf.deception import (
     StatementRecord,
 )
 from games.werewolf.rules import Action, GameState, Knowledge, SpeechAct
-from games.werewolf.runner import Emit, Player, Request
+from games.werewolf.runner import Emit, GameResult, Player, Request
 from gt_llm.chat import ChatModel, ChatRequest, ChatResponse
 from gt_llm.parsing import ParsePolicy, ParseStats
 
@@ -231,7 +231,9 @@ class LLMTable:
 
     def names(self) -> list[str]:
         return [
-            f"llm:{self.label}" if p is None else getattr(p, "name", type(p).__name__)
+            f"prompted player, model {self.label}"
+            if p is None
+            else getattr(p, "name", type(p).__name__)
             for p in self.seats
         ]
 
@@ -453,7 +455,7 @@ def play_llm_game(
     log: Any = None,
     on_record: Callable[[dict[str, Any]], None] | None = None,
     **table_options: Any,
-) -> tuple[Any, LLMTable]:
+) -> tuple[GameResult, LLMTable]:
     """Plays one game with LLM players; returns the runner's ``GameResult`` and the table.
 
     Args:

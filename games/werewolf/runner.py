@@ -159,7 +159,13 @@ class SeatTable:
             return list(self.decide_batch(requests))
         return [self.players[r.seat].act(r.view, r.legal, r.rng) for r in requests]
 
-    def after_step(self, before, moves, after, emit) -> None:
+    def after_step(
+        self,
+        before: GameState,
+        moves: Sequence[tuple[int, Action]],
+        after: GameState,
+        emit: Emit,
+    ) -> None:
         pass
 
     def result(self) -> dict[str, Any]:
