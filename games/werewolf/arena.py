@@ -25,7 +25,9 @@ Reported per pair (JSON, CSV, bar chart):
 * **Role identification** — for models that infer identities (``gratr``,
   ``dirichlet``): at every consultation, the share of the other living players
   whose inferred identity is their true role (``unsure`` counts as wrong), per
-  model, round and true role of the player judged. Baselines infer none (null).
+  model, observer's team (``village`` / ``werewolf``: a werewolf knows its
+  partners), round and true role of the player judged. Baselines infer none
+  (null).
 * **Deception** — per model and side, statements made and the share that
   contradicts the speaker's knowledge (``rules.is_deceptive_in_truth`` with the
   seer's checks up to that round).
@@ -169,8 +171,8 @@ class ArenaGame:
       winner: ``"werewolves"``, ``"villagers"`` or ``"draw"``.
       rounds: Rounds played.
       votes: Day votes ``(round, voter, target)``.
-      identification: ``(model, round, true role of the judged, correct)`` per
-        judgment made at a consultation.
+      identification: ``(model, observer's team, round, true role of the judged,
+        correct)`` per judgment made at a consultation.
       statements: ``(round, speaker, deceptive in truth)`` per statement.
       log_path: The game's JSONL log.
     """
@@ -184,7 +186,7 @@ class ArenaGame:
     winner: str
     rounds: int
     votes: tuple[tuple[int, int, int], ...]
-    identification: tuple[tuple[str, int, str, bool], ...]
+    identification: tuple[tuple[str, str, int, str, bool], ...]
     statements: tuple[tuple[int, int, bool], ...]
     log_path: str | None = None
 
@@ -234,7 +236,7 @@ class _ArenaTable(LLMTable):
         self.settings = settings
         self.seat_models: tuple[str, ...] = ()
         self.adapters: dict[int, TableBeliefs] = {}
-        self.identification: list[tuple[str, int, str, bool]] = []
+        self.identification: list[tuple[str, str, int, str, bool]] = []
 
     def _provider(self, knowledge: Knowledge) -> TableBeliefs:
         return self.adapters[knowledge.player]
@@ -265,8 +267,10 @@ class _ArenaTable(LLMTable):
                     q = int(v["player"].split()[-1]) - 1
                     if state.alive[q]:  # judgments of the living only
                         truth = state.roles[q]
+                        team = "werewolf" if state.roles[p] == WOLF else "village"
+                        ok = v["identity"] == truth
                         self.identification.append(
-                            (self.seat_models[p], state.round, truth, v["identity"] == truth)
+                            (self.seat_models[p], team, state.round, truth, ok)
                         )
             a.consults.clear()
 
@@ -396,11 +400,13 @@ def summarize_pair(games: Sequence[ArenaGame], a: str, b: str) -> dict[str, Any]
             for p, s in enumerate(action_scores(g)):
                 if g.seats[p] == m:
                     by_role[g.roles[p]].append(s)
-        ident: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
+        ident: dict[str, dict[str, dict[str, list[bool]]]] = defaultdict(
+            lambda: defaultdict(lambda: defaultdict(list))
+        )
         for g in games:
-            for model, rnd, truth, ok in g.identification:
+            for model, team, rnd, truth, ok in g.identification:
                 if model == m:
-                    ident[str(rnd)][truth].append(ok)
+                    ident[team][str(rnd)][truth].append(ok)
         dec: dict[str, list[bool]] = defaultdict(list)
         for g in games:
             for _rnd, speaker, deceptive in g.statements:
@@ -416,11 +422,14 @@ def summarize_pair(games: Sequence[ArenaGame], a: str, b: str) -> dict[str, Any]
             },
             "identification": (
                 {
-                    rnd: {
-                        r: {"accuracy": float(np.mean(v)), "n": len(v)}
-                        for r, v in sorted(per.items())
+                    team: {
+                        rnd: {
+                            r: {"accuracy": float(np.mean(v)), "n": len(v)}
+                            for r, v in sorted(per.items())
+                        }
+                        for rnd, per in sorted(rounds.items(), key=lambda kv: int(kv[0]))
                     }
-                    for rnd, per in sorted(ident.items(), key=lambda kv: int(kv[0]))
+                    for team, rounds in sorted(ident.items())
                 }
                 if ident
                 else None

@@ -146,6 +146,13 @@ def test_one_game_is_deterministic_and_logs_beliefs(chat, tmp_path):
     wolves = [p for p, r in enumerate(g1.roles) if r == "werewolf"]
     assert all(g1.seats[p] == "gratr" for p in wolves)
     assert g1.identification and all(m in ("gratr", "dirichlet") for m, *_ in g1.identification)
+    # A werewolf identifies its partners (certain facts) every time it is asked.
+    partners = [
+        ok
+        for m, team, _, truth, ok in g1.identification
+        if team == "werewolf" and truth == "werewolf"
+    ]
+    assert partners and all(partners)
     recs = runner.read_log(tmp_path / "a.jsonl")
     kinds = {r["type"] for r in recs}
     assert {"belief_init", "belief_evidence", "belief_consult", "llm_call", "arena"} <= kinds
