@@ -175,7 +175,7 @@ def _play_many(args: argparse.Namespace, config, model, write: Writer) -> int:
     (out / "logs").mkdir(parents=True, exist_ok=True)
     seeds = [args.seed + i for i in range(args.games)]
     remote = model is not None and model.backend != "scripted"
-    jobs = (args.jobs or 4) if remote else 1
+    jobs = min(args.jobs or 4, args.games) if remote else 1
     start = time.perf_counter()
     hits0 = _cache_stats(model)
 

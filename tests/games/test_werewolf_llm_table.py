@@ -180,16 +180,14 @@ def test_llm_game_against_chat_server_reasks_then_falls_back(tmp_path, monkeypat
 
 @pytest.mark.parametrize("preset", ["arena", "gratr"])
 def test_200_scripted_llm_games_end_with_a_result(preset, scripted):
-    # One debate turn per day keeps this under ~20 s per preset on a shared core.
+    # One debate turn per day: measured 6 s (arena) / 12 s (gratr) on an idle core,
+    # about 26 s each with the 2 cores shared.
     cfg = rules.preset(preset, debate_turns=1)
-    start = time.perf_counter()
     results = [play_llm_game(cfg, scripted, seed=s)[0] for s in range(200)]
-    elapsed = time.perf_counter() - start
     assert all(r.winner in (rules.WEREWOLVES, rules.VILLAGERS, rules.DRAW) for r in results)
     rate = runner.summarize(results)["win_rates"][rules.WEREWOLVES]["rate"]
     assert 0.0 < rate < 1.0
     assert all(r.extra["parse_stats"]["total_fallbacks"] == 0 for r in results)
-    assert elapsed < 120
 
 
 def test_summary_cli_and_series_resume_through_the_cache(tmp_path, capsys):
@@ -252,3 +250,25 @@ def test_calls_with_their_own_parsers_go_out_concurrently(monkeypatch):
     assert got == [0, 0, 0, 0]
     assert len({id(g) for g in gens}) == 4
     assert elapsed < 2.5 * delay  # sequential groups would take 4 delays
+
+
+def test_series_on_a_remote_backend_runs_in_threads_and_resumes(tmp_path, monkeypatch):
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    out = tmp_path / "remote"
+    with FakeChatServer() as server:  # echo answers: nothing parses, everything falls back
+        args = ["werewolf", "play", "--roles", SMALL, "--debate-turns", "1", "--max-rounds", "1"]
+        args += ["--games", "2", "--out", str(out), "--no-progress"]
+        args += ["--backend", f"openai:fake@{server.url}/v1", "--jobs", "2"]
+        assert cli(args) == 0
+        sent = server.request_count
+        first = json.loads((out / "summary.json").read_text())
+        assert first["parallel"] == "2 game(s) at a time (threads)"
+        assert first["players"].startswith("openai:fake@") and first["games"] == 2
+        assert first["fallbacks"] > 0 and first["defaulted_actions"] > 0
+        assert first["model_calls"]["new_backend_calls"] == sent > 0
+        assert cli([*args, "--force"]) == 0
+        assert server.request_count == sent  # resumed from the cache: no new request
+    second = json.loads((out / "summary.json").read_text())
+    assert second["model_calls"]["new_backend_calls"] == 0
+    assert second["win_rates"] == first["win_rates"]
