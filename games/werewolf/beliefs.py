@@ -45,6 +45,13 @@ text (:func:`goal_text`).
 
 Events are time-stamped with the rules' round (a night and the following day),
 so GRATR's decay (Eq. 4, by time step) decays per round.
+
+:meth:`SeatBeliefs.observe` is the step form of
+:func:`gt_llm.opponents.extract_statement_evidence` (same requests, parsers and
+"no evidence" fallback), so that the engine batches it. :class:`TableBeliefs`
+puts a :class:`SeatBeliefs` behind the LLM game loop's per-seat hook
+(:class:`games.werewolf.llm_table.BeliefProvider`) and renders the fields as the
+prompt's belief text (:func:`render_fields`).
 """
 
 from __future__ import annotations
