@@ -697,7 +697,7 @@ def _say(text: str) -> None:
 def add_arena_parser(sub: argparse._SubParsersAction) -> None:
     """Adds ``arena`` to the ``werewolf`` command group."""
     from games.engine.cli_options import add_common_options
-    from gt_llm.cli import positive_float, positive_int
+    from gt_llm.cli import positive_int
 
     p = sub.add_parser(
         "arena",
@@ -719,7 +719,7 @@ def add_arena_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--top-k", type=positive_int, default=5, help="messages RAG retrieves")
     p.add_argument(
         "--threshold",
-        type=positive_float,
+        type=float,
         default=0.5,
         help="Dirichlet: minimum judgment confidence (0-1) to count (default 0.5)",
     )
