@@ -51,7 +51,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -66,6 +66,9 @@ from games.werewolf.deception import DeceptionSummary, pooled_summary
 from games.werewolf.llm_table import LLMTable, model_label
 from games.werewolf.rules import VILLAGERS, WEREWOLVES, Config, Knowledge
 from games.werewolf.runner import Emit
+
+if TYPE_CHECKING:
+    from gt_llm.opponents import GratrModel
 
 __all__ = [
     "ACTION_WEIGHTS",
@@ -611,7 +614,7 @@ def _plot(summaries: Sequence[Mapping[str, Any]], path: Path, backend: str) -> N
 # --------------------------------------------------------------------------- graph
 
 
-def rebuild_trust_graph(records: Sequence[Mapping[str, Any]], player: int, step: int):
+def rebuild_trust_graph(records: Sequence[Mapping[str, Any]], player: int, step: int) -> GratrModel:
     """The GRATR model of ``player`` (seat id) after the log's records up to ``step``.
 
     Replays the seat's ``belief_evidence`` and ``belief_consult`` records with

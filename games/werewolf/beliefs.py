@@ -60,7 +60,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from games.engine.calls import Call, Step
+from games.engine.calls import Call, Step, run_sync
 from games.werewolf import prompts
 from games.werewolf.rules import ROLES, SPECIAL_ROLES, Config, Event
 from gt_llm.opponents import (
@@ -603,8 +603,6 @@ class TableBeliefs:
 
     def _consult(self) -> dict[str, Any]:
         if self.queue:
-            from games.engine.calls import run_sync
-
             run_sync(self.flush(), self.chat)
         if self._fields is None:
             others = [p for p in range(self.state.config.num_players) if p != self.state.seat]
