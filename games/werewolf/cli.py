@@ -327,7 +327,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     from gt_llm.cli import positive_int
 
     group = subparsers.add_parser(
-        "werewolf", help="Werewolf: play, watch and replay games", description=__doc__
+        "werewolf",
+        help="Werewolf: play, watch and replay games",
+        description="Werewolf: play, watch and replay games; solve a day as a CFR tree; "
+        "pit opponent models against each other in the arena.",
     )
     sub = group.add_subparsers(dest="werewolf_command", metavar="COMMAND", parser_class=type(group))
     play = sub.add_parser("play", help="play one game (transcript) or a series (--games N)")
