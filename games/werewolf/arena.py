@@ -588,7 +588,7 @@ def _plot(summaries: Sequence[Mapping[str, Any]], path: Path, backend: str) -> N
 
     ncols = min(5, len(summaries))
     nrows = -(-len(summaries) // ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 3.4 * nrows), squeeze=False)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(max(5.0, 4.2 * ncols), 3.6 * nrows), squeeze=False)
     try:
         for ax in axes.flat[len(summaries) :]:
             ax.set_axis_off()
@@ -602,7 +602,9 @@ def _plot(summaries: Sequence[Mapping[str, Any]], path: Path, backend: str) -> N
             ax.set_ylim(0, 110)
             ax.set_ylabel("win rate (%)")
             ax.set_title(f"{a} vs {b} ({s['games']} games)", fontsize=9)
-        fig.suptitle(f"Werewolf arena, {backend}", fontsize=10)
+        # The backend label is long ("... rule-based stand-in, not an LLM"): wrap it so a
+        # one-pair figure does not cut it off.
+        fig.suptitle("Werewolf arena\n" + backend, fontsize=9 if ncols == 1 else 10)
         fig.tight_layout()
         tmp = path.with_name(path.name + ".tmp.png")
         fig.savefig(tmp, dpi=110)
