@@ -23,6 +23,7 @@ from solvers.plots import (
     read_curves_csv,
     to_png,  # noqa: F401  (re-exported: notebooks display figures with it)
 )
+from solvers.results import atomic_path
 
 _VARIANT_LABEL = {"tone": "tone (σ_CFR)", "tone+belief": "tone + belief (σ_CFR-B)"}
 
@@ -127,6 +128,7 @@ def draw_all(out: str | Path) -> list[Path]:
     ):
         fig = fn(out)
         # Figure objects (no pyplot): no global backend state, nothing to close.
-        fig.savefig(out / name, dpi=120)
+        with atomic_path(out / name) as tmp:
+            fig.savefig(tmp, dpi=120)
         paths.append(out / name)
     return paths
