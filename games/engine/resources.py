@@ -75,10 +75,12 @@ def require_memory(need: int, *, what: str, fix: str, available: int | None = No
 
 
 def solver_kernels_cached() -> bool | None:
-    """Whether numba's on-disk cache holds every solver kernel (``None``: cannot tell).
+    """Whether numba's on-disk cache holds the solver kernels (``None``: cannot tell).
 
     A cold cache means the first solve of this process compiles the kernels
-    (about half a minute on 2 cores). Reads numba's cache index through its
+    (about half a minute on 2 cores). Warm means some kernel has an entry
+    matching the current source: a run compiles only the kernels it uses, and
+    an edit of the kernels' file invalidates all of them at once. Reads numba's cache index through its
     internal API, so any surprise there answers ``None`` rather than failing.
     """
     try:
@@ -92,7 +94,7 @@ def solver_kernels_cached() -> bool | None:
         if not dispatchers:
             return None
         # An index is empty when missing or when its source stamp no longer matches the file.
-        return all(d._cache._cache_file._load_index() for d in dispatchers)
+        return any(d._cache._cache_file._load_index() for d in dispatchers)
     except Exception:  # noqa: BLE001 - numba internals differ between versions: "cannot tell"
         logger.debug("cannot read numba's cache index", exc_info=True)
         return None

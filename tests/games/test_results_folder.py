@@ -16,6 +16,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
@@ -46,19 +47,8 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
-def _cli(args, env, cwd, timeout=120):
-    return subprocess.run(
-        [sys.executable, "-m", "gt_llm.cli", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=cwd,
-        timeout=timeout,
-    )
-
-
-def _run(out, env, cwd, *extra, timeout=120):
-    return _cli(["fruit-trading", "run", *TINY, "--out", str(out), *extra], env, cwd, timeout)
+def _run(cli, out, cwd, *extra):
+    return cli(["fruit-trading", "run", *TINY, "--out", str(out), *extra], cwd)
 
 
 def _one_error_line(proc) -> str:
@@ -73,9 +63,9 @@ def _manifest(out: Path) -> dict:
     return json.loads((out / "manifest.json").read_text())
 
 
-def test_sigkill_while_writing_summary_keeps_the_previous_one(child_env, tmp_path):
+def test_sigkill_while_writing_summary_keeps_the_previous_one(child_env, gt_llm_cli, tmp_path):
     out = tmp_path / "res"
-    assert _run(out, child_env, tmp_path).returncode == 0
+    assert _run(gt_llm_cli, out, tmp_path).returncode == 0
     before = (out / "summary.json").read_bytes()
     assert _manifest(out)["complete"] is True
 
@@ -98,36 +88,34 @@ def test_sigkill_while_writing_summary_keeps_the_previous_one(child_env, tmp_pat
     assert _manifest(out)["complete"] is False  # readers know the run did not finish
 
     # figures refuses the incomplete folder in one line, or warns with --allow-incomplete.
-    line = _one_error_line(
-        _cli(["fruit-trading", "figures", "--out", str(out)], child_env, tmp_path)
-    )
+    line = _one_error_line(gt_llm_cli(["fruit-trading", "figures", "--out", str(out)], tmp_path))
     assert "incomplete" in line and "complete: false" in line and "re-run" in line
-    proc = _cli(
-        ["fruit-trading", "figures", "--allow-incomplete", "--out", str(out)], child_env, tmp_path
+    proc = gt_llm_cli(
+        ["fruit-trading", "figures", "--allow-incomplete", "--out", str(out)], tmp_path
     )
     assert proc.returncode == 0, proc.stderr
     assert "WARNING" in proc.stderr and "incomplete" in proc.stderr
 
     # Re-running the same command finishes the folder and cleans the killed write's temp file.
-    assert _run(out, child_env, tmp_path).returncode == 0
+    assert _run(gt_llm_cli, out, tmp_path).returncode == 0
     assert _manifest(out)["complete"] is True
     assert not any(p.name.startswith(".tmp-") for p in out.iterdir())
 
 
-def test_other_settings_refused_force_clears_results_keeps_cache(child_env, tmp_path):
+def test_other_settings_refused_force_clears_results_keeps_cache(gt_llm_cli, tmp_path):
     out = tmp_path / "res"
-    assert _run(out, child_env, tmp_path, "--variants", "tone,tone+belief").returncode == 0
+    assert _run(gt_llm_cli, out, tmp_path, "--variants", "tone,tone+belief").returncode == 0
     assert (out / "curves_tone.csv").exists() and (out / "curves_tone_belief.csv").exists()
     cache = out / "llm_cache.sqlite"
     cache_bytes = cache.stat().st_size
     summary = (out / "summary.json").read_bytes()
 
-    line = _one_error_line(_run(out, child_env, tmp_path, "--variants", "tone"))
+    line = _one_error_line(_run(gt_llm_cli, out, tmp_path, "--variants", "tone"))
     assert "other settings" in line and "variants" in line and "--force" in line
     assert (out / "summary.json").read_bytes() == summary  # nothing touched
     assert _manifest(out)["complete"] is True
 
-    proc = _run(out, child_env, tmp_path, "--variants", "tone", "--force")
+    proc = _run(gt_llm_cli, out, tmp_path, "--variants", "tone", "--force")
     assert proc.returncode == 0, proc.stderr
     names = {p.name for p in out.iterdir()}
     assert "curves_tone.csv" in names
@@ -142,13 +130,11 @@ def test_other_settings_refused_force_clears_results_keeps_cache(child_env, tmp_
     ]
 
 
-def test_figures_names_a_bad_summary(child_env, tmp_path):
+def test_figures_names_a_bad_summary(gt_llm_cli, tmp_path):
     out = tmp_path / "res"
-    assert _run(out, child_env, tmp_path).returncode == 0
+    assert _run(gt_llm_cli, out, tmp_path).returncode == 0
     (out / "summary.json").write_text("")  # e.g. truncated by an older in-place writer
-    line = _one_error_line(
-        _cli(["fruit-trading", "figures", "--out", str(out)], child_env, tmp_path)
-    )
+    line = _one_error_line(gt_llm_cli(["fruit-trading", "figures", "--out", str(out)], tmp_path))
     assert "summary.json is not valid JSON" in line and "re-run" in line
 
 
@@ -163,9 +149,9 @@ def test_figures_names_a_bad_summary(child_env, tmp_path):
         (["--out", ""], "--out"),
     ],
 )
-def test_bad_options_refused_before_any_call(extra, names, child_env, tmp_path):
+def test_bad_options_refused_before_any_call(extra, names, gt_llm_cli, tmp_path):
     out = tmp_path / "res"
-    proc = _cli(["fruit-trading", "run", *TINY, "--out", str(out), *extra], child_env, tmp_path)
+    proc = gt_llm_cli(["fruit-trading", "run", *TINY, "--out", str(out), *extra], tmp_path)
     assert names in _one_error_line(proc)
     # Zero model calls: the call cache (opened before the first call) was never created.
     assert not (out / "llm_cache.sqlite").exists()
@@ -173,8 +159,8 @@ def test_bad_options_refused_before_any_call(extra, names, child_env, tmp_path):
     assert list(tmp_path.iterdir()) == [] or not any(tmp_path.rglob("*.sqlite"))
 
 
-def test_help_lists_every_cfr_variant(child_env, tmp_path):
-    proc = _cli(["fruit-trading", "run", "--help"], child_env, tmp_path)
+def test_help_lists_every_cfr_variant(gt_llm_cli, tmp_path):
+    proc = gt_llm_cli(["fruit-trading", "run", "--help"], tmp_path)
     assert proc.returncode == 0
     text = " ".join(proc.stdout.split())
     for name in VARIANTS:  # the solver's registry, including dcfr and lcfr
@@ -185,11 +171,11 @@ def test_help_lists_every_cfr_variant(child_env, tmp_path):
 
 
 @pytest.mark.parametrize("extra", [["--iterations", "1000000000000"], ["--inits", "1000000000"]])
-def test_sizes_that_cannot_fit_are_refused_quickly(extra, child_env, tmp_path):
+def test_sizes_that_cannot_fit_are_refused_quickly(extra, gt_llm_cli, tmp_path):
     out = tmp_path / "res"
     t0 = time.monotonic()
-    proc = _cli(
-        ["fruit-trading", "run", "--no-progress", "--out", str(out), *extra], child_env, tmp_path
+    proc = gt_llm_cli(
+        ["fruit-trading", "run", "--no-progress", "--out", str(out), *extra], tmp_path
     )
     elapsed = time.monotonic() - t0
     line = _one_error_line(proc)
@@ -218,16 +204,16 @@ def test_max_nodes_is_the_largest_tree():
     assert max_nodes(4, 2) == 877  # the largest subgame of the paper's defaults
 
 
-def test_timeout_and_retry_budget_reach_a_hung_server(child_env, tmp_path):
+def test_timeout_and_retry_budget_reach_a_hung_server(child_env, gt_llm_cli, tmp_path):
     out = tmp_path / "res"
     with FakeChatServer() as server:
         server.enqueue(*[Canned(delay=HANG) for _ in range(50)])
         env = {**child_env, "NO_PROXY": "127.0.0.1,localhost", "OPENAI_API_KEY": "test-key-1"}
         t0 = time.monotonic()
-        proc = _cli(
+        proc = gt_llm_cli(
             ["fruit-trading", "run", *TINY, "--out", str(out),
              "--backend", f"openai:m@{server.url}/v1", "--timeout", "0.5", "--retry-budget", "2"],
-            env, tmp_path, timeout=60,
+            tmp_path, env=env, timeout=60,
         )  # fmt: skip
         elapsed = time.monotonic() - t0
         assert server.request_count >= 1  # the calls did reach the (hung) server
@@ -240,7 +226,7 @@ def test_timeout_and_retry_budget_reach_a_hung_server(child_env, tmp_path):
     assert not (out / "summary.json").exists()
 
 
-def test_manifest_written_first(child_env, tmp_path):
+def test_manifest_written_first(tmp_path):
     """The manifest exists with ``complete: false`` before the first result file."""
     from solvers.results import prepare_results_dir
 
@@ -259,3 +245,37 @@ def _umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
+
+
+def test_max_answer_bytes_reaches_the_backend(child_env, gt_llm_cli, tmp_path):
+    out = tmp_path / "res"
+    with FakeChatServer() as server:  # echo answers are longer than 16 bytes
+        env = {**child_env, "NO_PROXY": "127.0.0.1,localhost", "OPENAI_API_KEY": "test-key-1"}
+        proc = gt_llm_cli(
+            ["fruit-trading", "run", *TINY, "--out", str(out),
+             "--backend", f"openai:m@{server.url}/v1", "--max-answer-bytes", "16"],
+            tmp_path, env=env, timeout=60,
+        )  # fmt: skip
+        assert server.request_count >= 1
+    line = _one_error_line(proc)
+    assert "16" in line and "max" in line.lower()
+    assert _manifest(out)["complete"] is False
+
+
+def test_solver_kernels_cached_tells_a_cold_cache(child_env, tmp_path):
+    """A fresh NUMBA_CACHE_DIR is cold (the run then says it compiles); after a solve it is warm."""
+    probe = "from games.engine.resources import solver_kernels_cached as c; print(c())"
+    env = {**child_env, "NUMBA_CACHE_DIR": str(tmp_path / "numba")}
+    proc = subprocess.run(
+        [sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert proc.stdout.strip() == "False", proc.stderr
+
+    from games.engine.resources import solver_kernels_cached
+    from solvers import CFRSolver
+    from solvers.synthetic import layered_tree
+
+    CFRSolver(layered_tree(np.random.default_rng(0))).run(
+        2
+    )  # compiles (and caches) or loads the kernels
+    assert solver_kernels_cached() is True
