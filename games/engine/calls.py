@@ -10,7 +10,8 @@ value (a list of values for a list). When it is done it returns its result
 Two drivers run steps: :func:`run_sync` runs one step, answering its calls as
 they come (an OpenSpiel state uses it), and :func:`run_batched` runs many
 steps together, every round of their calls sent as one concurrent,
-de-duplicated batch (the tree builder uses it). Parse errors are re-asked with
+de-duplicated batch (the tree builder uses it) whatever their tasks and parsers
+(each request keeps its own parser and fallback). Parse errors are re-asked with
 a deterministic new seed (:class:`gt_llm.parsing.ParsePolicy`), then fall
 back; every fallback is logged and counted in :class:`gt_llm.parsing.ParseStats`.
 
@@ -22,11 +23,15 @@ a tree of thousands of branches.
 from __future__ import annotations
 
 import dataclasses
+import logging
 from collections.abc import Callable, Generator, Sequence
 from typing import Any, Generic, TypeVar
 
-from gt_llm.chat import ChatModel, ChatRequest
-from gt_llm.parsing import Parsed, ParsePolicy, ParseStats, complete_parsed_batch
+from gt_llm.chat import ChatModel, ChatRequest, ChatResponse
+from gt_llm.errors import ParseError
+from gt_llm.parsing import Parsed, ParsePolicy, ParseStats
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["Call", "Step", "run_batched", "run_sync"]
 
@@ -60,6 +65,60 @@ class Call(Generic[T]):
     finish: Callable[[Parsed[T]], Any] | None = None
 
 
+def _complete_calls(
+    model: ChatModel,
+    calls: Sequence[Call[Any]],
+    policy: ParsePolicy,
+    stats: ParseStats,
+    max_concurrency: int | None,
+) -> list[Parsed[Any]]:
+    """Asks every call in one concurrent batch, each parsed by its own parser.
+
+    The same re-ask / fallback bookkeeping as :func:`gt_llm.parsing.complete_parsed_batch`
+    (which takes one parser for the whole batch), but every request keeps its own
+    parser and fallback, so calls of different tasks or with per-request parsers
+    (Werewolf's options) still go out together: one ``complete_batch`` per attempt.
+    """
+    results: list[Parsed[Any] | None] = [None] * len(calls)
+    pending = list(range(len(calls)))
+    last: dict[int, ChatResponse] = {}
+    for attempt in range(policy.max_reasks + 1):
+        if not pending:
+            break
+        batch = [
+            calls[i].request if attempt == 0 else policy.reask(calls[i].request, attempt)
+            for i in pending
+        ]
+        responses = model.complete_batch(batch, max_concurrency=max_concurrency)
+        still = []
+        for i, resp in zip(pending, responses, strict=True):
+            last[i] = resp
+            task = calls[i].request.task
+            try:
+                results[i] = Parsed(calls[i].parser(resp.text), resp, attempt + 1, False)
+                stats.add("parsed", task)
+            except ParseError as err:
+                logger.debug("parse error on %s (attempt %d): %s", task, attempt, err)
+                still.append(i)
+        if attempt > 0:
+            for i in pending:
+                stats.add("reasks", calls[i].request.task)
+        pending = still
+    for i in pending:
+        request = calls[i].request
+        value = calls[i].fallback(request)
+        stats.add("fallbacks", request.task)
+        logger.warning(
+            "parse fallback for task %s after %d attempts: using %r (last answer: %.120r)",
+            request.task,
+            policy.max_reasks + 1,
+            value,
+            last[i].text if i in last else "",
+        )
+        results[i] = Parsed(value, last.get(i), policy.max_reasks + 1, True)
+    return results  # type: ignore[return-value]
+
+
 def _answer(
     model: ChatModel,
     calls: Sequence[Call[Any]],
@@ -67,7 +126,7 @@ def _answer(
     stats: ParseStats,
     max_concurrency: int | None,
 ) -> list[Any]:
-    """Values for calls; identical requests are sent once; batched per task and parser."""
+    """Values for calls; identical requests are sent once; all of them in one batch."""
     unique: dict[str, Call[Any]] = {}
     keys = []
     for c in calls:
@@ -76,22 +135,8 @@ def _answer(
         # in a round is one LLM call.
         unique.setdefault(k, c)
         keys.append(k)
-    groups: dict[tuple[str, int, int], list[str]] = {}
-    for k, c in unique.items():
-        groups.setdefault((c.request.task, id(c.parser), id(c.fallback)), []).append(k)
-    values: dict[str, Parsed[Any]] = {}
-    for ks in groups.values():
-        first = unique[ks[0]]
-        parsed = complete_parsed_batch(
-            model,
-            [unique[k].request for k in ks],
-            first.parser,
-            fallback=first.fallback,
-            policy=policy,
-            stats=stats,
-            max_concurrency=max_concurrency,
-        )
-        values.update(zip(ks, parsed, strict=True))
+    parsed = _complete_calls(model, list(unique.values()), policy, stats, max_concurrency)
+    values: dict[str, Parsed[Any]] = dict(zip(unique, parsed, strict=True))
     out = []
     for k, c in zip(keys, calls, strict=True):
         p = values[k]

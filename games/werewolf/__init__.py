@@ -1,7 +1,9 @@
 """Werewolf: pure rules, the OpenSpiel game ``python_werewolf``, scripted players, runner.
 
-Importing this package registers ``python_werewolf`` with pyspiel and the game's spec
-(``gt-llm werewolf`` and its conformance parameters) with :mod:`games.engine.registry`.
+Importing this package registers ``python_werewolf`` with pyspiel, the game's spec
+(``gt-llm werewolf`` and its conformance parameters) with :mod:`games.engine.registry`,
+and the scripted stand-in's answers to the Werewolf prompts (:mod:`scripted_llm`) with
+the scripted backend.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 import argparse
 
 from games.engine.registry import ConformanceParams, GameSpec, register_game_spec
-from games.werewolf import game
+from games.werewolf import game, scripted_llm  # noqa: F401  (registers scripted answers)
 from games.werewolf.game import WerewolfGame, private_info
 from games.werewolf.rules import ROLES, SPEECH_ACTS, TONES, Config, RoleSet, preset
 

@@ -1,13 +1,25 @@
 """``gt-llm werewolf ...``: play, watch and replay Werewolf games from the command line.
 
-* ``gt-llm werewolf play --preset arena --seed 7 --log game.jsonl`` plays one game with
-  scripted players (the rule-based stand-in, no LLM) and prints the transcript as
-  it goes;
+* ``gt-llm werewolf play --preset arena --backend scripted --seed 7 --log game.jsonl``
+  plays one game with LLM players on ``--backend`` (``scripted`` is the rule-based
+  stand-in answering the prompts, not an LLM; ``groq:MODEL`` or ``openai:MODEL@URL``
+  a real model) through the call cache (``--cache``, default next to the log or
+  ``OUT/llm_cache.sqlite``), and prints the transcript as it goes, statements in
+  words with their tone; ``--players rules`` plays the rule players (no prompts);
 * ``--human N`` gives seat N to a person at the terminal (the transcript then shows
   only what seat N knows);
-* ``--games N [--out DIR]`` plays N games (seeds ``seed .. seed+N-1``), writes every
-  log to ``DIR/logs/`` and ``DIR/summary.json`` (win rates with 95 % Wilson
-  intervals, game lengths, time per game) and prints the summary;
+* ``--games N [--out DIR]`` plays N games (seeds ``seed .. seed+N-1``) with a
+  progress bar into a results folder (``DIR/manifest.json`` first with
+  ``complete: false`` and last with ``complete: true``; a folder holding another
+  series is refused unless ``--force``, which clears its results and logs but
+  never the cache), writes every log to ``DIR/logs/``, ``DIR/summary.json`` (win rates
+  with 95 % Wilson intervals, game lengths, model calls, the pooled deception
+  summary) and ``DIR/games.csv``, and prints the summary. Games run one after the
+  other on the scripted backend (CPU-bound: threads would not help) and in a thread
+  pool of ``--jobs`` games on a remote backend (its calls wait on the network);
+  through the cache an interrupted series resumes without paying twice;
+* ``gt-llm werewolf summary game.jsonl [...]`` prints the deception summary of one
+  log (several logs: pooled);
 * ``gt-llm werewolf replay game.jsonl`` re-applies a log and checks it reaches the
   logged final state.
 """
@@ -15,8 +27,6 @@
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -25,9 +35,6 @@ from pathlib import Path
 __all__ = ["add_parser", "main"]
 
 Writer = Callable[[str], None]
-
-#: A seat is scripted unless --human gives it to a person; the LLM players come later.
-_BACKENDS = ("scripted",)
 
 
 def _say(text: str) -> None:
@@ -57,11 +64,15 @@ def _check_play_args(args: argparse.Namespace, num_players: int) -> None:
     from games.engine.cli_options import check_backend
 
     check_backend(args)  # an unknown spec fails here, with the registry's message
-    if args.backend not in _BACKENDS:
+    if args.players == "rules" and args.backend != "scripted":
         raise ValueError(
-            f"werewolf play: --backend {args.backend} needs the LLM players, which are not "
-            "part of this build yet; use --backend scripted"
+            f"werewolf play: --players rules asks no model; drop --backend {args.backend} "
+            "or use --players llm"
         )
+    if args.history is not None and args.history < 1:
+        raise ValueError("werewolf play: --history must be >= 1 (public messages per prompt)")
+    if args.jobs is not None and args.jobs < 1:
+        raise ValueError("werewolf play: --jobs must be >= 1")
     if args.human is not None and not 0 <= args.human < num_players:
         raise ValueError(f"werewolf play: --human must be a seat in 0..{num_players - 1}")
     if args.games > 1:
@@ -69,75 +80,256 @@ def _check_play_args(args: argparse.Namespace, num_players: int) -> None:
             raise ValueError("werewolf play: --human plays one game; drop --games")
         if args.log is not None:
             raise ValueError("werewolf play: with --games N the logs go to --out DIR; drop --log")
-        summary = Path(args.out) / "summary.json"
-        if summary.exists() and not args.force:
-            raise ValueError(f"werewolf play: {summary} exists; pass --force to overwrite")
+        from games.engine.cli_options import check_out
+
+        check_out(args)
 
 
-def _players(config, human: int | None, stdin, write: Writer) -> list:
+def _seats(config, human: int | None, stdin, write: Writer, rules_players: bool) -> list:
+    """Per seat a Player, or None for an LLM seat."""
     from games.werewolf.human import HumanPlayer
     from games.werewolf.scripted import ScriptedPlayer
 
-    players = [ScriptedPlayer() for _ in range(config.num_players)]
+    n = config.num_players
+    seats: list = [ScriptedPlayer() for _ in range(n)] if rules_players else [None] * n
     if human is not None:
-        players[human] = HumanPlayer(stdin.readline, write)
-    return players
+        seats[human] = HumanPlayer(stdin.readline, write)
+    return seats
+
+
+def _series_settings(args: argparse.Namespace, config) -> dict:
+    """What determines a series' results (the results folder's manifest compares them)."""
+    return {
+        "games": args.games,
+        "seed": args.seed,
+        "players": args.players,
+        "preset": args.preset,
+        "config": config.as_dict(),
+        "history": args.history,
+    }
+
+
+def _cache_path(args: argparse.Namespace) -> str:
+    if args.cache:
+        return args.cache
+    if args.games == 1 and args.log:
+        return str(Path(args.log).resolve().parent / "llm_cache.sqlite")
+    return str(Path(args.out) / "llm_cache.sqlite")
+
+
+def _model(args: argparse.Namespace):
+    from games.engine.cli_options import model_options
+    from gt_llm.registry import load_model
+
+    return load_model(args.backend, cache=_cache_path(args), **model_options(args))
+
+
+def _one_game(args, config, seed: int, model, *, log, on_record=None, seats=None):
+    """Plays one game with the players the options name; returns (GameResult, summary|None)."""
+    from games.werewolf import runner
+    from games.werewolf.llm_table import play_llm_game
+
+    if args.players == "rules":
+        result = runner.play_game(config, seats, seed=seed, log=log, on_record=on_record)
+        return result, None
+    result, table = play_llm_game(
+        config,
+        model,
+        seed=seed,
+        log=log,
+        on_record=on_record,
+        seats=seats,
+        history_limit=args.history,
+        max_concurrency=args.concurrency,
+        log_prompts=args.log_prompts,
+    )
+    return result, table.tracker.summary()
 
 
 def _play(args: argparse.Namespace, *, stdin=None, write: Writer = _say) -> int:
-    from games.werewolf import runner
     from games.werewolf.transcript import describe
 
     config = _config(args)
     _check_play_args(args, config.num_players)
     if args.games > 1:
-        return _play_many(args, config, write)
+        from games.engine.cli_options import results_folder
 
-    def show(record) -> None:
-        line = describe(record, seat=args.human)
-        if line is not None:
-            write(line)
+        # The folder first (refused in one line if it holds another series), then the model.
+        with results_folder(args, _series_settings(args, config)) as run:
+            model = None if args.players == "rules" else _model(args)
+            try:
+                return _play_many(args, config, model, write, run)
+            finally:
+                if model is not None:
+                    model.close()
+    model = None if args.players == "rules" else _model(args)
+    try:
 
-    players = _players(config, args.human, stdin or sys.stdin, write)
-    result = runner.play_game(config, players, seed=args.seed, log=args.log, on_record=show)
+        def show(record) -> None:
+            line = describe(record, seat=args.human)
+            if line is not None:
+                write(line)
+
+        seats = _seats(config, args.human, stdin or sys.stdin, write, args.players == "rules")
+        result, _ = _one_game(
+            args, config, args.seed, model, log=args.log, on_record=show, seats=seats
+        )
+    finally:
+        if model is not None:
+            model.close()
+    if result.extra and "model_calls" in result.extra:
+        fb = result.extra["parse_stats"]["total_fallbacks"]
+        write(f"{result.extra['model_calls']} model calls, {fb} fallback(s)")
     if args.log:
         write(f"log written to {args.log}")
     return 0 if result.winner else 1
 
 
-def _play_many(args: argparse.Namespace, config, write: Writer) -> int:
+def _play_many(args: argparse.Namespace, config, model, write: Writer, run) -> int:
+    from concurrent.futures import ThreadPoolExecutor
+
     from tqdm.auto import tqdm
 
     from games.werewolf import runner
-
-    out = Path(args.out)
-    (out / "logs").mkdir(parents=True, exist_ok=True)
-    results = []
+    from games.werewolf.deception import pooled_summary
+    from games.werewolf.llm_table import model_label
+    from solvers.results import finite_or_none
+    out = run.path
+    logs = out / "logs"
+    if args.force:
+        # --force replaces the folder's results; the logs of the old series are results too.
+        for old in logs.glob("game_*.jsonl"):
+            old.unlink()
+    logs.mkdir(parents=True, exist_ok=True)
+    seeds = [args.seed + i for i in range(args.games)]
+    remote = model is not None and model.backend != "scripted"
+    jobs = min(args.jobs or 4, args.games) if remote else 1
     start = time.perf_counter()
-    for i in tqdm(range(args.games), desc="werewolf games", disable=args.no_progress):
-        seed = args.seed + i
+    hits0 = _cache_stats(model)
+
+    def game(seed: int):
         log = out / "logs" / f"game_{seed:06d}.jsonl"
-        results.append(runner.play_game(config, seed=seed, log=log))
+        return _one_game(args, config, seed, model, log=log)
+
+    with tqdm(total=args.games, desc="werewolf games", disable=args.no_progress) as bar:
+        if jobs == 1:
+            played = []
+            for s in seeds:
+                played.append(game(s))
+                bar.update(1)
+        else:
+            with ThreadPoolExecutor(max_workers=jobs) as pool:
+                futures = [pool.submit(game, s) for s in seeds]
+                for f in futures:
+                    f.add_done_callback(lambda _f: bar.update(1))
+                played = [f.result() for f in futures]
     elapsed = time.perf_counter() - start
-    summary = {
-        "players": "scripted (rule-based stand-in, no LLM)",
+    results = [r for r, _ in played]
+    label = "rule players (no LLM, no prompts)" if model is None else model_label(model)
+    summary: dict = {
+        "players": label,
         "config": config.as_dict(),
-        "seeds": [args.seed, args.seed + args.games - 1],
+        "seeds": [seeds[0], seeds[-1]],
+        "parallel": f"{jobs} game(s) at a time" + (" (threads)" if jobs > 1 else ""),
         **runner.summarize(results),
         "seconds_per_game": elapsed / args.games,
     }
-    tmp = out / "summary.json.tmp"
-    tmp.write_text(json.dumps(summary, indent=2))
-    os.replace(tmp, out / "summary.json")
-    write(f"{args.games} games, scripted players, preset {args.preset}:")
+    if model is not None:
+        calls = [r.extra["model_calls"] for r in results]
+        hits1 = _cache_stats(model)
+        summary["model_calls"] = {
+            "total": sum(calls),
+            "mean_per_game": sum(calls) / len(calls),
+            "new_backend_calls": hits1[1] - hits0[1],
+            "cache_hits": hits1[0] - hits0[0],
+        }
+        summary["fallbacks"] = sum(r.extra["parse_stats"]["total_fallbacks"] for r in results)
+        summary["defaulted_actions"] = sum(r.extra["defaulted"] for r in results)
+        summary["deception"] = pooled_summary([d for _, d in played]).to_dict()
+    run.write_json("summary.json", finite_or_none(summary))
+    run.write_csv(
+        "games.csv",
+        [
+            {
+                "seed": s,
+                "winner": r.winner,
+                "rounds": r.rounds,
+                "steps": r.steps,
+                "model_calls": (r.extra or {}).get("model_calls", 0),
+            }
+            for s, r in zip(seeds, results, strict=True)
+        ],
+        ("seed", "winner", "rounds", "steps", "model_calls"),
+    )
+    write(f"{args.games} games, players: {label}, preset {args.preset}:")
     for team, w in summary["win_rates"].items():
         lo, hi = w["ci95"]
         write(f"  {team:10s} {w['count']:5d}  {w['rate']:.3f}  (95% CI {lo:.3f}-{hi:.3f})")
     r = summary["rounds"]
     write(f"  rounds: mean {r['mean']:.2f}, min {r['min']}, max {r['max']}")
+    if model is not None:
+        mc = summary["model_calls"]
+        write(
+            f"  model calls: {mc['mean_per_game']:.1f} per game, {mc['new_backend_calls']} new "
+            f"backend call(s), {mc['cache_hits']} from the cache"
+        )
+        write(_detection_line(summary["deception"]))
     write(
         f"  {1000 * summary['seconds_per_game']:.1f} ms per game; summary in {out / 'summary.json'}"
     )
+    return 0
+
+
+def _cache_stats(model) -> tuple[int, int]:
+    stats = getattr(model, "stats", None)
+    if stats is None:
+        return (0, 0)
+    s = stats()
+    return (s.hits, s.misses)
+
+
+def _fmt(x) -> str:
+    return "n/a" if x is None else f"{x:.3f}"
+
+
+def _detection_line(d: dict) -> str:
+    p, s = d["peer_detection"], d["self_detection"]
+    return (
+        f"  deception: {d['total_statements']} statements; peer precision {_fmt(p['precision'])} "
+        f"recall {_fmt(p['recall'])}; self precision {_fmt(s['precision'])} "
+        f"recall {_fmt(s['recall'])}"
+    )
+
+
+def _summary(args: argparse.Namespace, *, write: Writer = _say) -> int:
+    from games.werewolf import runner
+    from games.werewolf.deception import pooled_summary, tracker_from_events
+
+    summaries = []
+    for path in args.logs:
+        records = runner.read_log(path)
+        if not records or records[0].get("type") != "header":
+            raise ValueError(f"werewolf summary: {path} does not start with a header record")
+        n = sum(records[0]["config"]["roles"].values())
+        summaries.append(tracker_from_events(records, n).summary())
+    s = summaries[0] if len(summaries) == 1 else pooled_summary(summaries)
+    d = s.to_dict()
+    label = args.logs[0] if len(args.logs) == 1 else f"{len(args.logs)} logs (pooled)"
+    write(f"Deception summary of {label}:")
+    write(_detection_line(d))
+    write("  player  statements  self-reported  peer flags/analyses  peer-detected  avg suspicion")
+    for p in s.players:
+        write(
+            f"  P{p.player:<6d}{p.statements:11d}{p.self_reported:15d}"
+            f"{p.peer_flags:11d}/{p.peer_analyses:<9d}{p.peer_detected:14d}"
+            f"  {_fmt(p.average_suspicion)}"
+        )
+    if s.score_matrix is not None:
+        write("  deception scores (row: observer, column: speaker):")
+        write("        " + "".join(f"P{j:<6d}" for j in range(len(s.score_matrix))))
+        for i, row in enumerate(s.score_matrix):
+            cells = "".join(" -     " if v is None else f"{v:<7.2f}" for v in row)
+            write(f"  P{i:<4d}{cells}")
     return 0
 
 
@@ -159,9 +351,9 @@ def _replay(args: argparse.Namespace, *, write: Writer = _say) -> int:
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    """Adds the ``werewolf`` command group (``play``, ``replay``)."""
+    """Adds the ``werewolf`` command group (``play``, ``summary``, ``replay``)."""
     from games.engine.cli_options import add_common_options
-    from gt_llm.cli import positive_int
+    from gt_llm.cli import non_negative_int, positive_int
 
     group = subparsers.add_parser(
         "werewolf", help="Werewolf: play, watch and replay games", description=__doc__
@@ -172,13 +364,41 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     play.add_argument(
         "--roles", default=None, help="role counts, e.g. werewolf:2,seer:1,villager:5"
     )
-    play.add_argument("--debate-turns", type=int, default=None, help="speeches per day")
+    play.add_argument(
+        "--debate-turns", type=non_negative_int, default=None, help="speeches per day"
+    )
     play.add_argument("--max-rounds", type=positive_int, default=None, help="round limit (draw)")
     play.add_argument("--exile", choices=("majority", "plurality"), default=None)
     play.add_argument("--reveal-roles", action="store_true", help="reveal roles of the dead")
     play.add_argument("--log", default=None, help="JSONL log of the game")
     play.add_argument("--games", type=positive_int, default=1, help="number of games")
-    play.add_argument("--human", type=int, default=None, help="a person plays seat N")
+    play.add_argument(
+        "--human", type=non_negative_int, default=None, help="a person plays seat N"
+    )
+    play.add_argument(
+        "--players",
+        choices=("llm", "rules"),
+        default="llm",
+        help="llm: LLM players on --backend (default); rules: the rule players, no prompts",
+    )
+    play.add_argument(
+        "--history",
+        type=positive_int,
+        default=15,
+        help="public messages each prompt shows (default 15)",
+    )
+    play.add_argument(
+        "--log-prompts",
+        action="store_true",
+        help="log every call's messages (default: its cache key and raw answer)",
+    )
+    play.add_argument(
+        "--jobs",
+        type=positive_int,
+        default=None,
+        help="games at a time with --games on a remote backend (threads; default 4); "
+        "the scripted backend plays them one after the other",
+    )
     add_common_options(
         play,
         out="results/werewolf",
@@ -189,6 +409,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     replay.add_argument("log", help="a JSONL game log")
     replay.add_argument("--transcript", action="store_true", help="print the transcript too")
     replay.set_defaults(func=_replay)
+    summary = sub.add_parser("summary", help="deception summary of one or more logs")
+    summary.add_argument("logs", nargs="+", help="JSONL game logs (several: pooled)")
+    summary.set_defaults(func=_summary)
     group.set_defaults(func=lambda args: (group.print_help(), 2)[1])
 
 

@@ -159,6 +159,10 @@ class PlayerView:
       beliefs: Opponent-model beliefs ``{player: {role: probability}}`` (may be empty).
       suspicion: The player's deception scores ``{speaker: score}`` (from
         :meth:`DeceptionTracker.scores_of`).
+      belief_text: An opponent model's own ``belief_lines`` text (e.g. GRATR's
+        evidence chains); empty: the lines are rendered from ``beliefs``.
+      earlier_messages: Public messages left out of ``statements`` / ``votes`` /
+        ``announcements`` by the history window (see :func:`view_from_knowledge`).
     """
 
     player: int
@@ -176,6 +180,8 @@ class PlayerView:
     scratchpad: str = ""
     beliefs: Mapping[int, Mapping[str, float]] = dataclasses.field(default_factory=dict)
     suspicion: Mapping[int, float] = dataclasses.field(default_factory=dict)
+    belief_text: str = ""
+    earlier_messages: int = 0
 
     def __post_init__(self) -> None:
         n = self.num_players
@@ -210,7 +216,7 @@ def _note(kind: str, rnd: int, data: Mapping[str, Any], me: int) -> str | None:
     if kind == "wolf_vote":
         who = "You" if data["player"] == me else name(data["player"])
         return f"Night {rnd}: {who} chose to attack {name(data['target'])}."
-    if kind == "victim" and data["target"] is not None:
+    if kind in ("victim", "witch_victim") and data["target"] is not None:
         return f"Night {rnd}: the werewolves attacked {name(data['target'])}."
     if kind == "protect":
         return f"Night {rnd}: you protected {name(data['target'])}."
@@ -248,6 +254,8 @@ def view_from_knowledge(
     scratchpad: str = "",
     beliefs: Mapping[int, Mapping[str, float]] | None = None,
     suspicion: Mapping[int, float] | None = None,
+    belief_text: str = "",
+    history_limit: int | None = None,
 ) -> PlayerView:
     """The :class:`PlayerView` of a player from the rules' :class:`~games.werewolf.rules.Knowledge`.
 
@@ -257,40 +265,62 @@ def view_from_knowledge(
     without text (e.g. from a rule-based player) gets the flat rendering of its
     act (:func:`prompts.plain_statement`).
 
+    The *public messages* are, in order, the announcements (deaths, exiles), the
+    statements and each day's vote tally (one message per day). With
+    ``history_limit=K`` only the last K of them are kept (the rest are counted
+    in ``earlier_messages``); private facts, checks, the scratchpad, beliefs and
+    suspicion are never cut.
+
     Args:
       knowledge: ``rules.knowledge(state, player)``.
       texts: Statement texts by statement id.
       scratchpad: The player's private notes.
       beliefs: Opponent-model beliefs ``{player: {role: probability}}``.
       suspicion: The player's deception scores ``{speaker: score}``.
+      belief_text: An opponent model's own belief lines (see :class:`PlayerView`).
+      history_limit: Keep only the last this many public messages (None: all).
     """
     from games.werewolf.rules import action_from_json
 
+    if history_limit is not None and history_limit < 1:
+        raise ValueError(f"view_from_knowledge: history_limit must be >= 1, got {history_limit}")
+
     texts = texts or {}
     me = knowledge.player
-    statements = []
-    votes: list[tuple[int, int, int | None]] = []
-    announcements: list[tuple[int, str]] = []
+    # Public messages in order, as (kind, value); cut to the window below.
+    messages: list[tuple[str, Any]] = []
     notes: list[str] = []
+    num_speeches = 0
     for e in knowledge.events:
         if e.kind == "speech":
             act = action_from_json(e.data["act"])
-            i = len(statements)
+            i = num_speeches
+            num_speeches += 1
             text = texts.get(i) or prompts.plain_statement(act_dict(act))
-            statements.append(PublicStatement(i, e.round, int(e.data["player"]), act, text))
+            messages.append(
+                ("statement", PublicStatement(i, e.round, int(e.data["player"]), act, text))
+            )
         elif e.kind == "votes":
-            votes += [
+            tally = [
                 (e.round, int(v), t)
                 for v, t in sorted(e.data["votes"].items(), key=lambda kv: int(kv[0]))
             ]
+            messages.append(("votes", tally))
         elif e.visible_to is None:
             line = _announcement(e.kind, e.data)
             if line is not None:
-                announcements.append((e.round, line))
+                messages.append(("announcement", (e.round, line)))
         else:
             line = _note(e.kind, e.round, e.data, me)
             if line is not None:
                 notes.append(line)
+    earlier = 0
+    if history_limit is not None and len(messages) > history_limit:
+        earlier = len(messages) - history_limit
+        messages = messages[earlier:]
+    statements = [v for k, v in messages if k == "statement"]
+    votes: list[tuple[int, int, int | None]] = [x for k, v in messages if k == "votes" for x in v]
+    announcements = [v for k, v in messages if k == "announcement"]
     return PlayerView(
         player=me,
         role=str(knowledge.role),
@@ -307,6 +337,8 @@ def view_from_knowledge(
         scratchpad=scratchpad,
         beliefs=beliefs or {},
         suspicion=suspicion or {},
+        belief_text=belief_text,
+        earlier_messages=earlier,
     )
 
 
@@ -372,6 +404,8 @@ def _history_text(view: PlayerView) -> str:
     if not rounds:
         return "(nothing yet)"
     out = []
+    if view.earlier_messages:
+        out.append(f"({view.earlier_messages} earlier public messages not shown)")
     for d in rounds:
         out.append(f"Round {d}:")
         out.extend(f"  {text}" for r, text in view.announcements if r == d)
@@ -405,7 +439,7 @@ def context_fields(view: PlayerView) -> dict[str, Any]:
         "knowledge": _knowledge_text(view),
         "history": _history_text(view),
         "scratchpad": view.scratchpad or "(empty)",
-        "belief_lines": prompts.belief_lines(view.beliefs),
+        "belief_lines": view.belief_text or prompts.belief_lines(view.beliefs),
         "player": view.player,
         "alive": list(view.alive),
         "partners": list(view.partners),
@@ -628,22 +662,29 @@ def analyse_statement(
     """The speaker's self-analysis and every other player's peer analysis, as one batch.
 
     Args:
-      views: Views of the speaker and of every observer (the living players);
+      views: Views of the analysts: the speaker (for the self-analysis; left out
+        when the speaker is no LLM player) and every observer (the living players);
         the speaker's view must include the statement it just made.
       statement: The statement analysed.
       seed: Base seed; each analyst gets a derived one.
 
     Returns:
-      The self-analysis (``None`` if its answer fell back) and the peer
-      analyses that parsed, in player order.
+      The self-analysis (``None`` if its answer fell back or the speaker was
+      not among ``views``) and the peer analyses that parsed, in player order.
     """
-    if statement.speaker not in views:
-        raise ValueError("analyse_statement: views must include the speaker's")
     observers = sorted(p for p in views if p != statement.speaker)
-    calls = [_self_call(views[statement.speaker], statement, call_seed(seed, "self"))]
+    has_self = statement.speaker in views
+    calls = (
+        [_self_call(views[statement.speaker], statement, call_seed(seed, "self"))]
+        if has_self
+        else []
+    )
     calls += [_peer_call(views[o], statement, call_seed(seed, "peer", o)) for o in observers]
+    if not calls:
+        return None, ()
     answers = yield calls
-    own = answers[0]
+    own = answers[0] if has_self else None
+    peer_answers = answers[1:] if has_self else answers
     self_rec = (
         SelfAnalysis(
             statement=statement.statement,
@@ -665,7 +706,7 @@ def analyse_statement(
             suspicion=a.suspicion,
             reasoning=a.reasoning,
         )
-        for o, a in zip(observers, answers[1:], strict=True)
+        for o, a in zip(observers, peer_answers, strict=True)
         if a is not None
     )
     return self_rec, peers
@@ -710,6 +751,8 @@ def decide(
     scratchpad: str = "",
     beliefs: Mapping[int, Mapping[str, float]] | None = None,
     suspicion: Mapping[int, float] | None = None,
+    belief_text: str = "",
+    history_limit: int | None = None,
 ) -> Step[Decision]:
     """The LLM player's action at a rules decision point (``knowledge.phase``).
 
@@ -731,7 +774,8 @@ def decide(
       legal: ``rules.legal_actions(state)``.
       seed: The seed of the call.
       rng: The seat's generator (for defaulted actions only).
-      texts, scratchpad, beliefs, suspicion: As for :func:`view_from_knowledge`.
+      texts, scratchpad, beliefs, suspicion, belief_text, history_limit: As for
+        :func:`view_from_knowledge`.
 
     Raises:
       ValueError: no legal action, or a phase that is not a player decision.
@@ -739,7 +783,13 @@ def decide(
     if not legal:
         raise ValueError("decide: no legal actions; it is not this player's turn")
     view = view_from_knowledge(
-        knowledge, texts=texts, scratchpad=scratchpad, beliefs=beliefs, suspicion=suspicion
+        knowledge,
+        texts=texts,
+        scratchpad=scratchpad,
+        beliefs=beliefs,
+        suspicion=suspicion,
+        belief_text=belief_text,
+        history_limit=history_limit,
     )
     phase = knowledge.phase
     targets = [a.player for a in legal if isinstance(a, Target)]

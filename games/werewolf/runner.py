@@ -9,14 +9,22 @@ they do not know, so later layers add their own records, e.g. prompts, answers,
 scratchpads, analyses, without breaking :func:`replay`):
 
 * ``header``: ``schema`` (=1), ``game`` ("werewolf"), ``config`` (:meth:`Config.as_dict`),
-  ``seed``, ``players`` (``[{"seat", "name"}]``), ``versions``, ``started`` (UTC ISO).
+  ``seed``, ``players`` (``[{"seat", "name"}]``), ``versions``, ``started`` (UTC ISO),
+  plus the table's own fields (:meth:`Table.header`; the LLM table adds the backend,
+  model, label and its settings).
 * ``chance``: ``step``, ``phase``, ``outcome`` (role index for the deal, seat for ties).
 * ``action``: ``step``, ``round``, ``phase``, ``player``, ``action``
   (:func:`~games.werewolf.rules.action_to_json`), ``id`` (:func:`encode_action`).
 * ``event``: a rules event (:meth:`Event.to_json`: ``kind``, ``round``, data, and
   ``visible_to`` when private); phase transitions are ``kind="phase"``.
 * ``result``: ``winner`` ("werewolves" / "villagers" / "draw"), ``rounds``, ``steps``,
-  ``roles``, ``digest`` (:func:`state_digest` of the final state).
+  ``roles``, ``digest`` (:func:`state_digest` of the final state), plus the table's
+  own fields (:meth:`Table.result`).
+
+Who decides is a :class:`Table`: by default each seat's :class:`Player` in turn
+(:class:`SeatTable`); the LLM players' table is
+:class:`games.werewolf.llm_table.LLMTable`, which writes its own records (model
+calls, statements, analyses, scratchpads) through the same log.
 """
 
 from __future__ import annotations
@@ -49,10 +57,13 @@ from games.werewolf.rules import (
 
 __all__ = [
     "SCHEMA",
+    "Emit",
     "GameLog",
     "GameResult",
     "Player",
     "Request",
+    "SeatTable",
+    "Table",
     "play_game",
     "read_log",
     "replay",
@@ -84,8 +95,87 @@ class Request:
     rng: np.random.Generator
 
 
+#: Writes one log record: ``emit(type, **payload)``.
+Emit = Callable[..., None]
+
+
+class Table(Protocol):
+    """Who decides at every step of a game, and what it adds to the log.
+
+    The runner owns the state, chance and the log; a table answers the requests
+    of each step (every seat of :func:`~games.werewolf.rules.independent_actors`
+    at once) and may observe every step after it is applied (e.g. to analyse a
+    statement). It sees the full state because it is the game master's side
+    (truth of statements); what it shows a seat must come from that seat's
+    :class:`Request` view.
+    """
+
+    def names(self) -> list[str]:
+        """One display name per seat (header)."""
+        ...
+
+    def header(self) -> dict[str, Any]:
+        """Extra header fields (backend, model, settings); may be empty."""
+        ...
+
+    def decide(self, state: GameState, requests: Sequence[Request], emit: Emit) -> list[Action]:
+        """One legal action per request, in order."""
+        ...
+
+    def after_step(
+        self,
+        before: GameState,
+        moves: Sequence[tuple[int, Action]],
+        after: GameState,
+        emit: Emit,
+    ) -> None:
+        """Called once the step's moves are applied (and their events logged)."""
+        ...
+
+    def result(self) -> dict[str, Any]:
+        """Extra fields of the result record (counts, summaries); may be empty."""
+        ...
+
+
+class SeatTable:
+    """Each seat's :class:`Player` decides in turn (or ``decide_batch`` answers secret steps)."""
+
+    def __init__(
+        self,
+        players: Sequence[Player],
+        decide_batch: Callable[[Sequence[Request]], Sequence[Action]] | None = None,
+    ):
+        self.players = list(players)
+        self.decide_batch = decide_batch
+
+    def names(self) -> list[str]:
+        return [getattr(p, "name", type(p).__name__) for p in self.players]
+
+    def header(self) -> dict[str, Any]:
+        return {}
+
+    def decide(self, state: GameState, requests: Sequence[Request], emit: Emit) -> list[Action]:
+        if self.decide_batch is not None and len(requests) > 1:
+            return list(self.decide_batch(requests))
+        return [self.players[r.seat].act(r.view, r.legal, r.rng) for r in requests]
+
+    def after_step(
+        self,
+        before: GameState,
+        moves: Sequence[tuple[int, Action]],
+        after: GameState,
+        emit: Emit,
+    ) -> None:
+        pass
+
+    def result(self) -> dict[str, Any]:
+        return {}
+
+
 @dataclass(frozen=True)
 class GameResult:
+    """How a game ended; ``extra`` holds the table's result fields (e.g. model calls)."""
+
     winner: str
     rounds: int
     steps: int
@@ -93,6 +183,7 @@ class GameResult:
     final: GameState
     digest: str
     log_path: Path | None = None
+    extra: dict[str, Any] | None = None
 
 
 @functools.lru_cache(maxsize=1)
@@ -156,6 +247,7 @@ def play_game(
     log: str | Path | GameLog | None = None,
     on_record: Callable[[dict[str, Any]], None] | None = None,
     decide_batch: Callable[[Sequence[Request]], Sequence[Action]] | None = None,
+    table: Table | None = None,
 ) -> GameResult:
     """Play one game to the end.
 
@@ -169,14 +261,23 @@ def play_game(
         decide_batch: if given, answers the requests of a secret step (bids, votes: see
             :func:`~games.werewolf.rules.independent_actors`) at once, e.g. as one batch
             of model calls; otherwise each seat's player acts in turn.
+        table: who decides (e.g. :class:`~games.werewolf.llm_table.LLMTable`); replaces
+            ``players`` and ``decide_batch``.
     """
     from games.werewolf.scripted import ScriptedPlayer
 
     n = config.num_players
-    if players is None:
-        players = [ScriptedPlayer() for _ in range(n)]
-    if len(players) != n:
-        raise ValueError(f"play_game: {len(players)} players for {n} seats; pass one per seat")
+    if table is None:
+        if players is None:
+            players = [ScriptedPlayer() for _ in range(n)]
+        if len(players) != n:
+            raise ValueError(f"play_game: {len(players)} players for {n} seats; pass one per seat")
+        table = SeatTable(players, decide_batch)
+    elif players is not None or decide_batch is not None:
+        raise ValueError("play_game: pass either table or players/decide_batch, not both")
+    names = table.names()
+    if len(names) != n:
+        raise ValueError(f"play_game: the table has {len(names)} seats for {n}; one per seat")
     children = np.random.SeedSequence(seed).spawn(n + 1)
     chance_rng = np.random.default_rng(children[0])
     rngs = [np.random.default_rng(c) for c in children[1:]]
@@ -196,12 +297,10 @@ def play_game(
             game="werewolf",
             config=config.as_dict(),
             seed=seed,
-            players=[
-                {"seat": i, "name": getattr(p, "name", type(p).__name__)}
-                for i, p in enumerate(players)
-            ],
+            players=[{"seat": i, "name": name} for i, name in enumerate(names)],
             versions=dict(_versions()),
             started=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            **table.header(),
         )
         state = rules.initial_state(config)
         while not state.is_terminal():
@@ -221,10 +320,8 @@ def play_game(
                     Request(p, rules.knowledge(state, p), rules.legal_actions(state, p), rngs[p])
                     for p in seats
                 ]
-                if decide_batch is not None and len(requests) > 1:
-                    actions = list(decide_batch(requests))
-                else:
-                    actions = [players[r.seat].act(r.view, r.legal, r.rng) for r in requests]
+                actions = table.decide(state, requests, emit)
+                before = state
                 for req, action in zip(requests, actions, strict=True):
                     emit(
                         "action",
@@ -238,7 +335,11 @@ def play_game(
                     state = rules.apply(state, req.seat, action)
             for event in state.events[seen:]:
                 emit("event", **event.to_json())
+            if actor != CHANCE:
+                moves = [(r.seat, a) for r, a in zip(requests, actions, strict=True)]
+                table.after_step(before, moves, state, emit)
         digest = state_digest(state)
+        extra = table.result()
         emit(
             "result",
             winner=state.winner,
@@ -246,6 +347,7 @@ def play_game(
             steps=state.num_steps,
             roles=list(state.roles),
             digest=digest,
+            **extra,
         )
     finally:
         if own_log:
@@ -258,6 +360,7 @@ def play_game(
         final=state,
         digest=digest,
         log_path=glog.path if glog is not None else None,
+        extra=extra,
     )
 
 

@@ -39,6 +39,8 @@ def describe(record: Mapping[str, Any], seat: int | None = None) -> str | None:
         return (
             f"Result: {record['winner']} after {record['rounds']} round(s), {record['steps']} steps"
         )
+    if kind == "deception_statement":  # the LLM player's words (public)
+        return f'      "{record["text"]}"'
     if kind != "event":
         return None
     vis = record.get("visible_to")

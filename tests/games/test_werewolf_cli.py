@@ -60,7 +60,7 @@ def test_games_series_writes_summary(tmp_path):
         (["play", "--human", "9"], "--human"),
         (["play", "--games", "3", "--log", "x.jsonl"], "--log"),
         (["play", "--backend", "nosuch:x"], "nosuch"),
-        (["play", "--backend", "groq:x"], "--backend"),
+        (["play", "--players", "rules", "--backend", "groq:x"], "--backend"),
         (["play", "--roles", "werewolf:4,villager:4"], "RoleSet"),
     ],
 )
