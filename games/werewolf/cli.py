@@ -194,6 +194,7 @@ def _play_many(args: argparse.Namespace, config, model, write: Writer, run) -> i
     from games.werewolf.deception import pooled_summary
     from games.werewolf.llm_table import model_label
     from solvers.results import finite_or_none
+
     out = run.path
     logs = out / "logs"
     if args.force:
@@ -372,9 +373,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     play.add_argument("--reveal-roles", action="store_true", help="reveal roles of the dead")
     play.add_argument("--log", default=None, help="JSONL log of the game")
     play.add_argument("--games", type=positive_int, default=1, help="number of games")
-    play.add_argument(
-        "--human", type=non_negative_int, default=None, help="a person plays seat N"
-    )
+    play.add_argument("--human", type=non_negative_int, default=None, help="a person plays seat N")
     play.add_argument(
         "--players",
         choices=("llm", "rules"),

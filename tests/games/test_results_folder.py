@@ -279,3 +279,35 @@ def test_solver_kernels_cached_tells_a_cold_cache(child_env, tmp_path):
         2
     )  # compiles (and caches) or loads the kernels
     assert solver_kernels_cached() is True
+
+
+# --- werewolf series: the same results folder -----------------------------------------------
+
+
+def test_werewolf_series_uses_a_results_folder(gt_llm_cli, tmp_path):
+    out = tmp_path / "ww"
+    series = ["werewolf", "play", "--players", "rules", "--no-progress", "--out", str(out)]
+    proc = gt_llm_cli([*series, "--games", "3"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    m = _manifest(out)
+    assert m["complete"] is True and m["settings"]["games"] == 3
+    assert {"summary.json", "games.csv"} <= set(m["files"])
+    assert len(list((out / "logs").glob("game_*.jsonl"))) == 3
+    summary = (out / "summary.json").read_bytes()
+
+    line = _one_error_line(gt_llm_cli([*series, "--games", "2"], tmp_path))
+    assert "other settings" in line and "games" in line and "--force" in line
+    assert (out / "summary.json").read_bytes() == summary
+
+    proc = gt_llm_cli([*series, "--games", "2", "--force"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert _manifest(out)["settings"]["games"] == 2
+    assert len(list((out / "logs").glob("game_*.jsonl"))) == 2  # the old series' logs are gone
+    assert len((out / "games.csv").read_text().splitlines()) == 3  # header + 2 games
+
+    for extra, flag in (
+        (["--out", ""], "--out"),
+        (["--seed", "-5"], "--seed"),
+        (["--jobs", "0"], "--jobs"),
+    ):
+        assert flag in _one_error_line(gt_llm_cli([*series, "--games", "2", *extra], tmp_path))
