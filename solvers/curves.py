@@ -29,14 +29,14 @@ O(num_nodes * num_players + len(schedule) * num_players).
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import csv
 import dataclasses
 import json
 import multiprocessing
 import os
-import tempfile
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +46,7 @@ from solvers import _kernels
 from solvers.cfr import CFRVariant, resolve_variant
 from solvers.game_tree import GameTree
 from solvers.policy import PolicyLike, TreePolicy, check_policy
+from solvers.results import atomic_path
 
 MIN_POOL_WORK = 100_000_000
 """Node-iterations (sum over trees of nodes x iterations) below which
@@ -336,25 +337,11 @@ class Curves:
         return cls.from_dict(json.loads(Path(path).read_text()))
 
 
-class _atomic_writer:
-    """Text file written to a temporary sibling and renamed into place on success."""
-
-    def __init__(self, path: str | os.PathLike) -> None:
-        self.path = Path(path)
-
-    def __enter__(self):
-        fd, self.tmp = tempfile.mkstemp(
-            dir=self.path.parent, prefix=f".{self.path.name}.", suffix=".tmp"
-        )
-        self.handle = os.fdopen(fd, "w", newline="")
-        return self.handle
-
-    def __exit__(self, exc_type, exc, tb) -> None:
-        self.handle.close()
-        if exc_type is None:
-            os.replace(self.tmp, self.path)
-        else:
-            os.unlink(self.tmp)
+@contextlib.contextmanager
+def _atomic_writer(path: str | os.PathLike) -> Iterator[Any]:
+    """A text handle on a temporary sibling of ``path``, renamed into place on success."""
+    with atomic_path(path) as tmp, open(tmp, "w", newline="") as handle:
+        yield handle
 
 
 def _csv_cell(value) -> str:

@@ -36,9 +36,11 @@ Example::
 from __future__ import annotations
 
 import contextlib
+import csv
 import dataclasses
 import datetime as _dt
 import importlib.metadata
+import io
 import json
 import logging
 import os
@@ -62,11 +64,17 @@ __all__ = [
     "atomic_write_json",
     "atomic_write_text",
     "build_manifest",
+    "check_writable",
+    "csv_text",
+    "finite_or_none",
     "prepare_results_dir",
     "read_json",
     "read_manifest",
     "require_complete",
     "warn_if_incomplete",
+    "write_csv",
+    "write_json",
+    "write_text",
 ]
 
 logger = logging.getLogger(__name__)
@@ -78,7 +86,7 @@ MANIFEST_FORMAT = "gt-llm-results/1"
 #: Files with these endings are caches: kept by ``force``, ignored when judging a folder.
 CACHE_SUFFIXES = (".sqlite", ".sqlite3", ".sqlite-wal", ".sqlite-shm", ".db", ".db-wal", ".db-shm")
 #: Files with these endings are results: judged and (with ``force``) cleared.
-RESULT_SUFFIXES = (".json", ".csv", ".md", ".png", ".pdf", ".svg", ".efg", ".txt", ".npz")
+RESULT_SUFFIXES = (".json", ".jsonl", ".csv", ".md", ".png", ".pdf", ".svg", ".efg", ".txt", ".npz")
 #: Packages whose versions the manifest records (those installed).
 KEY_PACKAGES = ("numpy", "scipy", "open_spiel", "numba", "matplotlib", "httpx", "groq")
 #: Temporary files of :func:`atomic_write_bytes` start with this prefix.
@@ -92,6 +100,17 @@ class ResultsError(ValueError):
 
 
 # -- atomic writes -----------------------------------------------------------------------------
+
+
+def _read_umask() -> int:
+    # os.umask can only be read by setting it; done once, at import.
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+#: Mode of new result files: what ``open`` would give (mkstemp alone makes them owner-only).
+_FILE_MODE = 0o666 & ~_read_umask()
 
 
 def _fsync_dir(folder: Path) -> None:
@@ -126,6 +145,8 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
     dest = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f"{_TMP_PREFIX}{dest.name}.", dir=dest.parent)
     try:
+        with contextlib.suppress(OSError):
+            os.fchmod(fd, _FILE_MODE)
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
@@ -166,6 +187,8 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     fd, tmp_name = tempfile.mkstemp(
         prefix=f"{_TMP_PREFIX}{dest.stem}.", suffix=dest.suffix, dir=dest.parent
     )
+    with contextlib.suppress(OSError):
+        os.fchmod(fd, _FILE_MODE)
     os.close(fd)
     tmp = Path(tmp_name)
     try:
@@ -178,6 +201,91 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
             tmp.unlink()
         raise
     _fsync_dir(dest.parent)
+
+
+# -- result files: strict JSON, CSV tables, text -------------------------------------------------
+
+
+def finite_or_none(o: Any) -> Any:
+    """A JSON-ready copy: NumPy values as Python ones, NaN and infinities as ``None``."""
+    import numpy as np  # lazily: this module is also used where NumPy is not needed
+
+    if isinstance(o, np.ndarray):
+        o = o.tolist()
+    elif isinstance(o, np.generic):
+        o = o.item()
+    if isinstance(o, float):
+        return o if np.isfinite(o) else None
+    if isinstance(o, dict):
+        return {k: finite_or_none(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple)):
+        return [finite_or_none(v) for v in o]
+    return o
+
+
+def _cell(v: Any) -> Any:
+    return "" if isinstance(v, float) and v != v else v
+
+
+def csv_text(rows: Sequence[Mapping[str, Any]], fieldnames: Sequence[str] | None = None) -> str:
+    """Rows (mappings with the same keys, in order) as CSV text; NaN as an empty cell.
+
+    Args:
+      rows: The table.
+      fieldnames: The columns; default the keys of the first row. Give them so
+        that a table without rows still has its header.
+    """
+    names = list(fieldnames) if fieldnames is not None else (list(rows[0]) if rows else [])
+    if not names:
+        return ""
+    buf = io.StringIO(newline="")
+    w = csv.DictWriter(buf, fieldnames=names)
+    w.writeheader()
+    for r in rows:
+        w.writerow({k: _cell(v) for k, v in r.items()})
+    return buf.getvalue()
+
+
+def write_text(path: str | os.PathLike[str], text: str) -> Path:
+    """:func:`atomic_write_text`, returning the path."""
+    atomic_write_text(path, text)
+    return Path(path)
+
+
+def write_csv(
+    path: str | os.PathLike[str],
+    rows: Sequence[Mapping[str, Any]],
+    fieldnames: Sequence[str] | None = None,
+) -> Path:
+    """Writes a CSV table atomically (see :func:`csv_text`; no rows and no fieldnames: empty file)."""
+    return write_text(path, csv_text(rows, fieldnames))
+
+
+def write_json(path: str | os.PathLike[str], obj: Any, *, indent: int | None = 2) -> Path:
+    """Writes ``obj`` as strict JSON atomically, NaN and infinities as ``null``."""
+    atomic_write_json(path, finite_or_none(obj), indent=indent)
+    return Path(path)
+
+
+def check_writable(out: str | os.PathLike[str], *, caller: str) -> Path:
+    """Creates the folder ``out`` if needed and checks it is writable.
+
+    Raises:
+      ValueError: naming ``caller`` and the folder, when it is empty or cannot be written.
+    """
+    if str(out).strip() == "":
+        raise ResultsError(f"{caller}: the output folder is empty (''); pass a folder name")
+    path = Path(out)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=_TMP_PREFIX, dir=path)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as err:
+        raise ResultsError(
+            f"{caller}: output folder {str(path)!r} is not writable ({err.strerror or err})"
+        ) from None
+    return path
 
 
 # -- reading -----------------------------------------------------------------------------------
@@ -440,6 +548,15 @@ class ResultsDir:
         self._record(name)
         atomic_write_json(path, obj, indent=indent)
         return path
+
+    def write_csv(
+        self,
+        name: str,
+        rows: Sequence[Mapping[str, Any]],
+        fieldnames: Sequence[str] | None = None,
+    ) -> Path:
+        """Atomically writes a CSV table (with its header even without rows if ``fieldnames``)."""
+        return self.write_text(name, csv_text(rows, fieldnames))
 
     @contextlib.contextmanager
     def atomic_path(self, name: str) -> Iterator[Path]:

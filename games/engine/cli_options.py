@@ -2,25 +2,43 @@
 
 Defined once here and added to each game's parsers with
 :func:`add_common_options`; :func:`load_model_from_args` turns them into a
-chat model (``load_model(spec, cache=..., timeout=..., requests_per_minute=...)``).
+chat model (``load_model(spec, cache=..., timeout=..., retry_budget=...,
+requests_per_minute=..., max_answer_bytes=...)``), and
+:func:`open_results_dir` / :func:`results_folder` open the ``--out`` folder
+for a run of given settings (manifest first with ``complete: false``, refusal
+of a folder holding other results unless ``--force``; see
+:mod:`solvers.results`).
+
+The order a writing command follows, so that nothing is paid for before every
+option is known to be good: parse (argparse types reject bad values in one
+line naming the flag), :func:`check_backend`, the command's own checks, then
+:func:`open_results_dir`, then :func:`load_model_from_args`, then the work.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import sys
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from gt_llm.chat import ChatModel
-from gt_llm.cli import positive_float, positive_int
+from gt_llm.cli import non_negative_int, positive_float, positive_int
 from gt_llm.registry import load_model, parse_spec
+from solvers.results import ResultsDir, ResultsError, prepare_results_dir
 
 __all__ = [
     "COMMON_OPTIONS",
     "add_common_options",
+    "cache_path",
     "check_backend",
+    "check_out",
     "load_model_from_args",
     "model_options",
+    "open_results_dir",
+    "results_folder",
 ]
 
 #: The destinations of the shared options (the names on the argparse namespace).
@@ -30,6 +48,8 @@ COMMON_OPTIONS = (
     "concurrency",
     "rpm",
     "timeout",
+    "retry_budget",
+    "max_answer_bytes",
     "seed",
     "out",
     "no_progress",
@@ -44,7 +64,10 @@ def add_common_options(
     seed_help: str = "master seed (default 0)",
     cache_help: str = "SQLite call cache (default OUT/llm_cache.sqlite)",
 ) -> None:
-    """Adds ``--backend --cache --concurrency --rpm --timeout --seed --out --no-progress --force``.
+    """Adds the shared options (see :data:`COMMON_OPTIONS`).
+
+    ``--backend --cache --concurrency --rpm --timeout --retry-budget
+    --max-answer-bytes --seed --out --no-progress --force``.
 
     Args:
       parser: The command's parser.
@@ -59,7 +82,7 @@ def add_common_options(
     )
     parser.add_argument("--out", default=out, help=f"output folder (default {out})")
     parser.add_argument("--cache", default=None, help=cache_help)
-    parser.add_argument("--seed", type=int, default=0, help=seed_help)
+    parser.add_argument("--seed", type=non_negative_int, default=0, help=seed_help)
     parser.add_argument(
         "--concurrency",
         type=positive_int,
@@ -76,13 +99,28 @@ def add_common_options(
         "--timeout",
         type=positive_float,
         default=None,
-        help="per-call timeout of a remote backend, seconds (default: the backend's)",
+        help="per-request timeout of a remote backend, seconds (default: the backend's, 60)",
+    )
+    parser.add_argument(
+        "--retry-budget",
+        type=positive_float,
+        default=None,
+        help="total seconds one call may take with its retries and waits; then the run stops "
+        "and says how to resume (default: the backend's, 300)",
+    )
+    parser.add_argument(
+        "--max-answer-bytes",
+        type=positive_int,
+        default=None,
+        help="largest accepted answer in bytes; a larger one is an error, never cached "
+        "(default 65536)",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     parser.add_argument(
         "--force",
         action="store_true",
-        help="overwrite results already in --out (a command may refuse without it)",
+        help="replace results of other settings already in --out (clears them; the call "
+        "cache is kept); without it such a folder is refused",
     )
 
 
@@ -91,17 +129,71 @@ def check_backend(args: argparse.Namespace) -> None:
     parse_spec(args.backend)
 
 
+def check_out(args: argparse.Namespace) -> None:
+    """Refuses an empty ``--out`` in one line (it would write into the current folder)."""
+    if str(getattr(args, "out", "")).strip() == "":
+        raise ResultsError("--out is empty (''); pass a results folder such as --out results/run")
+
+
 def model_options(args: argparse.Namespace) -> dict[str, Any]:
-    """Backend options the user gave (the scripted backend accepts none)."""
-    options: dict[str, Any] = {}
-    if getattr(args, "timeout", None) is not None:
-        options["timeout"] = args.timeout
-    if getattr(args, "rpm", None) is not None:
-        options["requests_per_minute"] = args.rpm
-    return options
+    """The call options the user gave, as :func:`gt_llm.load_model` keywords (others: defaults)."""
+    given = {
+        "timeout": getattr(args, "timeout", None),
+        "retry_budget": getattr(args, "retry_budget", None),
+        "requests_per_minute": getattr(args, "rpm", None),
+        "max_answer_bytes": getattr(args, "max_answer_bytes", None),
+    }
+    return {k: v for k, v in given.items() if v is not None}
+
+
+def cache_path(args: argparse.Namespace) -> str:
+    """``--cache``, or ``OUT/llm_cache.sqlite``."""
+    return args.cache or os.path.join(args.out, "llm_cache.sqlite")
 
 
 def load_model_from_args(args: argparse.Namespace) -> ChatModel:
     """The model the shared options name, through the cache (``--cache`` or OUT/llm_cache.sqlite)."""
-    cache = args.cache or os.path.join(args.out, "llm_cache.sqlite")
-    return load_model(args.backend, cache=cache, **model_options(args))
+    check_out(args)
+    return load_model(args.backend, cache=cache_path(args), **model_options(args))
+
+
+def open_results_dir(args: argparse.Namespace, settings: Mapping[str, Any]) -> ResultsDir:
+    """Opens ``--out`` for a run of ``settings`` (see :func:`solvers.results.prepare_results_dir`).
+
+    Writes the manifest (``complete: false``) with the backend and model of
+    ``--backend`` and the command line; refuses, in one line, a folder holding
+    results of other settings unless ``--force`` (which clears them, never the
+    cache). Call before the first model call.
+
+    Args:
+      args: Parsed shared options (``--out --backend --force``).
+      settings: Everything that determines the results (JSON-like); call
+        options such as ``--timeout`` or ``--concurrency`` do not belong here.
+
+    Raises:
+      solvers.results.ResultsError: empty, unwritable or refused folder.
+      ValueError: unknown backend.
+    """
+    check_out(args)
+    backend, model = parse_spec(args.backend)
+    return prepare_results_dir(
+        args.out,
+        settings,
+        force=bool(getattr(args, "force", False)),
+        backend=backend,
+        model=model or None,
+        command=sys.argv,
+    )
+
+
+@contextlib.contextmanager
+def results_folder(args: argparse.Namespace, settings: Mapping[str, Any]) -> Iterator[ResultsDir]:
+    """:func:`open_results_dir`, and :meth:`~solvers.results.ResultsDir.finish` when the block succeeds.
+
+    On an exception (a failed call, Ctrl-C, a kill) the manifest keeps
+    ``complete: false``, so readers warn or refuse, and a re-run of the same
+    command resumes into the same folder.
+    """
+    run = open_results_dir(args, settings)
+    yield run
+    run.finish()

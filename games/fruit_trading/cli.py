@@ -10,9 +10,17 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sys
 
-from games.engine.cli_options import add_common_options, check_backend
+from games.engine.cli_options import (
+    add_common_options,
+    check_backend,
+    check_out,
+    load_model_from_args,
+    results_folder,
+)
 from gt_llm.cli import positive_int
+from solvers.cfr import VARIANTS as CFR_VARIANTS
 
 logger = logging.getLogger(__name__)
 
@@ -36,9 +44,12 @@ def _variants(text: str) -> tuple[str, ...]:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from games.fruit_trading.estimate import check_fits, estimate_work
     from games.fruit_trading.experiment import ExperimentSettings, run_experiment
 
-    check_backend(args)  # fail fast, before any work, on an unknown backend
+    # Every check before the first model call: flags (argparse types), backend, folder, size.
+    check_backend(args)
+    check_out(args)
     settings = ExperimentSettings(
         inits=args.inits,
         iterations=args.iterations,
@@ -61,7 +72,19 @@ def _run(args: argparse.Namespace) -> int:
         names=args.names,
         pools=args.pools,
     )
-    result = run_experiment(settings)
+    estimate = estimate_work(
+        inits=settings.inits,
+        iterations=settings.iterations,
+        variants=len(settings.variants),
+        max_messages=settings.max_messages,
+        num_seeds=settings.num_seeds,
+    )
+    check_fits(estimate, inits=settings.inits, iterations=settings.iterations)
+    if not args.no_progress:
+        sys.stderr.write(estimate.describe() + "\n")
+    with results_folder(args, settings.results_settings()) as run:
+        model = load_model_from_args(args)
+        result = run_experiment(settings, model=model, results=run)
     s = result.summary
     lines = [f"fruit trading results in {result.out}  (model: {s['label']})"]
     for variant, v in s["variants"].items():
@@ -91,11 +114,16 @@ def _figures(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from games.fruit_trading.figures import draw_all
+    from solvers.results import read_json, require_complete, warn_if_incomplete
 
-    if not (Path(args.out) / "summary.json").exists():
-        raise ValueError(
-            f"no summary.json in {args.out!r}; run `gt-llm fruit-trading run --out {args.out}` first"
-        )
+    check_out(args)
+    rerun = f"`gt-llm fruit-trading run --out {args.out}`"
+    # Names the file (and the fix) when it is missing or not valid JSON.
+    read_json(Path(args.out) / "summary.json", rerun=rerun)
+    if args.allow_incomplete:
+        warn_if_incomplete(args.out, rerun=rerun)
+    else:
+        require_complete(args.out, rerun=rerun)
     for p in draw_all(args.out, fmt=args.format, log_x=args.log_x, log_y=args.log_y):
         print(p)  # noqa: T201 - the command's output
     return 0
@@ -105,6 +133,7 @@ def _compare(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from games.fruit_trading.figures import write_comparison
+    from solvers.results import read_json, warn_if_incomplete
 
     missing = [d for d in args.dirs if not (Path(d) / "summary.json").exists()]
     if missing:
@@ -112,6 +141,10 @@ def _compare(args: argparse.Namespace) -> int:
             f"compare: no summary.json in {', '.join(map(repr, missing))}; give folders "
             "written by `gt-llm fruit-trading run`"
         )
+    for d in args.dirs:
+        rerun = f"`gt-llm fruit-trading run --out {d}`"
+        read_json(Path(d) / "summary.json", rerun=rerun)  # names a broken file
+        warn_if_incomplete(d, rerun=rerun)  # an unfinished run is overlaid, with a warning
     labels = [x.strip() for x in args.labels.split(",")] if args.labels else None
     if labels is not None and len(labels) != len(args.dirs):
         raise ValueError(
@@ -175,7 +208,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         default="llm",
         help="payoffs from the LLM calls (paper) or exact",
     )
-    run.add_argument("--cfr", default="cfr", help="CFR variant: cfr, cfr+, linear (default cfr)")
+    run.add_argument(
+        "--cfr",
+        default="cfr",
+        choices=sorted(CFR_VARIANTS),
+        metavar="VARIANT",
+        help=f"CFR variant: {', '.join(sorted(CFR_VARIANTS))} (default cfr)",
+    )
     run.add_argument(
         "--no-generalisation", action="store_true", help="skip the cross-subgame study"
     )
@@ -206,6 +245,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--out", default="results/fruit", help="results folder (default results/fruit)"
     )
     _add_figure_options(fig)
+    fig.add_argument(
+        "--allow-incomplete",
+        action="store_true",
+        help="draw from a folder whose run did not finish (warns) instead of refusing",
+    )
     fig.set_defaults(func=_figures)
     cmp = sub.add_parser(
         "compare",

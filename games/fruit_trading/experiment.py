@@ -21,7 +21,11 @@ materialised (all LLM calls batched and cached) and solved with CFR for
   loadable as an OpenSpiel ``TabularPolicy``) and ``dialogues_<variant>.jsonl``
   (every leaf's messages, tones, seeds, payoffs and reach under CFR) —
   :mod:`games.fruit_trading.exports`;
-* figures, drawn from those files (:mod:`games.fruit_trading.figures`).
+* figures, drawn from those files (:mod:`games.fruit_trading.figures`);
+* ``manifest.json`` — written first with ``complete: false`` and last with
+  ``complete: true`` (:mod:`solvers.results`): a folder holding results of
+  other settings is refused unless forced, and every file is written to a
+  temporary file and renamed into place.
 
 Beyond the paper: (1) generalisation — each subgame's CFR strategy, mapped to
 a tone distribution per decision level (reach-weighted under that strategy),
@@ -44,14 +48,16 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
+import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from tqdm.auto import tqdm
 
+from games.engine.resources import solver_kernels_cached
 from games.engine.results import model_label
 from games.fruit_trading import exports, report
 from games.fruit_trading.dialogue import Config
@@ -60,7 +66,7 @@ from games.fruit_trading.tree import Subgame, build_subgames, whole_game_tree
 from gt_llm.cache import CachedModel
 from gt_llm.chat import ChatModel
 from gt_llm.parsing import ParsePolicy, ParseStats
-from gt_llm.registry import load_model
+from gt_llm.registry import load_model, parse_spec
 from solvers import (
     DECISION,
     GameTree,
@@ -74,7 +80,8 @@ from solvers import (
     reach_probabilities,
     studies,
 )
-from solvers.writers import check_writable, write_csv, write_json, write_text
+from solvers.cfr import resolve_variant
+from solvers.results import ResultsDir, finite_or_none, prepare_results_dir
 
 logger = logging.getLogger(__name__)
 
@@ -219,10 +226,39 @@ class ExperimentSettings:
             raise ValueError(
                 f"run_experiment: payoff must be 'llm' or 'exact', got {self.payoff!r}"
             )
+        # Before any call: an unknown variant used to surface only after every tree was built.
+        resolve_variant(self.cfr_variant, caller="run_experiment: cfr_variant")
+        if self.whole_game_iterations is not None and self.whole_game_iterations < 1:
+            raise ValueError(
+                "run_experiment: whole_game_iterations must be >= 1 (or None), "
+                f"got {self.whole_game_iterations}"
+            )
 
     @property
     def cache_path(self) -> str:
         return self.cache or os.path.join(self.out, "llm_cache.sqlite")
+
+    def results_settings(self) -> dict[str, Any]:
+        """The settings that determine the results, as the results folder's manifest records them.
+
+        Where and how calls are made (folder, cache, concurrency, rate,
+        timeout, progress bars) does not change the results and is left out,
+        so a resumed run with another ``--rpm`` is the same run.
+        """
+        keep = (
+            "inits",
+            "iterations",
+            "variants",
+            "max_messages",
+            "num_seeds",
+            "scenario_seed",
+            "payoff",
+            "cfr_variant",
+            "whole_game_iterations",
+            "generalisation",
+            "whole_game",
+        )
+        return {k: getattr(self, k) for k in keep}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -339,8 +375,39 @@ def legal_assembly(
 # --- the run -----------------------------------------------------------------------
 
 
+def open_results(
+    settings: ExperimentSettings, *, force: bool = False, command: Sequence[str] | None = None
+) -> ResultsDir:
+    """Prepares ``settings.out`` for this experiment (manifest first, ``complete: false``).
+
+    Raises:
+      solvers.results.ResultsError: the folder is empty, unwritable, or holds
+        results of other settings and ``force`` is false.
+    """
+    backend, model_name = parse_spec(settings.backend)
+    return prepare_results_dir(
+        settings.out,
+        settings.results_settings(),
+        force=force,
+        backend=backend,
+        model=model_name or None,
+        command=command,
+    )
+
+
+def _say(settings: ExperimentSettings, message: str) -> None:
+    # A status line beside the progress bars (stderr), or a log line when they are off.
+    if settings.progress:
+        tqdm.write(message, file=sys.stderr)
+    else:
+        logger.info(message)
+
+
 def run_experiment(
-    settings: ExperimentSettings, *, model: ChatModel | None = None
+    settings: ExperimentSettings,
+    *,
+    model: ChatModel | None = None,
+    results: ResultsDir | None = None,
 ) -> ExperimentResult:
     """Runs the experiment and writes its files; see the module docstring.
 
@@ -348,12 +415,17 @@ def run_experiment(
       settings: What to run.
       model: A ready model (else ``settings.backend`` through the cache at
         ``settings.cache_path``).
+      results: The opened results folder (from :func:`open_results` or
+        :func:`games.engine.cli_options.results_folder`); the caller finishes
+        it. Default: :func:`open_results` without force, finished here.
 
     Raises:
-      ValueError: bad settings or an unwritable output folder.
+      ValueError: bad settings, or an empty, unwritable or other-settings output folder.
       gt_llm.ConfigurationError: the backend cannot run here.
     """
-    out = check_writable(settings.out, caller="run_experiment")
+    own = results is None
+    run = results if results is not None else open_results(settings)
+    out = run.path
     if model is None:
         options: dict[str, Any] = {}
         # Only options given: the scripted backend accepts none.
@@ -362,6 +434,7 @@ def run_experiment(
         if settings.timeout is not None:
             options["timeout"] = settings.timeout
         model = load_model(settings.backend, cache=settings.cache_path, **options)
+    kernels_cached = solver_kernels_cached()
     label = model_label(model)
     logger.info(
         "fruit trading: %s, %d inits, %d iterations",
@@ -404,6 +477,10 @@ def run_experiment(
         timings[f"build_{variant}_s"] = time.perf_counter() - t0
         subgames[variant] = sgs
         trees = [sg.tree for sg in sgs]
+        if kernels_cached is not True:
+            # numba compiles the kernels on the first solve: ~30 s without output otherwise.
+            _say(settings, "compiling solver kernels (first run only, about half a minute) ...")
+            kernels_cached = True
         t0 = time.perf_counter()
         with tqdm(
             total=len(trees),
@@ -424,8 +501,10 @@ def run_experiment(
         curves_by_variant[variant] = curves
         slug = variant.replace("+", "_")
         tag = {"backend": label["backend"], "model": label["model"]}
-        curves.to_csv(out / f"curves_{slug}.csv", columns=tag)
-        curves.to_csv(out / f"curves_{slug}_per_tree.csv", per_tree=True, columns=tag)
+        with run.atomic_path(f"curves_{slug}.csv") as tmp:
+            curves.to_csv(tmp, columns=tag)
+        with run.atomic_path(f"curves_{slug}_per_tree.csv") as tmp:
+            curves.to_csv(tmp, per_tree=True, columns=tag)
         ess = studies.ess_iterations(curves)
         v: dict[str, Any] = {
             "trees": [
@@ -456,12 +535,12 @@ def run_experiment(
             v["guesses_distinct"] = report.guess_table_distinct(sgs)
         # The final average policies come with the curves: no second CFR run per tree.
         policies = list(curves.average_policies)
-        exports.write_policies(
-            out / f"policy_{slug}.json",
-            exports.policy_document(sgs, policies, variant=variant, label=label),
-        )
-        exports.write_dialogues(
-            out / f"dialogues_{slug}.jsonl", sgs, policies, variant=variant, label=label
+        # Through the results folder, so the manifest lists them and --force clears them.
+        policy_doc = exports.policy_document(sgs, policies, variant=variant, label=label)
+        run.write_json(f"policy_{slug}.json", policy_doc)
+        run.write_text(
+            f"dialogues_{slug}.jsonl",
+            exports.dialogue_lines(sgs, policies, variant=variant, label=label),
         )
         if settings.generalisation:
             t0 = time.perf_counter()
@@ -509,17 +588,23 @@ def run_experiment(
         summary["llm_calls"] = dataclasses.asdict(model.stats())
     summary["fallbacks_total"] = sum(v["fallbacks"] for v in summary["variants"].values())
     summary["timings"] = timings
-    _write_tables(out, summary)
+    _write_tables(run, summary)
     # Strict JSON: NaN (e.g. a percentage over zero histories) is written as null.
-    write_json(out / "summary.json", summary)
-    write_text(out / "tables.md", report.markdown_tables(summary) + "\n")
+    run.write_json("summary.json", finite_or_none(summary))
+    run.write_text("tables.md", report.markdown_tables(summary) + "\n")
     from games.fruit_trading import figures
 
     figures.draw_all(out)
+    if own:
+        run.finish()
     return ExperimentResult(out=out, summary=summary, subgames=subgames)
 
 
-def _write_tables(out: Path, summary: dict[str, Any]) -> None:
+#: Columns of Table 1 (``report.guess_table`` rows), so the CSV has a header without rows.
+_GUESS_COLUMNS = ("message", "correct", "total", "percentage")
+
+
+def _write_tables(run: ResultsDir, summary: Mapping[str, Any]) -> None:
     tag = {"backend": summary["backend"], "model": summary["model"]}
     t1, f6, t23, ess, gen, whole = [], [], [], [], [], []
     for variant, v in summary["variants"].items():
@@ -584,9 +669,12 @@ def _write_tables(out: Path, summary: dict[str, Any]) -> None:
                         **tag,
                     }
                 )
-    write_csv(out / "table1_guesses.csv", t1)
-    write_csv(out / "fig6_agreements.csv", f6)
-    write_csv(out / "table2_3_payoff_signs.csv", t23)
-    write_csv(out / "ess.csv", ess)
-    write_csv(out / "generalisation.csv", gen)
-    write_csv(out / "whole_game.csv", whole)
+    run.write_csv("table1_guesses.csv", t1, ("variant", *_GUESS_COLUMNS, *tag))
+    run.write_csv("fig6_agreements.csv", f6)
+    run.write_csv("table2_3_payoff_signs.csv", t23)
+    run.write_csv("ess.csv", ess)
+    # Only studies that ran (--no-generalisation / --no-whole-game leave no empty files).
+    if gen:
+        run.write_csv("generalisation.csv", gen)
+    if whole:
+        run.write_csv("whole_game.csv", whole)

@@ -173,6 +173,22 @@ def leaf_records(subgame: Subgame, policy: TreePolicy) -> Iterator[dict[str, Any
         }
 
 
+def dialogue_lines(
+    subgames: Sequence[Subgame],
+    policies: Sequence[TreePolicy],
+    *,
+    variant: str,
+    label: dict[str, Any],
+) -> str:
+    """The text of ``dialogues_<variant>.jsonl``: one JSON line per leaf of every subgame."""
+    lines = []
+    for sg, pol in zip(subgames, policies, strict=True):
+        for rec in leaf_records(sg, pol):
+            rec = {"variant": variant, "model": label.get("label"), **rec}
+            lines.append(json.dumps(rec, ensure_ascii=False))
+    return "\n".join(lines) + "\n"
+
+
 def write_dialogues(
     path: str | Path,
     subgames: Sequence[Subgame],
@@ -182,11 +198,6 @@ def write_dialogues(
     label: dict[str, Any],
 ) -> Path:
     """Writes ``dialogues_<variant>.jsonl`` (atomically): every leaf of every subgame."""
-    lines = []
-    for sg, pol in zip(subgames, policies, strict=True):
-        for rec in leaf_records(sg, pol):
-            rec = {"variant": variant, "model": label.get("label"), **rec}
-            lines.append(json.dumps(rec, ensure_ascii=False))
     path = Path(path)
-    write_text(path, "\n".join(lines) + "\n")
+    write_text(path, dialogue_lines(subgames, policies, variant=variant, label=label))
     return path

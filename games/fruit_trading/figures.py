@@ -35,7 +35,7 @@ from solvers.plots import (
     read_curves_csv,
     to_png,  # noqa: F401  (re-exported: notebooks display figures with it)
 )
-from solvers.writers import write_csv, write_text
+from solvers.results import atomic_path, write_csv, write_text
 
 FORMATS: tuple[str, ...] = ("png", "pdf", "svg")
 _VARIANT_LABEL = {
@@ -267,7 +267,8 @@ def draw_all(
         fig = fn(src, **kw)
         path = out / f"{prefix}{name}.{fmt}"
         # Figure objects (no pyplot): no global backend state, nothing to close.
-        fig.savefig(path, dpi=120)
+        with atomic_path(path) as tmp:
+            fig.savefig(tmp, dpi=120)
         paths.append(path)
     return paths
 

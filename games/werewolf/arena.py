@@ -588,7 +588,9 @@ def _plot(summaries: Sequence[Mapping[str, Any]], path: Path, backend: str) -> N
 
     ncols = min(5, len(summaries))
     nrows = -(-len(summaries) // ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(max(5.0, 4.2 * ncols), 3.6 * nrows), squeeze=False)
+    fig, axes = plt.subplots(
+        nrows, ncols, figsize=(max(5.0, 4.2 * ncols), 3.6 * nrows), squeeze=False
+    )
     try:
         for ax in axes.flat[len(summaries) :]:
             ax.set_axis_off()

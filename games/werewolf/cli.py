@@ -9,7 +9,10 @@
 * ``--human N`` gives seat N to a person at the terminal (the transcript then shows
   only what seat N knows);
 * ``--games N [--out DIR]`` plays N games (seeds ``seed .. seed+N-1``) with a
-  progress bar, writes every log to ``DIR/logs/``, ``DIR/summary.json`` (win rates
+  progress bar into a results folder (``DIR/manifest.json`` first with
+  ``complete: false`` and last with ``complete: true``; a folder holding another
+  series is refused unless ``--force``, which clears its results and logs but
+  never the cache), writes every log to ``DIR/logs/``, ``DIR/summary.json`` (win rates
   with 95 % Wilson intervals, game lengths, model calls, the pooled deception
   summary) and ``DIR/games.csv``, and prints the summary. Games run one after the
   other on the scripted backend (CPU-bound: threads would not help) and in a thread
@@ -77,9 +80,9 @@ def _check_play_args(args: argparse.Namespace, num_players: int) -> None:
             raise ValueError("werewolf play: --human plays one game; drop --games")
         if args.log is not None:
             raise ValueError("werewolf play: with --games N the logs go to --out DIR; drop --log")
-        summary = Path(args.out) / "summary.json"
-        if summary.exists() and not args.force:
-            raise ValueError(f"werewolf play: {summary} exists; pass --force to overwrite")
+        from games.engine.cli_options import check_out
+
+        check_out(args)
 
 
 def _seats(config, human: int | None, stdin, write: Writer, rules_players: bool) -> list:
@@ -92,6 +95,18 @@ def _seats(config, human: int | None, stdin, write: Writer, rules_players: bool)
     if human is not None:
         seats[human] = HumanPlayer(stdin.readline, write)
     return seats
+
+
+def _series_settings(args: argparse.Namespace, config) -> dict:
+    """What determines a series' results (the results folder's manifest compares them)."""
+    return {
+        "games": args.games,
+        "seed": args.seed,
+        "players": args.players,
+        "preset": args.preset,
+        "config": config.as_dict(),
+        "history": args.history,
+    }
 
 
 def _cache_path(args: argparse.Namespace) -> str:
@@ -136,10 +151,19 @@ def _play(args: argparse.Namespace, *, stdin=None, write: Writer = _say) -> int:
 
     config = _config(args)
     _check_play_args(args, config.num_players)
+    if args.games > 1:
+        from games.engine.cli_options import results_folder
+
+        # The folder first (refused in one line if it holds another series), then the model.
+        with results_folder(args, _series_settings(args, config)) as run:
+            model = None if args.players == "rules" else _model(args)
+            try:
+                return _play_many(args, config, model, write, run)
+            finally:
+                if model is not None:
+                    model.close()
     model = None if args.players == "rules" else _model(args)
     try:
-        if args.games > 1:
-            return _play_many(args, config, model, write)
 
         def show(record) -> None:
             line = describe(record, seat=args.human)
@@ -161,7 +185,7 @@ def _play(args: argparse.Namespace, *, stdin=None, write: Writer = _say) -> int:
     return 0 if result.winner else 1
 
 
-def _play_many(args: argparse.Namespace, config, model, write: Writer) -> int:
+def _play_many(args: argparse.Namespace, config, model, write: Writer, run) -> int:
     from concurrent.futures import ThreadPoolExecutor
 
     from tqdm.auto import tqdm
@@ -169,10 +193,15 @@ def _play_many(args: argparse.Namespace, config, model, write: Writer) -> int:
     from games.werewolf import runner
     from games.werewolf.deception import pooled_summary
     from games.werewolf.llm_table import model_label
-    from solvers.writers import write_csv, write_json
+    from solvers.results import finite_or_none
 
-    out = Path(args.out)
-    (out / "logs").mkdir(parents=True, exist_ok=True)
+    out = run.path
+    logs = out / "logs"
+    if args.force:
+        # --force replaces the folder's results; the logs of the old series are results too.
+        for old in logs.glob("game_*.jsonl"):
+            old.unlink()
+    logs.mkdir(parents=True, exist_ok=True)
     seeds = [args.seed + i for i in range(args.games)]
     remote = model is not None and model.backend != "scripted"
     jobs = min(args.jobs or 4, args.games) if remote else 1
@@ -218,9 +247,9 @@ def _play_many(args: argparse.Namespace, config, model, write: Writer) -> int:
         summary["fallbacks"] = sum(r.extra["parse_stats"]["total_fallbacks"] for r in results)
         summary["defaulted_actions"] = sum(r.extra["defaulted"] for r in results)
         summary["deception"] = pooled_summary([d for _, d in played]).to_dict()
-    write_json(out / "summary.json", summary)
-    write_csv(
-        out / "games.csv",
+    run.write_json("summary.json", finite_or_none(summary))
+    run.write_csv(
+        "games.csv",
         [
             {
                 "seed": s,
@@ -231,6 +260,7 @@ def _play_many(args: argparse.Namespace, config, model, write: Writer) -> int:
             }
             for s, r in zip(seeds, results, strict=True)
         ],
+        ("seed", "winner", "rounds", "steps", "model_calls"),
     )
     write(f"{args.games} games, players: {label}, preset {args.preset}:")
     for team, w in summary["win_rates"].items():
@@ -324,7 +354,7 @@ def _replay(args: argparse.Namespace, *, write: Writer = _say) -> int:
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Adds the ``werewolf`` command group (``play``, ``summary``, ``replay``, ``arena``, ``graph``)."""
     from games.engine.cli_options import add_common_options
-    from gt_llm.cli import positive_int
+    from gt_llm.cli import non_negative_int, positive_int
 
     group = subparsers.add_parser(
         "werewolf",
@@ -338,13 +368,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     play.add_argument(
         "--roles", default=None, help="role counts, e.g. werewolf:2,seer:1,villager:5"
     )
-    play.add_argument("--debate-turns", type=int, default=None, help="speeches per day")
+    play.add_argument(
+        "--debate-turns", type=non_negative_int, default=None, help="speeches per day"
+    )
     play.add_argument("--max-rounds", type=positive_int, default=None, help="round limit (draw)")
     play.add_argument("--exile", choices=("majority", "plurality"), default=None)
     play.add_argument("--reveal-roles", action="store_true", help="reveal roles of the dead")
     play.add_argument("--log", default=None, help="JSONL log of the game")
     play.add_argument("--games", type=positive_int, default=1, help="number of games")
-    play.add_argument("--human", type=int, default=None, help="a person plays seat N")
+    play.add_argument("--human", type=non_negative_int, default=None, help="a person plays seat N")
     play.add_argument(
         "--players",
         choices=("llm", "rules"),
@@ -353,7 +385,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     play.add_argument(
         "--history",
-        type=int,
+        type=positive_int,
         default=15,
         help="public messages each prompt shows (default 15)",
     )
@@ -364,7 +396,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     play.add_argument(
         "--jobs",
-        type=int,
+        type=positive_int,
         default=None,
         help="games at a time with --games on a remote backend (threads; default 4); "
         "the scripted backend plays them one after the other",

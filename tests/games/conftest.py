@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -71,3 +73,16 @@ def child_env() -> dict[str, str]:
 def recording_model() -> type[RecordingModel]:
     """The :class:`RecordingModel` class (conftest modules are not importable by name)."""
     return RecordingModel
+
+
+@pytest.fixture
+def gt_llm_cli(child_env) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """Runs ``python -m gt_llm.cli ARGS`` in a child process: ``(args, cwd, *, env=None, timeout=120)``."""
+
+    def run(args, cwd, *, env=None, timeout=120):
+        return subprocess.run(
+            [sys.executable, "-m", "gt_llm.cli", *args],
+            capture_output=True, text=True, env=env or child_env, cwd=cwd, timeout=timeout,
+        )  # fmt: skip
+
+    return run

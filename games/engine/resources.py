@@ -1,0 +1,100 @@
+"""What a run will need, checked before it starts: memory, and the solver's compile step.
+
+A command estimates its memory from its settings and calls
+:func:`require_memory` before the first model call, so that a run that
+cannot fit is refused in one line instead of ending, after paid calls, in a
+``MemoryError`` traceback (or growing silently until the machine swaps).
+:func:`solver_kernels_cached` tells whether the solver's compiled kernels are
+in numba's on-disk cache, so a command can say "compiling ..." during the
+silent compile of a first run.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+
+__all__ = [
+    "available_memory_bytes",
+    "format_bytes",
+    "require_memory",
+    "solver_kernels_cached",
+]
+
+logger = logging.getLogger(__name__)
+
+
+def available_memory_bytes() -> int | None:
+    """Memory a new allocation can use without swapping, in bytes (``None`` if unknown).
+
+    Linux's ``MemAvailable`` (free plus reclaimable caches) when readable,
+    else free physical pages (``os.sysconf``), which undercounts caches.
+    """
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return int(os.sysconf("SC_AVPHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def format_bytes(n: float) -> str:
+    """``1536`` -> ``'1.5 KiB'``."""
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if abs(n) < 1024 or unit == "PiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    raise AssertionError("unreachable")
+
+
+def require_memory(need: int, *, what: str, fix: str, available: int | None = None) -> None:
+    """Refuses, in one line, a run whose estimated memory exceeds what is available.
+
+    Args:
+      need: Estimated bytes.
+      what: What needs it, e.g. ``"--iterations 1000000 x --inits 30"``.
+      fix: The fix, e.g. ``"lower --iterations"``.
+      available: Bytes available (default :func:`available_memory_bytes`);
+        when unknown, nothing is refused.
+
+    Raises:
+      ValueError: ``need`` exceeds ``available``.
+    """
+    if available is None:
+        available = available_memory_bytes()
+    if available is not None and need > available:
+        raise ValueError(
+            f"{what} needs about {format_bytes(need)} of memory, more than the "
+            f"{format_bytes(available)} available: {fix}"
+        )
+
+
+def solver_kernels_cached() -> bool | None:
+    """Whether numba's on-disk cache holds the solver kernels (``None``: cannot tell).
+
+    A cold cache means the first solve of this process compiles the kernels
+    (about half a minute on 2 cores). Warm means some kernel has an entry
+    matching the current source: a run compiles only the kernels it uses, and
+    an edit of the kernels' file invalidates all of them at once. Reads numba's cache index through its
+    internal API, so any surprise there answers ``None`` rather than failing.
+    """
+    try:
+        import numba
+
+        from solvers import _kernels
+
+        dispatchers = [
+            v for v in vars(_kernels).values() if isinstance(v, numba.core.registry.CPUDispatcher)
+        ]
+        if not dispatchers:
+            return None
+        # An index is empty when missing or when its source stamp no longer matches the file.
+        return any(d._cache._cache_file._load_index() for d in dispatchers)
+    except Exception:  # noqa: BLE001 - numba internals differ between versions: "cannot tell"
+        logger.debug("cannot read numba's cache index", exc_info=True)
+        return None

@@ -1,0 +1,115 @@
+"""The work and memory of a fruit-trading experiment, from its settings alone.
+
+Checked before the first model call (``gt-llm fruit-trading run``), so that a
+run that cannot fit is refused in one line rather than after paid calls.
+
+* **Nodes.** A subgame of ``M`` messages has ``M - 1`` tone decisions (4
+  tones), each followed by the LLM-seed chance node (``S`` seeds); without
+  early agreements it has ``sum_{k<M} (4S)^k`` dialogue states and
+  ``4 * sum_{k<M-1} (4S)^k`` chance nodes. This is the exact maximum (checked
+  against built trees in the tests); agreements make trees smaller (the
+  paper's defaults: at most 877 nodes, 665 on average with the stand-in).
+* **Model calls.** About 1.2 per node (measured at the defaults with the
+  stand-in: 47,658 requests for 39,912 nodes; cached requests are free).
+* **Memory.** Each node keeps its dialogue state (about 2.9 KB measured;
+  4 KiB counted) and each variant keeps its curves, 7 float64 values per tree
+  and recorded iteration (every iteration is recorded).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from games.engine.resources import format_bytes, require_memory
+from games.fruit_trading.rules import TONES
+
+__all__ = ["WorkEstimate", "check_fits", "estimate_work"]
+
+#: Bytes counted per tree node (dialogue state, texts, tree arrays); measured 2.9 KB.
+BYTES_PER_NODE = 4096
+#: Model requests per node, measured at the paper's defaults with the stand-in.
+CALLS_PER_NODE = 1.2
+#: float64 values a curves object holds per tree and iteration (3 metrics + 2 x 2 per player).
+CURVE_VALUES = 7
+#: Per-iteration arrays besides the per-tree ones (schedule, means, stds, counts).
+ITERATION_ARRAYS = 16
+#: Interpreter, libraries and compiled kernels.
+BASE_BYTES = 400 * 2**20
+
+
+def max_nodes(max_messages: int, num_seeds: int, num_tones: int = len(TONES)) -> int:
+    """The largest possible subgame (no early agreement), in nodes."""
+    branch = num_tones * num_seeds
+    states = sum(branch**k for k in range(max_messages))
+    chance = num_tones * sum(branch**k for k in range(max_messages - 1))
+    return states + chance
+
+
+@dataclasses.dataclass(frozen=True)
+class WorkEstimate:
+    """What a run will do, at most.
+
+    Attributes:
+      trees: Subgame trees (initialisations x variants).
+      nodes_per_tree: Largest possible tree.
+      nodes: Nodes of all trees, at most.
+      model_calls: Model requests, about (before the cache).
+      node_iterations: CFR work, nodes x iterations, at most.
+      memory_bytes: Peak memory, about.
+    """
+
+    trees: int
+    nodes_per_tree: int
+    nodes: int
+    model_calls: int
+    node_iterations: int
+    memory_bytes: int
+
+    def describe(self) -> str:
+        """One line for the screen."""
+        return (
+            f"estimate: {self.trees:,} trees of at most {self.nodes_per_tree:,} nodes, "
+            f"about {self.model_calls:,} model calls at most (cached ones are free), "
+            f"{self.node_iterations:.2g} node-iterations of CFR, "
+            f"about {format_bytes(self.memory_bytes)} of memory"
+        )
+
+
+def estimate_work(
+    *, inits: int, iterations: int, variants: int, max_messages: int, num_seeds: int
+) -> WorkEstimate:
+    """Estimates a run from its settings (see the module docstring)."""
+    per_tree = max_nodes(max_messages, num_seeds)
+    trees = inits * variants
+    nodes = trees * per_tree
+    # Trees are built per variant and all kept until the end; so are the curves.
+    memory = (
+        BASE_BYTES
+        + nodes * BYTES_PER_NODE
+        + trees * iterations * CURVE_VALUES * 8
+        + variants * iterations * ITERATION_ARRAYS * 8
+    )
+    return WorkEstimate(
+        trees=trees,
+        nodes_per_tree=per_tree,
+        nodes=nodes,
+        model_calls=round(nodes * CALLS_PER_NODE),
+        node_iterations=nodes * iterations,
+        memory_bytes=memory,
+    )
+
+
+def check_fits(estimate: WorkEstimate, *, inits: int, iterations: int) -> None:
+    """Refuses, in one line, a run whose memory estimate exceeds the available memory.
+
+    Raises:
+      ValueError: naming the flags and the fix.
+    """
+    require_memory(
+        estimate.memory_bytes,
+        what=(
+            f"--inits {inits} x --iterations {iterations} "
+            f"({estimate.trees:,} trees of up to {estimate.nodes_per_tree:,} nodes)"
+        ),
+        fix="lower --inits, --iterations, --max-messages or --num-seeds",
+    )
