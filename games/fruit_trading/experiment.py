@@ -601,7 +601,7 @@ def run_experiment(
 
 
 #: Columns of Table 1 (``report.guess_table`` rows), so the CSV has a header without rows.
-_GUESS_COLUMNS = ("message", "correct", "total", "percentage")
+_GUESS_COLUMNS = ("count", "message", "correct", "total", "percentage")
 
 
 def _write_tables(run: ResultsDir, summary: Mapping[str, Any]) -> None:

@@ -126,7 +126,7 @@ def test_other_settings_refused_force_clears_results_keeps_cache(gt_llm_cli, tmp
     assert set(m["files"]) <= names and "summary.json" in m["files"]
     # Table 1 has its header even without belief rows.
     assert (out / "table1_guesses.csv").read_text().splitlines() == [
-        "variant,message,correct,total,percentage,backend,model"
+        "variant,count,message,correct,total,percentage,backend,model"
     ]
 
 
