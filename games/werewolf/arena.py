@@ -1,7 +1,7 @@
 """The Werewolf arena: opponent models played against each other, pairwise, as GRATR does.
 
-Follows the GRATR paper's experiment (``shared/papers/002_ac426b9a8f8e18a7.txt``,
-Sect. 4.1): in each game of a pair (A, B) four players use each model; three of
+Follows the experiment of "GRATR: Zero-Shot Evidence Graph Retrieval-Augmented
+Trustworthiness Reasoning" (Zhu, Li, Kong, Yang and Xu; Sect. 4.1): in each game of a pair (A, B) four players use each model; three of
 one model's players hold the werewolf roles and three of the other's the
 leader roles (witch, guard, seer); each model's fourth player is a villager.
 Sides alternate: game i gives A the werewolf side when i is even. The model of

@@ -1,6 +1,6 @@
 """GRATR's evidence extraction: requests, parsers and conversion to :class:`Evidence`.
 
-The GRATR prompt appendix (``shared/papers/000_bafeeb6a85467ce5.txt``,
+The prompt appendix of the first version of the GRATR paper (Zhu et al.,
 appendices 1-2) asks the LLM for two line formats, which we follow exactly:
 
 * identity judgments ``[Player][identity][confidence][analysis]``, confidence

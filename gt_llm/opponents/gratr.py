@@ -1,7 +1,7 @@
 """GRATR: the trust graph of one agent, with graph-retrieval-augmented reasoning.
 
 Follows "GRATR: Zero-Shot Evidence Graph Retrieval-Augmented Trustworthiness
-Reasoning" (``shared/papers/002_ac426b9a8f8e18a7.txt``, Sect. 3, Eqs. (1)-(9),
+Reasoning" (Zhu, Li, Kong, Yang and Xu; Sect. 3, Eqs. (1)-(9),
 Algorithms 1-2). One agent keeps a directed graph (networkx): each node is a
 player p with a trust T(p) in [-1, 1] and the observations about p; each edge
 (p_i, p_j) keeps the evidence list D(p_i, p_j) of p_i's intents towards p_j and
