@@ -62,7 +62,7 @@ observer (-1 for the village, +1 for a werewolf), the rest spread over the
 other roles by the tally (uniformly without one). ``none`` gives no
 distribution (the prompt says so).
 
-The model is the scripted stand-in (``scripted:rules-v1``, not an LLM) unless
+The model is the scripted stand-in (``scripted:rules-v2``, not an LLM) unless
 ``backend=`` names another (with ``cache=PATH``).
 """
 
