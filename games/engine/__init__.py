@@ -36,7 +36,7 @@ from games.engine.spiel import (
     RootCache,
     shared_model,
 )
-from games.engine.tree import expand, subgame_tree, whole_game_tree
+from games.engine.tree import expand, expand_from_steps, subgame_tree, whole_game_tree
 
 __all__ = [
     "CHANCE",
@@ -52,6 +52,7 @@ __all__ = [
     "Step",
     "add_common_options",
     "expand",
+    "expand_from_steps",
     "get_game_spec",
     "load_model_from_args",
     "model_label",

@@ -121,6 +121,40 @@ def expand(
     return nodes
 
 
+def expand_from_steps(
+    game: LLMGame[S],
+    root_steps: Sequence[Any],
+    model: ChatModel,
+    *,
+    policy: ParsePolicy | None = None,
+    stats: ParseStats | None = None,
+    max_concurrency: int | None = None,
+    progress: bool = True,
+    label: str = "",
+    max_depth: int | None = None,
+) -> list[ExpandedNode[S]]:
+    """Runs the steps that compute the roots (batched together), then :func:`expand`.
+
+    Games whose roots themselves need LLM calls (fruit trading's opening
+    message, a Werewolf day replayed to its debate) start here.
+    """
+    stats = stats if stats is not None else ParseStats()
+    roots = run_batched(
+        list(root_steps), model, policy=policy, stats=stats, max_concurrency=max_concurrency
+    )
+    return expand(
+        game,
+        roots,
+        model,
+        policy=policy,
+        stats=stats,
+        max_concurrency=max_concurrency,
+        progress=progress,
+        label=label,
+        max_depth=max_depth,
+    )
+
+
 def add_to_builder(
     builder: TreeBuilder,
     game: LLMGame[S],

@@ -20,7 +20,6 @@ import dataclasses
 from collections.abc import Sequence
 
 from games.engine import tree as engine_tree
-from games.engine.calls import run_batched
 from games.engine.protocol import ExpandedNode
 from games.fruit_trading.dialogue import (
     Config,
@@ -63,17 +62,9 @@ def expand(
     label: str = "",
 ) -> list[ExpandedNode[DialogueState]]:
     """Expands the negotiations of several initialisations together, opening first."""
-    stats = stats if stats is not None else ParseStats()
-    roots = run_batched(
-        [opening_step(initial_state(s, config)) for s in scenarios],
-        model,
-        policy=policy,
-        stats=stats,
-        max_concurrency=max_concurrency,
-    )
-    return engine_tree.expand(
+    return engine_tree.expand_from_steps(
         DialogueGame(config),
-        roots,
+        [opening_step(initial_state(s, config)) for s in scenarios],
         model,
         policy=policy,
         stats=stats,

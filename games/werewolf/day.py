@@ -79,7 +79,7 @@ import pyspiel
 
 import games.werewolf.scripted_llm  # noqa: F401  (registers the scripted answers)
 from games.engine import tree as engine_tree
-from games.engine.calls import Call, Step, run_batched
+from games.engine.calls import Call, Step
 from games.engine.protocol import ExpandedNode
 from games.engine.registry import ConformanceParams, GameSpec, register_game_spec
 from games.engine.spiel import EngineGame, EngineState, shared_model
@@ -940,18 +940,10 @@ def build_days(
     label: str = "",
 ) -> list[DaySubgame]:
     """Expands the trees of several days together (batched, cached calls)."""
-    stats = stats if stats is not None else ParseStats()
-    roots = run_batched(
-        [root_step(settings, s) for s in seeds],
-        model,
-        policy=policy,
-        stats=stats,
-        max_concurrency=max_concurrency,
-    )
     game = DayGame(settings)
-    nodes = engine_tree.expand(
+    nodes = engine_tree.expand_from_steps(
         game,
-        roots,
+        [root_step(settings, s) for s in seeds],
         model,
         policy=policy,
         stats=stats,
