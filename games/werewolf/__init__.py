@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 
+import games.werewolf.day  # noqa: F401  (registers python_werewolf_day and its spec)
 from games.engine.registry import ConformanceParams, GameSpec, register_game_spec
 from games.werewolf import game, scripted_llm  # noqa: F401  (registers scripted answers)
 from games.werewolf.game import WerewolfGame, private_info

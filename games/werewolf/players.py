@@ -21,6 +21,7 @@ Steps (each returns the parsed value or the task's documented fallback, see
 * :func:`night_witch` -> :class:`~games.werewolf.parsing.WitchChoice`;
 * :func:`bid` -> ``int`` in 0..10;
 * :func:`speak` -> :class:`Speech` (the speech act, then its statement text);
+* :func:`statement` -> ``str`` (the words of a given speech act, in its tone);
 * :func:`vote` -> ``int | None``;
 * :func:`update_scratchpad` -> ``str`` (the new private notes);
 * :func:`analyse_statement` -> ``(SelfAnalysis | None, tuple[PeerAnalysis, ...])``;
@@ -79,6 +80,7 @@ __all__ = [
     "night_protect",
     "night_witch",
     "speak",
+    "statement",
     "update_scratchpad",
     "vote",
 ]
@@ -604,19 +606,20 @@ def speak(
         "options_text": prompts.speech_options_text(acts, tones, targets, roles, results),
     }
     act = yield make_call(prompts.SPEECH_ACT, fields, seed=seed)
-    ad = act_dict(act)
-    text = yield make_call(
-        prompts.STATEMENT,
-        context_fields(view)
-        | {
-            "act": ad,
-            "tone": act.tone,
-            "act_text": prompts.act_text(ad),
-            "tone_line": prompts.tone_line(act.tone),
-        },
-        seed=call_seed(seed, "statement"),
-    )
+    text = yield from statement(view, act, seed=call_seed(seed, "statement"))
     return Speech(act=act, text=text)
+
+
+def statement(view: PlayerView, act: SpeechAct, *, seed: int) -> Step[str]:
+    """The words of a chosen speech act, in its tone (the second half of :func:`speak`)."""
+    ad = act_dict(act)
+    fields = context_fields(view) | {
+        "act": ad,
+        "tone": act.tone,
+        "act_text": prompts.act_text(ad),
+        "tone_line": prompts.tone_line(act.tone),
+    }
+    return (yield make_call(prompts.STATEMENT, fields, seed=seed))
 
 
 def vote(view: PlayerView, options: Sequence[int], *, seed: int) -> Step[int | None]:

@@ -1,0 +1,141 @@
+"""``gt-llm werewolf solve`` end to end at tiny settings: files, questions, resuming, options."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+
+import pytest
+
+import games  # noqa: F401  (registers every game)
+from games.werewolf import solve
+from games.werewolf.solve import SolveSettings, run_solve
+from solvers.plots import read_csv_rows
+
+PNG = b"\x89PNG\r\n\x1a\n"
+TINY = dict(
+    days=2,
+    iterations=40,
+    tones=("calm", "any"),
+    acts=("nothing", "accuse:most", "accuse:least"),
+    order="seats",
+    progress=False,
+)
+
+
+def _strict(path):
+    def reject(name):
+        raise ValueError(f"not strict JSON: {name}")
+
+    return json.loads(path.read_text(), parse_constant=reject)
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("werewolf_day")
+    result = run_solve(SolveSettings(out=str(out), **TINY))
+    return out, result
+
+
+def test_files_and_summary(run):
+    out, result = run
+    for name in ("summary.json", "days.csv", "strategies.csv"):
+        assert (out / name).exists(), name
+    for m in ("none", "dirichlet", "gratr"):
+        assert (out / f"curves_{m}.csv").exists()
+        assert (out / f"curves_{m}_per_tree.csv").exists()
+    for name in ("fig_nashconv_cfrgain.png", "fig_side_gain.png", "fig_strategies.png"):
+        assert (out / name).read_bytes().startswith(PNG), name
+    s = _strict(out / "summary.json")
+    assert s == json.loads(json.dumps(s))
+    assert s["label"].endswith("(scripted stand-in, not an LLM)") and s["is_llm"] is False
+    assert len(s["game_seeds"]) == 2
+    for m in ("none", "dirichlet", "gratr"):
+        v = s["models"][m]
+        assert v["final"]["iteration"] == 40
+        assert v["final"]["nash_conv_mean"] >= 0.0
+        assert len(v["trees"]) == 2 and all(t["nodes"] > 1 for t in v["trees"])
+        for g in ("werewolf", "village"):
+            probs = [p for p in v["strategies"][g]["all"]["acts"].values() if p is not None]
+            assert not probs or math.isclose(sum(probs), 1.0, rel_tol=1e-9)
+    rows = read_csv_rows(out / "days.csv")
+    assert len(rows) == 6 and {r["opponent_model"] for r in rows} == {"none", "dirichlet", "gratr"}
+    # Per day: CFR-Gain is the sum of the two sides' gains.
+    for r in rows:
+        total = float(r["werewolf_gain"]) + float(r["village_gain"])
+        assert total == pytest.approx(float(r["cfr_gain"]), abs=1e-9)
+
+
+def test_the_two_questions_are_answered_and_labelled(run):
+    out, result = run
+    q = result.summary["questions"]
+    q1 = q["werewolf_vs_village_strategy"]
+    q2 = q["werewolf_gain_none_vs_gratr"]
+    label = result.summary["label"]
+    assert q1["label"] == label and q2["label"] == label
+    assert set(q1["per_model"]) == {"none", "dirichlet", "gratr"}
+    for a in q1["per_model"].values():
+        assert a["answer"] in ("yes", "no") or a["differs"] is None
+    assert q2["answer"] in ("yes", "no") or q2["falls"] is None
+    lines = solve.report_lines(result.summary, out)
+    assert any(line.startswith("Q1") for line in lines)
+    assert any(line.startswith("Q2") and label in line for line in lines)
+
+
+def test_a_rerun_makes_no_new_calls(run):
+    out, _ = run
+    again = run_solve(SolveSettings(out=str(out), **TINY))
+    assert again.summary["llm_calls"]["misses"] == 0
+    assert again.summary["llm_calls"]["hits"] > 0
+    first = _strict(out / "summary.json")
+    assert first["models"]["gratr"]["final"] == again.summary["models"]["gratr"]["final"]
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="gt-llm werewolf")
+    solve.add_solve_parser(p.add_subparsers())
+    return p
+
+
+def test_the_command_runs_end_to_end(tmp_path, capsys):
+    args = _parser().parse_args(
+        ["solve", "--days", "2", "--iterations", "20", "--models", "none,gratr",
+         "--tones", "any", "--acts", "nothing,accuse:least", "--out", str(tmp_path),
+         "--no-progress"]
+    )  # fmt: skip
+    assert args.func(args) == 0
+    out = capsys.readouterr().out
+    assert "scripted stand-in, not an LLM" in out
+    assert "none" in out and "gratr" in out and "Q2" in out
+    assert set(_strict(tmp_path / "summary.json")["models"]) == {"none", "gratr"}
+
+
+@pytest.mark.parametrize(
+    "argv, match",
+    [
+        (["--models", "none,oracle"], "opponent model"),
+        (["--tones", "loud"], "tone"),
+        (["--days", "0"], "days"),
+    ],
+)
+def test_bad_flags_fail_in_argparse(argv, match, capsys):
+    with pytest.raises(SystemExit):
+        _parser().parse_args(["solve", *argv])
+    assert match in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "kw, match",
+    [
+        (dict(acts=("nothing", "accuse:middle")), "bad act token"),
+        (dict(tones=("calm",)), "baseline needs"),
+        (dict(speakers=9), "speakers"),
+        (dict(acts=("nothing", "check:most:not_werewolf")), "check result"),
+        (dict(cfr_variant="magic"), "cfr_variant"),
+    ],
+)
+def test_bad_settings_fail_before_any_call(tmp_path, kw, match):
+    with pytest.raises(ValueError, match=match):
+        SolveSettings(out=str(tmp_path / "never"), **{**TINY, **kw})
+    assert not (tmp_path / "never").exists()
