@@ -1,0 +1,619 @@
+"""Werewolf belief providers: one seat's opponent model fed from what the seat sees.
+
+Issue 11, Werewolf side. A :class:`SeatBeliefs` holds one seat's opponent model
+(``none``, ``dirichlet``, ``gratr``, ``native-rag`` or ``rerank-rag``, built by
+:func:`gt_llm.opponents.make_opponent_model` or, for Dirichlet, with the
+confidence threshold below) and turns the rules' events *that seat can see*
+into :class:`gt_llm.opponents.Evidence`:
+
+* **public statements** (``speech``): every model gets the statement as a
+  ``message`` (the same history for all). ``gratr`` and ``dirichlet``
+  additionally ask the LLM GRATR's two extraction prompts (identity judgments
+  ``[Player][identity][confidence][analysis]`` and intents
+  ``[Role1][Type][Role2][Reason][Score]``, ``002`` appendix 1-2) about each
+  statement of another player (a judgment naming a role that is not in play
+  is dropped); the two requests of every statement are one
+  batch (:meth:`SeatBeliefs.observe`), and the runner may run the steps of
+  several seats together so that their requests form one batch. A statement
+  that says nothing new is not sent. A team check's "not a werewolf" is asked
+  as a defence of the target (the extraction's identities are roles, and a
+  check result ``not_werewolf`` is none).
+* **votes** (``votes``): a message each, and, as structured evidence, an
+  Attack intent of the voter towards the target with credibility
+  ``-vote_credibility`` (a vote is an action, not words: no LLM is asked).
+* **seer checks** (the seer's private ``check`` events), **revealed roles**
+  (``deaths`` / ``exile`` with ``reveal_roles``) and a werewolf's **partners**
+  are certain facts: identity evidence with ``certain=True``, pinned by every
+  model that keeps identities and never overwritten. A team check that finds
+  "not a werewolf" pins the generic village role ``villager`` (the team is what
+  the check certifies; the models' hypotheses are roles).
+* announcements (deaths, exiles) are messages.
+
+Dirichlet in Werewolf: per other player a Dirichlet over the roles in play,
+alpha = 1; an identity judgment with confidence >= ``threshold`` (default
+0.5, i.e. 5 of 10) adds one to that role (the paper's +1 rule; below the
+threshold the judgment is recorded and adds nothing).
+
+The prompt fields (:meth:`SeatBeliefs.consult`) are the model's
+:class:`~gt_llm.opponents.PromptFields` (GRATR: per player the inferred
+identity, ally / adversary / unsure by epsilon, the trust and the evidence
+chains; Dirichlet: the most likely roles with probabilities; baselines: the
+history and the retrieved messages) plus ``beliefs``, the per-player role
+distribution that the Werewolf prompts' belief lines and the scripted
+stand-in read (:func:`belief_map`). Every model consults with the same goal
+text (:func:`goal_text`).
+
+Events are time-stamped with the rules' round (a night and the following day),
+so GRATR's decay (Eq. 4, by time step) decays per round.
+
+:meth:`SeatBeliefs.observe` is the step form of
+:func:`gt_llm.opponents.extract_statement_evidence` (same requests, parsers and
+"no evidence" fallback), so that the engine batches it. :class:`TableBeliefs`
+puts a :class:`SeatBeliefs` behind the LLM game loop's per-seat hook
+(:class:`games.werewolf.llm_table.BeliefProvider`) and renders the fields as the
+prompt's belief text (:func:`render_fields`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from games.engine.calls import Call, Step, run_sync
+from games.werewolf import prompts
+from games.werewolf.rules import ROLES, SPECIAL_ROLES, Config, Event
+from gt_llm.opponents import (
+    DirichletBelief,
+    Evidence,
+    OpponentContext,
+    OpponentModel,
+    ParsedRecords,
+    PromptFields,
+    SpeechAct,
+    identity_request,
+    intent_request,
+    intents_to_evidence,
+    judgments_to_evidence,
+    make_opponent_model,
+    opponent_models,
+    parse_identity_judgments,
+    parse_intents,
+)
+
+__all__ = [
+    "BeliefSettings",
+    "EXTRACTING_MODELS",
+    "SeatBeliefs",
+    "TableBeliefs",
+    "render_fields",
+    "belief_map",
+    "check_model_name",
+    "goal_text",
+    "hypotheses_of",
+    "make_seat_beliefs",
+    "seat_context",
+    "werewolf_probability",
+]
+
+WOLF = "werewolf"
+#: The models that ask the LLM to extract evidence from statements.
+EXTRACTING_MODELS = ("gratr", "dirichlet")
+
+
+@dataclasses.dataclass(frozen=True)
+class BeliefSettings:
+    """Settings shared by every seat's provider.
+
+    Attributes:
+      k: The history window (last K messages; GRATR paper: 15).
+      top_k: Messages the retrieval baselines put in the prompt.
+      threshold: Dirichlet: minimum confidence (0-1) for a judgment to add one.
+      vote_credibility: Strength of the Attack intent a vote is (in (0, 1]).
+    """
+
+    k: int = 15
+    top_k: int = 5
+    threshold: float = 0.5
+    vote_credibility: float = 0.5
+
+    def __post_init__(self) -> None:
+        if self.k < 1 or self.top_k < 1:
+            raise ValueError("BeliefSettings: k and top_k must be >= 1")
+        if not 0.0 <= self.threshold <= 1.0:
+            raise ValueError(f"BeliefSettings: threshold must be in [0, 1], got {self.threshold}")
+        if not 0.0 < self.vote_credibility <= 1.0:
+            raise ValueError(
+                f"BeliefSettings: vote_credibility must be in (0, 1], got {self.vote_credibility}"
+            )
+
+
+def check_model_name(where: str, name: str) -> None:
+    """Raises ValueError naming ``where`` when ``name`` is not a registered model."""
+    if name not in opponent_models():
+        raise ValueError(
+            f"{where}: unknown opponent model {name!r}; choose from {opponent_models()}"
+        )
+
+
+def hypotheses_of(config: Config) -> tuple[str, ...]:
+    """The roles in play, in ``rules.ROLES`` order (the models' hypotheses)."""
+    return tuple(r for r in ROLES if config.roles.count(r) > 0)
+
+
+def seat_context(
+    config: Config,
+    seat: int,
+    role: str,
+    settings: BeliefSettings = BeliefSettings(),
+    *,
+    chat: Any = None,
+) -> OpponentContext:
+    """The typed context of ``seat``'s model: players by name, roles, alignment by side.
+
+    Alignment: a werewolf's allies are werewolves (+1) and everyone else is an
+    adversary (-1); for everyone else it is the other way round.
+    """
+    hyps = hypotheses_of(config)
+    side = 1.0 if role == WOLF else -1.0
+    return OpponentContext(
+        players=tuple(prompts.player_name(p) for p in range(config.num_players)),
+        self_id=prompts.player_name(seat),
+        hypotheses=hyps,
+        k=settings.k,
+        top_k=settings.top_k,
+        alignment={h: side if h == WOLF else -side for h in hyps},
+        self_role=role,
+        chat=chat,
+    )
+
+
+def goal_text(seat: int, role: str, phase: str) -> str:
+    """The decision's goal text, the same for every model (the RAG query, GRATR's goal)."""
+    side = "find and protect the other werewolves" if role == WOLF else "find the werewolves"
+    return f"{prompts.player_name(seat)} is {prompts.with_article(role)} and must {side} ({phase})."
+
+
+def _speech_act(speaker: str, act: Mapping[str, Any]) -> SpeechAct | None:
+    """The extraction's speech act of a rules speech act (None: nothing to extract)."""
+    kind = act["kind"]
+    target = prompts.player_name(act["target"]) if act.get("target") is not None else ""
+    if kind == "claim":
+        return SpeechAct("claim", speaker, role=str(act["role"]))
+    if kind in ("accuse", "defend"):
+        return SpeechAct(kind, speaker, target=target)
+    if kind == "share_check":
+        if act["result"] in ROLES:
+            return SpeechAct("share_check", speaker, target=target, role=str(act["result"]))
+        return SpeechAct("defend", speaker, target=target)  # "not a werewolf" (module doc)
+    return None
+
+
+def _empty(_request: Any) -> ParsedRecords:
+    return ParsedRecords(())
+
+
+@dataclasses.dataclass(frozen=True)
+class SeatBeliefs:
+    """One seat's opponent model and how much of the seat's event stream it has seen.
+
+    Attributes:
+      seat: The observer.
+      role: Its role.
+      config: The game's rules settings.
+      model: The opponent model (an immutable value).
+      settings: Shared settings.
+      statements: Public statements seen so far (statement ids are speech counts).
+      last_evidence: The evidence the last :meth:`observe` gave the model (for logs).
+    """
+
+    seat: int
+    role: str
+    config: Config
+    model: OpponentModel
+    settings: BeliefSettings = BeliefSettings()
+    statements: int = 0
+    last_evidence: tuple[Evidence, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return self.model.name
+
+    # -- events -> evidence ---------------------------------------------------
+
+    def _request_pair(self, statement: str, act: SpeechAct, sid: int) -> list[Call]:
+        ctx = self.model_context
+        hyps = ctx.hypotheses
+        unique = tuple(r for r in SPECIAL_ROLES if self.config.roles.count(r) == 1)
+        common = dict(
+            players=ctx.players,
+            self_id=ctx.self_id,
+            self_role=self.role,
+            unique=unique,
+            impostor=WOLF,
+            statement=statement,
+            act=act,
+            seed=sid,
+        )
+        players = ctx.players
+        return [
+            Call(
+                identity_request(identities=hyps, **common),
+                # Any role parses (a claim of a role not in play is a valid record);
+                # judgments about roles outside the hypotheses are dropped in observe.
+                lambda t: parse_identity_judgments(t, players=players, identities=ROLES),
+                _empty,
+            ),
+            Call(intent_request(**common), lambda t: parse_intents(t, players=players), _empty),
+        ]
+
+    @property
+    def model_context(self) -> OpponentContext:
+        return self.model.context  # type: ignore[attr-defined]
+
+    def evidence_of(
+        self, events: Sequence[Event], texts: Mapping[int, str]
+    ) -> tuple[list[list[Evidence] | tuple[str, SpeechAct, int, int]], int]:
+        """Evidence per event in order; a statement to extract is a placeholder tuple.
+
+        Returns:
+          The items (lists of evidence, or ``(statement, act, round, speaker)`` for
+          the LLM to extract) and the statement count after the events.
+        """
+        name = prompts.player_name
+        me = self.seat
+        items: list[Any] = []
+        sid = self.statements
+        extract = self.name in EXTRACTING_MODELS
+        for e in events:
+            d = e.data
+            rnd = int(e.round)
+            if e.kind == "speech":
+                speaker = int(d["player"])
+                act = d["act"]
+                text = texts.get(sid) or prompts.plain_statement(
+                    {k: act.get(k) for k in ("kind", "tone", "target", "role", "result")}
+                )
+                subject = name(act["target"]) if act.get("target") is not None else name(speaker)
+                msg = Evidence(
+                    subject=subject,
+                    kind="message",
+                    actor=name(speaker),
+                    step=rnd,
+                    text=f"{name(speaker)}: {text}",
+                    source="statement",
+                )
+                items.append([msg])
+                sact = _speech_act(name(speaker), act)
+                if extract and speaker != me and sact is not None:
+                    items.append((text, sact, rnd, sid))
+                sid += 1
+            elif e.kind == "votes":
+                ev = []
+                for v, t in sorted(d["votes"].items(), key=lambda kv: int(kv[0])):
+                    voter, target = name(int(v)), name(int(t))
+                    ev.append(
+                        Evidence(
+                            subject=target,
+                            kind="message",
+                            actor=voter,
+                            step=rnd,
+                            text=f"{voter} voted to exile {target}.",
+                            source="vote",
+                        )
+                    )
+                    if int(v) != int(t):
+                        ev.append(
+                            Evidence(
+                                subject=target,
+                                value="Attack",
+                                kind="intent",
+                                actor=voter,
+                                credibility=-self.settings.vote_credibility,
+                                step=rnd,
+                                source="vote",
+                            )
+                        )
+                items.append(ev)
+            elif e.kind == "check" and int(d["player"]) == me:
+                result = str(d["result"])
+                role = result if result in ROLES else "villager"
+                items.append([self._fact(int(d["target"]), role, rnd, "seer_check")])
+            elif e.kind == "partners" and self.role == WOLF:
+                items.append(
+                    [self._fact(p, WOLF, rnd, "partners") for p in d["werewolves"] if p != me]
+                )
+            elif e.kind in ("deaths", "exile") and e.visible_to is None:
+                ev = []
+                who = d["players"] if e.kind == "deaths" else [d["player"]]
+                for p in who:
+                    if p is None:
+                        continue
+                    verb = "was found dead" if e.kind == "deaths" else "was exiled"
+                    ev.append(
+                        Evidence(
+                            subject=name(int(p)),
+                            kind="message",
+                            step=rnd,
+                            text=f"{name(int(p))} {verb}.",
+                            source="moderator",
+                        )
+                    )
+                for p, r in (d.get("roles") or {}).items():
+                    if int(p) != me and r in self.model_context.hypotheses:
+                        ev.append(self._fact(int(p), str(r), rnd, "revealed"))
+                if ev:
+                    items.append(ev)
+        return items, sid
+
+    def _fact(self, player: int, role: str, rnd: int, source: str) -> Evidence:
+        return Evidence(
+            subject=prompts.player_name(player),
+            value=role,
+            source=source,
+            step=rnd,
+            certain=True,
+        )
+
+    def observe(self, events: Sequence[Event], texts: Mapping[int, str]) -> Step[SeatBeliefs]:
+        """Observes new events of the seat's view, in order.
+
+        Yields one list of calls: the two extraction requests of every statement
+        to extract (nothing for models that extract nothing). Returns the updated
+        provider; its :attr:`last_evidence` lists what the model was given.
+
+        Args:
+          events: Events the seat saw and the provider has not (in game order).
+          texts: Statement texts by statement id (missing: the act's flat rendering).
+        """
+        items, sid = self.evidence_of(events, texts)
+        pending = [it for it in items if isinstance(it, tuple)]
+        answers: list[Any] = []
+        if pending:
+            answers = yield [
+                c for (text, act, _, s) in pending for c in self._request_pair(text, act, s)
+            ]
+        observed: list[Evidence] = []
+        j = 0
+        for it in items:
+            if isinstance(it, tuple):
+                _text, act, rnd, _s = it
+                ident, inten = answers[2 * j], answers[2 * j + 1]
+                j += 1
+                hyps = self.model_context.hypotheses
+                judged = [j for j in ident.items if j.identity in hyps]
+                observed += judgments_to_evidence(judged, step=rnd, speaker=act.speaker)
+                observed += intents_to_evidence(inten.items, step=rnd)
+            else:
+                observed += it
+        model = self.model.observe_all(observed)
+        return dataclasses.replace(self, model=model, statements=sid, last_evidence=tuple(observed))
+
+    # -- prompt fields ----------------------------------------------------------
+
+    def consult(self, *, phase: str, subjects: Sequence[int]) -> tuple[SeatBeliefs, dict[str, Any]]:
+        """The prompt fields for a decision about ``subjects`` (players ids).
+
+        Returns:
+          The provider after consulting (GRATR's retrieval updates trust) and
+          ``{"opponent": PromptFields, "beliefs": {player: {role: p}}}``.
+        """
+        names = [prompts.player_name(p) for p in subjects]
+        c = self.model.consult(goal=goal_text(self.seat, self.role, phase), subjects=names)
+        new = dataclasses.replace(self, model=c.model)
+        return new, {"opponent": c.fields, "beliefs": belief_map(new, subjects, c.fields)}
+
+
+def werewolf_probability(trust: float, observer_role: str) -> float:
+    """GRATR's trust in [-1, 1] read as a werewolf probability, by the observer's side.
+
+    For a village-side observer an adversary (T = -1) is a werewolf (1) and an
+    ally (T = +1) is not (0), linearly in between: (1 - T) / 2; a werewolf's
+    allies are the werewolves: (1 + T) / 2.
+    """
+    s = -1.0 if observer_role == WOLF else 1.0
+    return min(1.0, max(0.0, (1.0 - s * float(trust)) / 2.0))
+
+
+def belief_map(
+    beliefs: SeatBeliefs, subjects: Sequence[int], fields: PromptFields
+) -> dict[int, dict[str, float]]:
+    """The per-player role distribution the prompts' belief lines show (empty for baselines).
+
+    * ``dirichlet``: the posterior mean over the roles (a certain fact: one-hot).
+    * ``gratr``: a pinned fact is one-hot; otherwise P(werewolf) is the trust read
+      by :func:`werewolf_probability`, averaged with the judgments' share for
+      ``werewolf`` when there are judgments, and the rest of the mass goes to the
+      other roles in proportion to the judgments (uniformly without any).
+    * ``none``, ``native-rag``, ``rerank-rag``: no distribution (they put messages,
+      not beliefs, in the prompt).
+    """
+    model = beliefs.model
+    if beliefs.name == "dirichlet":
+        return {p: dict(model.belief(prompts.player_name(p)).distribution) for p in subjects}
+    if beliefs.name != "gratr":
+        return {}
+    views = {v["player"]: v for v in fields["players"]}
+    hyps = beliefs.model_context.hypotheses
+    others = [h for h in hyps if h != WOLF]
+    out: dict[int, dict[str, float]] = {}
+    for p in subjects:
+        b = model.belief(prompts.player_name(p))
+        view = views.get(prompts.player_name(p))
+        if b.pinned and max(b.distribution.values(), default=0.0) >= 1.0:
+            out[p] = dict(b.distribution)
+            continue
+        trust = float(view["trust"] if view is not None and view["trust"] is not None else 0.0)
+        pw = werewolf_probability(trust, beliefs.role)
+        tally = model.identity_tally(prompts.player_name(p))  # type: ignore[attr-defined]
+        total = sum(tally.values())
+        if total > 0:
+            pw = 0.5 * pw + 0.5 * tally.get(WOLF, 0.0) / total
+            rest = sum(tally.get(h, 0.0) for h in others)
+            share = {h: (tally.get(h, 0.0) / rest if rest > 0 else 1 / len(others)) for h in others}
+        else:
+            share = {h: 1 / len(others) for h in others}
+        out[p] = {WOLF: pw, **{h: (1 - pw) * share[h] for h in others}}
+    return out
+
+
+def make_seat_beliefs(
+    name: str,
+    config: Config,
+    seat: int,
+    role: str,
+    settings: BeliefSettings = BeliefSettings(),
+    *,
+    chat: Any = None,
+) -> SeatBeliefs:
+    """Builds ``seat``'s provider for the model registered as ``name``.
+
+    Dirichlet gets ``settings.threshold`` (module docstring); the rerank baseline
+    gets ``chat`` to score relevance (the other models ignore it).
+
+    Raises:
+      ValueError: an unknown model name or role.
+    """
+    check_model_name("make_seat_beliefs", name)
+    if role not in ROLES:
+        raise ValueError(f"make_seat_beliefs: role must be one of {ROLES}, got {role!r}")
+    ctx = seat_context(config, seat, role, settings, chat=chat if name == "rerank-rag" else None)
+    if name == "dirichlet":
+        model: OpponentModel = DirichletBelief(
+            hypotheses=ctx.hypotheses, context=ctx, threshold=settings.threshold
+        )
+    else:
+        model = make_opponent_model(name, ctx)
+    return SeatBeliefs(seat=seat, role=role, config=config, model=model, settings=settings)
+
+
+# ----------------------------------------------------------------------------- in the game loop
+
+#: Sentences of the belief text (appendix 3's per-player reasoning fields, our words).
+PLAYER_LINE = "{player}: {identity}{stance}{probabilities}{chains}"
+STANCE_TEXT = "; {stance} (trust {trust:+.2f})"
+CHAIN_TEXT = "{path} (value {value})"
+RETRIEVED_HEAD = "Past messages most relevant to this decision:"
+NO_FIELDS = "(no opponent model)"
+
+_PRIVATE_KINDS = ("check", "partners", "deaths", "exile")
+
+
+def render_fields(fields: PromptFields) -> str:
+    """The prompt's belief text from an opponent model's fields.
+
+    GRATR: per player the inferred identity, ally / adversary / unsure, the trust
+    and the evidence chains; Dirichlet: the identity and most likely roles with
+    their probabilities; retrieval baselines: the retrieved messages; ``none``:
+    nothing (the history window is the prompt's own).
+    """
+    lines = []
+    for v in fields["players"]:
+        probs = ""
+        if v["probabilities"]:
+            probs = "; " + ", ".join(f"{h} {p:.2f}" for h, p in v["probabilities"].items())
+        chains = ""
+        if v["chains"]:
+            chains = "; chains: " + ", ".join(
+                CHAIN_TEXT.format(path=" <- ".join(c["players"]), value=f"{c['value']:.2f}")
+                for c in v["chains"]
+            )
+        stance = ""
+        if v["trust"] is not None:
+            stance = STANCE_TEXT.format(stance=v["stance"], trust=v["trust"])
+        lines.append(
+            PLAYER_LINE.format(
+                player=v["player"],
+                identity=v["identity"] + (" (certain)" if v["pinned"] else ""),
+                stance=stance,
+                probabilities=probs,
+                chains=chains,
+            )
+        )
+    if fields["retrieved"]:
+        lines.append(RETRIEVED_HEAD)
+        lines += [f"  {m['text']}" for m in fields["retrieved"]]
+    return "\n".join(lines) if lines else NO_FIELDS
+
+
+class TableBeliefs:
+    """One seat's :class:`SeatBeliefs` behind the game loop's provider hook.
+
+    Implements :class:`games.werewolf.llm_table.BeliefProvider`: ``observe`` takes
+    each public statement and vote (queued), :meth:`add_private` the seat's
+    private facts and announcements (seer checks, partners, deaths, exiles with
+    revealed roles) from its knowledge, :meth:`flush` is the step that gives the
+    queue to the model (a runner runs the flushes of all seats as one batch; a
+    read with a non-empty queue flushes it alone). ``beliefs`` / ``belief_lines``
+    consult the model once per new evidence (GRATR's retrieval runs then) and
+    give :func:`belief_map` and :func:`render_fields` of the result.
+
+    Attributes:
+      state: The seat's :class:`SeatBeliefs` (replaced on every update).
+      records: Log records not yet written (``belief_evidence``, ``belief_consult``:
+        the runner emits them with the step and clears the list).
+      consults: ``(player views)`` of each consultation not yet scored.
+    """
+
+    def __init__(self, state: SeatBeliefs, chat: Any) -> None:
+        self.state = state
+        self.chat = chat
+        self.queue: list[Event] = []
+        self.texts: dict[int, str] = {}
+        self.records: list[dict[str, Any]] = []
+        self.consults: list[list[dict[str, Any]]] = []
+        self._private_seen = 0
+        self._fields: dict[str, Any] | None = None
+
+    @property
+    def name(self) -> str:
+        return self.state.name
+
+    def observe(self, observation: Any) -> None:
+        """Queues a :class:`~games.werewolf.llm_table.PublicObservation`."""
+        o = observation
+        if o.kind == "statement":
+            if o.statement is not None and o.text:
+                self.texts[int(o.statement)] = o.text
+            self.queue.append(Event("speech", o.round, {"player": o.actor, "act": dict(o.act)}))
+        elif o.kind == "vote" and o.target is not None:
+            self.queue.append(Event("votes", o.round, {"votes": {str(o.actor): int(o.target)}}))
+
+    def add_private(self, events: Sequence[Event]) -> None:
+        """Queues the new facts and announcements among the seat's visible ``events``."""
+        new = events[self._private_seen :]
+        self._private_seen = len(events)
+        self.queue += [e for e in new if e.kind in _PRIVATE_KINDS]
+
+    def flush(self) -> Step[None]:
+        """Gives the queue to the model (yields the extraction calls, if any)."""
+        if not self.queue:
+            return None
+        events, self.queue = self.queue, []
+        self.state = yield from self.state.observe(events, self.texts)
+        if self.state.last_evidence:
+            self._fields = None
+            self.records.append(
+                {
+                    "type": "belief_evidence",
+                    "evidence": [e.to_dict() for e in self.state.last_evidence],
+                }
+            )
+        return None
+
+    def _consult(self) -> dict[str, Any]:
+        if self.queue:
+            run_sync(self.flush(), self.chat)
+        if self._fields is None:
+            others = [p for p in range(self.state.config.num_players) if p != self.state.seat]
+            self.state, self._fields = self.state.consult(phase="decision", subjects=others)
+            names = [prompts.player_name(p) for p in others]
+            self.records.append({"type": "belief_consult", "subjects": names})
+            self.consults.append(list(self._fields["opponent"]["players"]))
+        return self._fields
+
+    def beliefs(self) -> Mapping[int, Mapping[str, float]]:
+        return self._consult()["beliefs"]
+
+    def belief_lines(self) -> str:
+        return render_fields(self._consult()["opponent"])
