@@ -34,6 +34,7 @@ from solvers.best_response import (
 from solvers.cfr import VARIANTS, CFRResult, CFRSolver, CFRVariant, run_cfr
 from solvers.cfr_gain import CFRGainResult, cfr_gain, deviation_values
 from solvers.curves import Curves, cfr_curves, make_schedule, ratio_or_nan, shutdown_pool
+from solvers.diagnostics import DegeneracyCounts, TreeDegeneracy, degeneracy_counts
 from solvers.efg import to_efg
 from solvers.policy import (
     TreePolicy,
@@ -82,10 +83,12 @@ __all__ = [
     "CFRSolver",
     "CFRVariant",
     "Curves",
+    "DegeneracyCounts",
     "GameTree",
     "GeneralisationResult",
     "NashConvResult",
     "TreeBuilder",
+    "TreeDegeneracy",
     "TreePolicy",
     "WholeGameResult",
     "best_response_policy",
@@ -95,6 +98,7 @@ __all__ = [
     "check_policy",
     "check_writable",
     "decision_levels",
+    "degeneracy_counts",
     "deviation_values",
     "ess_iterations",
     "expected_values",

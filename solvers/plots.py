@@ -87,13 +87,21 @@ def plot_grouped_bars(
     series: Mapping[str, Sequence[float]],
     *,
     fmt: str = "%.1f",
+    value_labels: bool | None = None,
 ) -> None:
-    """One group of bars per category, one bar per series, each labelled with its value."""
+    """One group of bars per category, one bar per series, each labelled with its value.
+
+    ``value_labels``: write each bar's value on it (default: up to 4 series,
+    beyond which the numbers would overlap).
+    """
     width = 0.8 / max(1, len(series))
+    if value_labels is None:
+        value_labels = len(series) <= 4
     for k, (label, vals) in enumerate(series.items()):
         xs = np.arange(len(categories)) + (k - (len(series) - 1) / 2) * width
         bars = ax.bar(xs, list(vals), width, label=label)
-        ax.bar_label(bars, fmt=fmt, fontsize=7)
+        if value_labels:
+            ax.bar_label(bars, fmt=fmt, fontsize=7)
     ax.set_xticks(np.arange(len(categories)), list(categories))
     ax.legend(fontsize=8)
     ax.grid(True, axis="y", alpha=0.3)

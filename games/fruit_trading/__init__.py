@@ -64,6 +64,7 @@ register_game_spec(
                 "python_fruit_trading(init=3,beliefs=true,max_messages=4)",
                 "python_fruit_trading(init=1,beliefs=true,max_messages=3,payoff=exact)",
                 "python_fruit_trading(init=-1,num_inits=3,max_messages=3,beliefs=true)",
+                "python_fruit_trading(init=2,max_messages=4,opponent_model=gratr,names=fixed)",
             ),
             tree_game_strings=(
                 "python_fruit_trading(init=0,beliefs=true,max_messages=4)",

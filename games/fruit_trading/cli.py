@@ -1,8 +1,9 @@
 """``gt-llm fruit-trading ...``: the belief-revision experiment from the command line.
 
 ``gt-llm fruit-trading run`` builds the subgame trees, solves them and writes
-tables, CSVs and figures; ``gt-llm fruit-trading figures`` redraws the
-figures of an existing results folder.
+tables, CSVs, exports and figures; ``gt-llm fruit-trading figures`` redraws the
+figures of an existing results folder; ``gt-llm fruit-trading compare DIR
+[DIR ...] --out DIR`` overlays several runs.
 """
 
 from __future__ import annotations
@@ -17,13 +18,19 @@ logger = logging.getLogger(__name__)
 
 
 def _variants(text: str) -> tuple[str, ...]:
-    from games.fruit_trading.experiment import VARIANTS
+    from games.fruit_trading.experiment import known_variants, variant_model
 
     names = tuple(v.strip() for v in text.split(",") if v.strip())
-    bad = [v for v in names if v not in VARIANTS]
+    bad = []
+    for v in names:
+        try:
+            variant_model(v)
+        except ValueError:
+            bad.append(v)
     if not names or bad:
         raise argparse.ArgumentTypeError(
-            f"unknown variant(s) {', '.join(bad) or '(none)'}; choose from {', '.join(VARIANTS)}"
+            f"unknown variant(s) {', '.join(bad) or '(none)'}; "
+            f"choose from {', '.join(known_variants())}"
         )
     return names
 
@@ -50,6 +57,9 @@ def _run(args: argparse.Namespace) -> int:
         generalisation=not args.no_generalisation,
         whole_game=not args.no_whole_game,
         progress=not args.no_progress,
+        processes=args.processes,
+        names=args.names,
+        pools=args.pools,
     )
     result = run_experiment(settings)
     s = result.summary
@@ -58,10 +68,17 @@ def _run(args: argparse.Namespace) -> int:
         f = v["final"]
         ess = [x for x in v["ess_first_iteration"] if x is not None]
         lines.append(
-            f"  {variant:12s} NashConv {f['nash_conv_mean']:.4f} ± {f['nash_conv_std']:.4f}   "
+            f"  {variant:14s} NashConv {f['nash_conv_mean']:.4f} ± {f['nash_conv_std']:.4f}   "
             f"CFR-Gain {f['cfr_gain_mean']:.4f} ± {f['cfr_gain_std']:.4f}   "
             f"CFR-Gain > NashConv in {len(ess)}/{len(v['ess_first_iteration'])} subgames   "
             f"parse fallbacks {v['fallbacks']}"
+        )
+        d = v["degeneracy"]
+        lines.append(
+            f"  {'':14s} degeneracy: a tone choice changes some payoff in "
+            f"{d['decision_changes_outcome']}/{d['trees']} subgames, NashConv(always any) > 0 "
+            f"in {d['baseline_nash_conv_positive']}/{d['trees']}, constant payoff in "
+            f"{d['constant_payoff']}/{d['trees']}"
         )
     if "llm_calls" in s:
         c = s["llm_calls"]
@@ -79,9 +96,43 @@ def _figures(args: argparse.Namespace) -> int:
         raise ValueError(
             f"no summary.json in {args.out!r}; run `gt-llm fruit-trading run --out {args.out}` first"
         )
-    for p in draw_all(args.out):
+    for p in draw_all(args.out, fmt=args.format, log_x=args.log_x, log_y=args.log_y):
         print(p)  # noqa: T201 - the command's output
     return 0
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from games.fruit_trading.figures import write_comparison
+
+    missing = [d for d in args.dirs if not (Path(d) / "summary.json").exists()]
+    if missing:
+        raise ValueError(
+            f"compare: no summary.json in {', '.join(map(repr, missing))}; give folders "
+            "written by `gt-llm fruit-trading run`"
+        )
+    labels = [x.strip() for x in args.labels.split(",")] if args.labels else None
+    if labels is not None and len(labels) != len(args.dirs):
+        raise ValueError(
+            f"compare: --labels has {len(labels)} names for {len(args.dirs)} folders; "
+            "give one per folder"
+        )
+    for p in write_comparison(
+        args.dirs, args.out, labels=labels, fmt=args.format, log_x=args.log_x, log_y=args.log_y
+    ):
+        print(p)  # noqa: T201 - the command's output
+    return 0
+
+
+def _add_figure_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--format", choices=("png", "pdf", "svg"), default="png", help="file format (png)"
+    )
+    parser.add_argument("--log-x", action="store_true", help="log-scale iteration axes")
+    parser.add_argument(
+        "--log-y", action="store_true", help="log-scale NashConv (symlog CFR-Gain) in Fig. 7"
+    )
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -106,7 +157,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--variants",
         type=_variants,
         default=("tone", "tone+belief"),
-        help="comma-separated: tone, tone+belief (default both)",
+        help="comma-separated: tone, tone+dirichlet, tone+gratr or tone+MODEL for any "
+        "registered opponent model (tone+belief = tone+dirichlet; default tone,tone+belief)",
     )
     add_common_options(
         run, out="results/fruit", seed_help="master seed of the initialisations (default 0)"
@@ -128,10 +180,40 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--no-generalisation", action="store_true", help="skip the cross-subgame study"
     )
     run.add_argument("--no-whole-game", action="store_true", help="skip solving the whole game")
+    run.add_argument(
+        "--names",
+        choices=("random", "fixed"),
+        default="random",
+        help="player names: random per initialisation (the paper) or fixed (the whole-game "
+        "study always uses fixed names)",
+    )
+    run.add_argument(
+        "--pools",
+        choices=("per_init", "shared"),
+        default="per_init",
+        help="endowment/valuation pools drawn per initialisation or once for all (the "
+        "whole-game study always uses shared pools)",
+    )
+    run.add_argument(
+        "--processes",
+        type=positive_int,
+        default=None,
+        help="worker processes for the CFR solves (default: all cores when worth it; 1 = none)",
+    )
     run.set_defaults(func=_run)
     fig = sub.add_parser("figures", help="redraw the figures of a results folder")
     fig.add_argument(
         "--out", default="results/fruit", help="results folder (default results/fruit)"
     )
+    _add_figure_options(fig)
     fig.set_defaults(func=_figures)
+    cmp = sub.add_parser(
+        "compare",
+        help="overlay several results folders (Figs. 6-8, one line per run, and a table)",
+    )
+    cmp.add_argument("dirs", nargs="+", metavar="DIR", help="results folders of `run`")
+    cmp.add_argument("--out", required=True, help="folder for the comparison")
+    cmp.add_argument("--labels", default=None, help="comma-separated run labels, one per DIR")
+    _add_figure_options(cmp)
+    cmp.set_defaults(func=_compare)
     group.set_defaults(func=lambda args: (group.print_help(), 2)[1])

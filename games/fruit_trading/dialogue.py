@@ -26,10 +26,20 @@ from typing import Any
 
 from games.engine.calls import Call
 from games.fruit_trading import prompts
-from games.fruit_trading.rules import FRUITS, TONES, Scenario, Trade, parse_trade_lines
+from games.fruit_trading.rules import (
+    FRUITS,
+    NAMINGS,
+    PAYOFF_BOUND,
+    POOLINGS,
+    TONES,
+    Scenario,
+    Trade,
+    make_scenario,
+    parse_trade_lines,
+)
 from gt_llm.chat import ChatRequest
 from gt_llm.errors import ParseError
-from gt_llm.opponents import Evidence, OpponentModel, make_opponent_model
+from gt_llm.opponents import Evidence, OpponentContext, OpponentModel, make_opponent_model
 from gt_llm.parsing import (
     Parsed,
     parse_choice,
@@ -128,12 +138,19 @@ class Config:
     Attributes:
       max_messages: Messages after which the game ends (the opening included).
       num_seeds: LLM seeds per message (outcomes of each chance node).
-      beliefs: The tone+belief variant (Dirichlet belief revision).
+      beliefs: Players keep an opponent model (the ``tone+<model>`` variants).
       scenario_seed: Master seed of the initialisations.
-      opponent_model: Registered opponent model used for beliefs.
+      opponent_model: Registered opponent model used when ``beliefs`` is set
+        (``dirichlet``: the paper's belief revision; ``gratr``: the trust graph).
       eval_seed: Seed of the evaluation calls (summaries, agreement, payoffs, guesses).
       payoff_source: ``"llm"`` (the paper: payoffs from the three LLM calls) or
         ``"exact"`` (computed from the parsed trade).
+      names: ``"random"`` (the paper: names drawn per initialisation) or
+        ``"fixed"`` (the same two names everywhere, so that a player's
+        information state is its own private information, its own tones and
+        the dialogue, and can recur across initialisations).
+      pools: ``"per_init"`` or ``"shared"`` endowment and valuation pools
+        (:data:`games.fruit_trading.rules.POOLINGS`).
     """
 
     max_messages: int = 4
@@ -143,8 +160,14 @@ class Config:
     opponent_model: str = "dirichlet"
     eval_seed: int = 0
     payoff_source: str = "llm"
+    names: str = "random"
+    pools: str = "per_init"
 
     def __post_init__(self) -> None:
+        if self.names not in NAMINGS:
+            raise ValueError(f"Config: names must be one of {NAMINGS}, got {self.names!r}")
+        if self.pools not in POOLINGS:
+            raise ValueError(f"Config: pools must be one of {POOLINGS}, got {self.pools!r}")
         if self.max_messages < 2:
             raise ValueError(f"Config: max_messages must be >= 2, got {self.max_messages}")
         if self.num_seeds < 1:
@@ -153,6 +176,10 @@ class Config:
             raise ValueError(
                 f"Config: payoff_source must be 'llm' or 'exact', got {self.payoff_source!r}"
             )
+
+    def scenario(self, init: int) -> Scenario:
+        """Initialisation ``init`` under this config's seed and naming."""
+        return make_scenario(init, seed=self.scenario_seed, names=self.names, pools=self.pools)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -226,14 +253,23 @@ class DialogueState:
         return self
 
     def returns(self) -> tuple[float, float]:
-        """Payoffs: from the agreed trade, else 0 for both."""
+        """Payoffs: from the agreed trade, else 0 for both.
+
+        An LLM-computed payoff outside what any trade can pay
+        (:data:`~games.fruit_trading.rules.PAYOFF_BOUND`) is clipped to it, so
+        that the game's utility bounds hold whatever the model answers.
+        """
         if not self.agreement or self.payoff is None:
             return (0.0, 0.0)
         if self.config.payoff_source == "exact":
             if self.payoff.exact is None:
                 return (0.0, 0.0)
             return (float(self.payoff.exact[0]), float(self.payoff.exact[1]))
-        return self.payoff.llm
+        b = float(PAYOFF_BOUND)
+        return (
+            min(b, max(-b, float(self.payoff.llm[0]))),
+            min(b, max(-b, float(self.payoff.llm[1]))),
+        )
 
     def turn_dicts(self) -> list[dict[str, Any]]:
         n = self.names
@@ -259,18 +295,78 @@ class DialogueState:
             f"Dialogue:\n{self.dialogue_text()}"
         )
 
-    def believed_fruits(self, speaker: int) -> tuple[str, ...]:
+    def belief_view(self, speaker: int) -> BeliefView:
+        """What ``speaker``'s opponent model puts in its prompt about the opponent.
+
+        Built from the model's :meth:`~gt_llm.opponents.OpponentModel.prompt_fields`
+        (the same fields for every registered model): the most likely fruit(s)
+        (ties kept) and, for a model that keeps trust (GRATR), the trust and
+        stance towards the opponent.
+        """
         if self.beliefs is None:
-            return ()
-        return self.beliefs[speaker].belief(self.names[1 - speaker]).most_likely()
+            return BeliefView()
+        opponent = self.names[1 - speaker]
+        views = self.beliefs[speaker].prompt_fields(subjects=[opponent])["players"]
+        if not views:
+            return BeliefView()
+        view = views[0]
+        probs = view["probabilities"]
+        fruits: tuple[str, ...] = ()
+        if probs:
+            top = max(probs.values())
+            fruits = tuple(f for f in FRUITS if probs.get(f, -1.0) >= top - 1e-12)
+        trust = view["trust"]
+        return BeliefView(fruits, None if trust is None else float(trust), str(view["stance"]))
+
+    def public_information(self) -> str:
+        """What every player and an onlooker see: the names and the dialogue text.
+
+        Neither player's private information nor any tone (the ``iig_obs_type``
+        with ``private_info=NONE``).
+        """
+        return f"Players: {self.names[0]} and {self.names[1]}\n\nDialogue:\n{self.dialogue_text()}"
+
+    def private_information(self, player: int) -> str:
+        """What only ``player`` knows: its private information and its own tones."""
+        info = self.scenario.players[player]
+        own = [t.tone for t in self.turns if t.sender == player]
+        return (
+            f"You are {info.name} (player {player + 1}).\n{info.describe()}\n\n"
+            f"Your tones so far: {', '.join(own) if own else '(none)'}"
+        )
+
+    def believed_fruits(self, speaker: int) -> tuple[str, ...]:
+        return self.belief_view(speaker).fruits
+
+
+@dataclasses.dataclass(frozen=True)
+class BeliefView:
+    """The belief a message prompt states: fruits wanted, and trust where kept."""
+
+    fruits: tuple[str, ...] = ()
+    trust: float | None = None
+    stance: str = "unsure"
+
+
+#: Credibility the receiver gives a message whose asked-for fruit confirms (or
+#: contradicts) its previous guess about the sender: GRATR's trust in the
+#: opponent's claims grows with consistent claims and falls with changed ones.
+CONSISTENT_CLAIM, CHANGED_CLAIM = 0.5, -0.5
 
 
 def initial_state(scenario: Scenario, config: Config) -> DialogueState:
-    """The state before the opening message."""
+    """The state before the opening message (one opponent model per player)."""
     beliefs = None
     if config.beliefs:
-        m = make_opponent_model(config.opponent_model, hypotheses=FRUITS)
-        beliefs = (m, m)
+        names = (scenario.players[0].name, scenario.players[1].name)
+        m0, m1 = (
+            make_opponent_model(
+                config.opponent_model,
+                OpponentContext(players=names, self_id=names[p], hypotheses=FRUITS),
+            )
+            for p in range(2)
+        )
+        beliefs = (m0, m1)
     return DialogueState(scenario=scenario, config=config, beliefs=beliefs)
 
 
@@ -282,7 +378,8 @@ def _message_request(state: DialogueState, speaker: int, tone: str, seed: int) -
     opponent = state.names[1 - speaker]
     # The opening is generated without a belief (the paper); "any" never gets one,
     # to keep the baseline uninformed.
-    believed = state.believed_fruits(speaker) if (state.turns and tone != "any") else ()
+    view = state.belief_view(speaker) if (state.turns and tone != "any") else BeliefView()
+    believed = view.fruits
     fields: dict[str, Any] = {
         "speaker": info.name,
         "opponent": opponent,
@@ -291,7 +388,8 @@ def _message_request(state: DialogueState, speaker: int, tone: str, seed: int) -
         "valuation": list(info.valuation),
         "tone": tone,
         "believed_fruits": list(believed),
-        "steering": prompts.steering_text(tone, opponent, believed),
+        "belief_trust": view.trust if believed else None,
+        "steering": prompts.steering_text(tone, opponent, believed, view.trust, view.stance),
     }
     if not state.turns:
         return prompts.OPENING.render(fields, seed=seed)
@@ -384,9 +482,25 @@ def step(state: DialogueState, tone: str, seed: int) -> Generator[Any, Any, Dial
         )
         beliefs = list(state.beliefs)
         if guess is not None:
-            beliefs[receiver] = beliefs[receiver].observe(
+            evidence = [
                 Evidence(subject=state.names[speaker], value=guess, source="llm_guess", step=m)
-            )
+            ]
+            previous = [g.guess for g in state.guesses if g.observer == receiver and g.guess]
+            if previous:
+                # The receiver's judgment of the sender's claim (models without trust
+                # ignore it): the same fruit asked for again confirms it.
+                evidence.append(
+                    Evidence(
+                        subject=state.names[speaker],
+                        actor=state.names[receiver],
+                        kind="intent",
+                        value="Defend" if previous[-1] == guess else "Deceive",
+                        credibility=CONSISTENT_CLAIM if previous[-1] == guess else CHANGED_CLAIM,
+                        source="claim_consistency",
+                        step=m,
+                    )
+                )
+            beliefs[receiver] = beliefs[receiver].observe_all(evidence)
         state = dataclasses.replace(
             state, beliefs=(beliefs[0], beliefs[1]), guesses=state.guesses + (record,)
         )

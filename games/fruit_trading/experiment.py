@@ -1,7 +1,9 @@
 """The belief-revision experiment of Lindström et al., end to end.
 
-For each variant (``tone``: tones only; ``tone+belief``: tones plus Dirichlet
-belief revision) and each of ``inits`` initialisations, the subgame tree is
+For each variant (``tone``: tones only; ``tone+MODEL``: tones plus the
+opponent model MODEL — ``tone+dirichlet`` is the paper's Dirichlet belief
+revision, alias ``tone+belief``; ``tone+gratr`` the GRATR trust graph; any
+registered model works) and each of ``inits`` initialisations, the subgame tree is
 materialised (all LLM calls batched and cached) and solved with CFR for
 ``iterations`` iterations; NashConv, CFR-Gain (against always playing tone
 "any") and their ratio are recorded at every iteration. Written to ``out``:
@@ -9,19 +11,32 @@ materialised (all LLM calls batched and cached) and solved with CFR for
 * ``summary.json`` — settings, backend and model, call and parse counters,
   tree sizes, Tables 1–3, Fig. 6 data, final metrics, the iteration at which
   CFR-Gain first exceeds NashConv per subgame (approximate ESS), the
-  generalisation and whole-game studies, timings;
+  generalisation and whole-game studies, the degeneracy counts per variant
+  (:func:`solvers.degeneracy_counts`), timings;
 * CSVs: ``table1_guesses.csv``, ``fig6_agreements.csv``,
   ``table2_3_payoff_signs.csv``, ``curves_<variant>.csv`` (mean/std per
   iteration), ``curves_<variant>_per_tree.csv``, ``ess.csv``,
   ``generalisation.csv``, ``whole_game.csv``;
+* per variant ``policy_<variant>.json`` (each subgame's CFR average policy,
+  loadable as an OpenSpiel ``TabularPolicy``) and ``dialogues_<variant>.jsonl``
+  (every leaf's messages, tones, seeds, payoffs and reach under CFR) —
+  :mod:`games.fruit_trading.exports`;
 * figures, drawn from those files (:mod:`games.fruit_trading.figures`).
 
 Beyond the paper: (1) generalisation — each subgame's CFR strategy, mapped to
 a tone distribution per decision level (reach-weighted under that strategy),
 is played in every other subgame and its CFR-Gain there is reported; (2) the
 whole game — the initialisation becomes a chance node over all subgames (so
-private information stays private), CFR solves it, and its NashConv and
-CFR-Gain are compared with the profile assembled from per-subgame solutions.
+private information stays private), with fixed player names and shared
+endowment/valuation pools so that information sets recur across
+initialisations; CFR solves it, and its
+NashConv and CFR-Gain are compared with the per-subgame solutions assembled
+into a legal whole-game profile, together with how much the per-subgame
+solutions gain from knowing the subgame (the leak; see
+:func:`whole_game_study`).
+
+The CFR average policy of every subgame comes with its curves
+(``solvers.Curves.average_policies``): nothing is solved twice.
 """
 
 from __future__ import annotations
@@ -34,31 +49,76 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from tqdm.auto import tqdm
 
 from games.engine.results import model_label
-from games.fruit_trading import report
+from games.fruit_trading import exports, report
 from games.fruit_trading.dialogue import Config
-from games.fruit_trading.rules import TONES
+from games.fruit_trading.rules import NAMINGS, POOLINGS, TONES
 from games.fruit_trading.tree import Subgame, build_subgames, whole_game_tree
 from gt_llm.cache import CachedModel
 from gt_llm.chat import ChatModel
 from gt_llm.parsing import ParsePolicy, ParseStats
 from gt_llm.registry import load_model
 from solvers import (
-    CFRSolver,
+    DECISION,
     GameTree,
     TreePolicy,
     cfr_curves,
+    cfr_gain,
+    degeneracy_counts,
+    expected_values,
+    nash_conv,
     pure_policy,
+    reach_probabilities,
     studies,
 )
 from solvers.writers import check_writable, write_csv, write_json, write_text
 
 logger = logging.getLogger(__name__)
 
-VARIANTS: dict[str, bool] = {"tone": False, "tone+belief": True}
+#: The variant without an opponent model.
+TONE = "tone"
+#: Old variant names that still load: ``tone+belief`` was Dirichlet belief revision.
+VARIANT_ALIASES: dict[str, str] = {"tone+belief": "tone+dirichlet"}
+#: The paper's two variants, under their historical names (the default run).
+DEFAULT_VARIANTS: tuple[str, ...] = ("tone", "tone+belief")
 ANY = TONES.index("any")
+#: (names, pools) of the whole-game study: the same players, private information
+#: from small shared pools, so that information sets recur across initialisations.
+WHOLE_GAME_SETTING: tuple[str, str] = ("fixed", "shared")
+
+
+def variant_model(variant: str) -> str | None:
+    """The opponent model a variant names: ``tone`` -> None, ``tone+gratr`` -> ``gratr``.
+
+    ``tone+<name>`` accepts every registered opponent model
+    (:func:`gt_llm.opponents.opponent_models`); ``tone+belief`` is an alias of
+    ``tone+dirichlet``.
+
+    Raises:
+      ValueError: not ``tone`` or ``tone+<registered model>``.
+    """
+    from gt_llm.opponents import opponent_models
+
+    if variant == TONE:
+        return None
+    canonical = VARIANT_ALIASES.get(variant, variant)
+    head, _, model = canonical.partition("+")
+    if head != TONE or model not in opponent_models():
+        raise ValueError(
+            f"unknown variant {variant!r}; use tone or tone+MODEL with MODEL one of "
+            f"{', '.join(opponent_models())} (tone+belief = tone+dirichlet)"
+        )
+    return model
+
+
+def known_variants() -> list[str]:
+    """Every variant name :func:`variant_model` accepts (aliases last)."""
+    from gt_llm.opponents import opponent_models
+
+    return [TONE] + [f"{TONE}+{m}" for m in opponent_models()] + list(VARIANT_ALIASES)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -85,11 +145,17 @@ class ExperimentSettings:
       generalisation: Run the generalisation study.
       whole_game: Run the whole-game study.
       progress: Show progress bars.
+      names: Player names, ``random`` (the paper) or ``fixed``; the whole-game
+        study always uses fixed names (see :func:`whole_game_study`).
+      pools: Endowment/valuation pools, ``per_init`` or ``shared`` (the
+        whole-game study always uses shared pools).
+      processes: Worker processes for the CFR solves (``solvers.cfr_curves``):
+        1 solves here, None uses every core when the work is large enough.
     """
 
     inits: int = 30
     iterations: int = 1000
-    variants: tuple[str, ...] = ("tone", "tone+belief")
+    variants: tuple[str, ...] = DEFAULT_VARIANTS
     backend: str = "scripted"
     out: str = "results/fruit"
     cache: str | None = None
@@ -105,6 +171,9 @@ class ExperimentSettings:
     generalisation: bool = True
     whole_game: bool = True
     progress: bool = True
+    processes: int | None = None
+    names: str = "random"
+    pools: str = "per_init"
 
     def __post_init__(self) -> None:
         if self.inits < 1:
@@ -112,11 +181,26 @@ class ExperimentSettings:
         if self.iterations < 1:
             raise ValueError(f"run_experiment: iterations must be >= 1, got {self.iterations}")
         if not self.variants:
-            raise ValueError("run_experiment: give at least one variant (tone, tone+belief)")
-        unknown = [v for v in self.variants if v not in VARIANTS]
-        if unknown:
+            raise ValueError("run_experiment: give at least one variant (tone, tone+dirichlet)")
+        for v in self.variants:
+            try:
+                variant_model(v)
+            except ValueError as err:
+                raise ValueError(f"run_experiment: {err}") from None
+        if len(set(self.variants)) != len(self.variants):
+            raise ValueError(f"run_experiment: variants repeat a name: {list(self.variants)}")
+        if self.names not in NAMINGS:
             raise ValueError(
-                f"run_experiment: unknown variant(s) {unknown}; choose from {list(VARIANTS)}"
+                f"run_experiment: names must be one of {', '.join(NAMINGS)}, got {self.names!r}"
+            )
+        if self.pools not in POOLINGS:
+            raise ValueError(
+                f"run_experiment: pools must be one of {', '.join(POOLINGS)}, got {self.pools!r}"
+            )
+        if self.processes is not None and self.processes < 1:
+            raise ValueError(
+                f"run_experiment: processes must be >= 1 (or None: all cores when worth it), "
+                f"got {self.processes}"
             )
         if self.max_messages < 2:
             raise ValueError(f"run_experiment: max_messages must be >= 2, got {self.max_messages}")
@@ -171,16 +255,85 @@ def generalisation_study(
 def whole_game_study(
     subgames: Sequence[Subgame], policies: Sequence[TreePolicy], iterations: int, cfr_variant: str
 ) -> dict[str, Any]:
-    """Solves the whole game and compares with the assembled per-subgame solutions."""
-    tree = whole_game_tree([sg.root for sg in subgames], subgames[0].config)
-    return studies.whole_game_study(
-        tree,
-        [sg.tree for sg in subgames],
-        policies,
-        any_baseline,
-        iterations=iterations,
-        cfr_variant=cfr_variant,
+    """Solves the whole game and compares it with the per-subgame solutions.
+
+    Beyond :func:`solvers.studies.whole_game_study` (whole-game CFR against the
+    per-subgame policies assembled first-come at shared information sets), the
+    ``per_subgame_in_whole_game`` entry measures the per-subgame strategies as
+    a legal whole-game strategy: at an information set several subgames share,
+    a player cannot know which subgame it is in, so it plays the mixture of
+    their policies weighted by how likely each subgame is to reach that
+    information set (each subgame's reach under its own CFR profile; uniform
+    where none reaches it). Reported:
+
+    * ``nash_conv`` and ``cfr_gain`` of that legal profile in the whole game;
+    * ``oracle_value`` — each player's expected payoff when every subgame plays
+      its own CFR policy (a profile that may condition on the opponent's
+      private information through the subgame), ``value`` — the same for the
+      legal mixture, and ``leak = oracle_value - value``: what the per-subgame
+      strategies gain from knowing what they should not;
+    * ``policy_disagreement`` — at shared information sets, the reach-weighted
+      mean total-variation distance between a subgame's policy and the mixture.
+    """
+    config = subgames[0].config
+    tree = whole_game_tree([sg.root for sg in subgames], config)
+    sub_trees = [sg.tree for sg in subgames]
+    out = studies.whole_game_study(
+        tree, sub_trees, policies, any_baseline, iterations=iterations, cfr_variant=cfr_variant
     ).to_dict()
+    out["names"] = config.names
+    out["pools"] = config.pools
+    out["per_subgame_in_whole_game"] = legal_assembly(tree, sub_trees, policies)
+    return out
+
+
+def legal_assembly(
+    whole: GameTree, sub_trees: Sequence[GameTree], policies: Sequence[TreePolicy]
+) -> dict[str, Any]:
+    """The per-subgame policies as one legal whole-game profile, and the leak.
+
+    See :func:`whole_game_study` for what is measured.
+    """
+    mass = np.zeros(whole.num_infosets)
+    mixed = np.zeros((whole.num_infosets, whole.max_actions))
+    members: list[list[tuple[float, np.ndarray]]] = [[] for _ in range(whole.num_infosets)]
+    oracle = np.zeros(whole.num_players)
+    for tree, pol in zip(sub_trees, policies, strict=True):
+        oracle += expected_values(tree, pol) / len(sub_trees)
+        reach = reach_probabilities(tree, pol)
+        dec = np.flatnonzero(tree.kind == DECISION)
+        r = np.bincount(tree.infoset[dec], weights=reach[dec], minlength=tree.num_infosets)
+        index = whole.key_to_infoset
+        for s, key in enumerate(tree.infoset_keys):
+            w = index[key]
+            members[w].append((float(r[s]), pol.probs[s]))
+    shared = 0
+    disagreement_num = disagreement_den = 0.0
+    for w, group in enumerate(members):
+        weights = np.array([g[0] for g in group])
+        rows = np.stack([g[1] for g in group])
+        if weights.sum() <= 0:
+            weights = np.ones(len(group))
+        mixed[w] = weights @ rows / weights.sum()
+        mass[w] = weights.sum()
+        if len(group) > 1:
+            shared += 1
+            tv = 0.5 * np.abs(rows - mixed[w]).sum(axis=1)
+            disagreement_num += float(weights @ tv)
+            disagreement_den += float(weights.sum())
+    legal = TreePolicy(mixed)
+    value = expected_values(whole, legal)
+    return {
+        "shared_infosets": shared,
+        "nash_conv": nash_conv(whole, legal).nash_conv,
+        "cfr_gain": cfr_gain(whole, legal, any_baseline(whole)).cfr_gain,
+        "oracle_value": oracle.tolist(),
+        "value": value.tolist(),
+        "leak": (oracle - value).tolist(),
+        "policy_disagreement": (
+            disagreement_num / disagreement_den if disagreement_den > 0 else 0.0
+        ),
+    }
 
 
 # --- the run -----------------------------------------------------------------------
@@ -225,12 +378,16 @@ def run_experiment(
     subgames: dict[str, list[Subgame]] = {}
     curves_by_variant = {}
     for variant in settings.variants:
+        opponent = variant_model(variant)
         cfg = Config(
             max_messages=settings.max_messages,
             num_seeds=settings.num_seeds,
-            beliefs=VARIANTS[variant],
+            beliefs=opponent is not None,
+            opponent_model=opponent or Config.opponent_model,
             scenario_seed=settings.scenario_seed,
             payoff_source=settings.payoff,
+            names=settings.names,
+            pools=settings.pools,
         )
         stats = ParseStats()
         t0 = time.perf_counter()
@@ -260,6 +417,7 @@ def run_experiment(
                 settings.iterations,
                 variant=settings.cfr_variant,
                 tree_names=[f"init{sg.scenario.init}" for sg in sgs],
+                processes=settings.processes,
                 on_tree_done=lambda _i, bar=bar: bar.update(1),
             )
         timings[f"solve_{variant}_s"] = time.perf_counter() - t0
@@ -290,28 +448,57 @@ def run_experiment(
             "payoff_disagreements": report.payoff_disagreements(sgs),
             "final": studies.final_metrics(curves),
             "ess_first_iteration": ess,
+            "opponent_model": opponent,
+            "degeneracy": degeneracy_counts(trees, baseline_action=ANY).to_dict(),
         }
-        if VARIANTS[variant]:
+        if opponent is not None:
             v["guesses"] = report.guess_table(sgs)
-        if settings.generalisation or settings.whole_game:
-            policies = [
-                CFRSolver(t, variant=settings.cfr_variant).run(settings.iterations).average_policy()
-                for t in tqdm(
-                    trees,
-                    desc=f"[{variant}] CFR policies",
-                    unit="tree",
-                    disable=not settings.progress,
-                )
-            ]
+            v["guesses_distinct"] = report.guess_table_distinct(sgs)
+        # The final average policies come with the curves: no second CFR run per tree.
+        policies = list(curves.average_policies)
+        exports.write_policies(
+            out / f"policy_{slug}.json",
+            exports.policy_document(sgs, policies, variant=variant, label=label),
+        )
+        exports.write_dialogues(
+            out / f"dialogues_{slug}.jsonl", sgs, policies, variant=variant, label=label
+        )
         if settings.generalisation:
             t0 = time.perf_counter()
             v["generalisation"] = generalisation_study(trees, policies)
             timings[f"generalisation_{variant}_s"] = time.perf_counter() - t0
         if settings.whole_game:
             t0 = time.perf_counter()
+            whole_sgs, whole_policies = sgs, policies
+            if (cfg.names, cfg.pools) != WHOLE_GAME_SETTING:
+                # With random names (or private information drawn per initialisation)
+                # information sets hardly recur across subgames and the whole game is
+                # the subgames side by side: solve it with fixed names and shared pools.
+                whole_sgs = build_subgames(
+                    range(settings.inits),
+                    dataclasses.replace(
+                        cfg, names=WHOLE_GAME_SETTING[0], pools=WHOLE_GAME_SETTING[1]
+                    ),
+                    model,
+                    policy=ParsePolicy(),
+                    stats=ParseStats(),
+                    max_concurrency=settings.max_concurrency,
+                    progress=settings.progress,
+                    label=f"[{variant}] fixed-name trees:",
+                )
+                whole_policies = list(
+                    cfr_curves(
+                        [sg.tree for sg in whole_sgs],
+                        any_baseline,
+                        settings.iterations,
+                        variant=settings.cfr_variant,
+                        schedule=[settings.iterations],
+                        processes=settings.processes,
+                    ).average_policies
+                )
             v["whole_game"] = whole_game_study(
-                sgs,
-                policies,
+                whole_sgs,
+                whole_policies,
                 settings.whole_game_iterations or settings.iterations,
                 settings.cfr_variant,
             )
@@ -337,7 +524,9 @@ def _write_tables(out: Path, summary: dict[str, Any]) -> None:
     t1, f6, t23, ess, gen, whole = [], [], [], [], [], []
     for variant, v in summary["variants"].items():
         for r in v.get("guesses", []):
-            t1.append({"variant": variant, **r, **tag})
+            t1.append({"variant": variant, "count": "histories", **r, **tag})
+        for r in v.get("guesses_distinct", []):
+            t1.append({"variant": variant, "count": "distinct_dialogues", **r, **tag})
         for r in v["agreements"]:
             f6.append({"variant": variant, **r, **tag})
         for r in v["payoff_signs"]:
@@ -377,7 +566,20 @@ def _write_tables(out: Path, summary: dict[str, Any]) -> None:
                     {
                         "variant": variant,
                         "profile": name,
-                        **w[name],
+                        "nash_conv": w[name]["nash_conv"],
+                        "cfr_gain": w[name]["cfr_gain"],
+                        "iterations": w["iterations"],
+                        **tag,
+                    }
+                )
+            if "per_subgame_in_whole_game" in w:
+                legal = w["per_subgame_in_whole_game"]
+                whole.append(
+                    {
+                        "variant": variant,
+                        "profile": "per_subgame_cfr_reach_mixed",
+                        "nash_conv": legal["nash_conv"],
+                        "cfr_gain": legal["cfr_gain"],
                         "iterations": w["iterations"],
                         **tag,
                     }

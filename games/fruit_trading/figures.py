@@ -1,15 +1,27 @@
-"""Figures 6–8 of the belief-revision paper, drawn from a results folder.
+"""Figures 6–8 of the belief-revision paper, drawn from one or more results folders.
 
 Everything is read back from the files :mod:`games.fruit_trading.experiment`
 writes (``summary.json``, ``fig6_agreements.csv``, ``curves_<variant>.csv``),
 so figures can be redrawn without re-running anything. Every figure names the
-model that produced the data; the scripted stand-in is labelled as such.
+model(s) that produced the data; the scripted stand-in is labelled as such.
+
+Each figure function takes one folder or a sequence of folders (``runs``):
+with several, every (run, variant) pair is one bar group member or one line,
+which is what ``gt-llm fruit-trading compare`` draws.
+
+* Fig. 6 — agreements per message (grouped bars).
+* Fig. 7 — NashConv and CFR-Gain over iterations, in separate rows so that a
+  small NashConv stays visible beside a large CFR-Gain; a zoomed column on
+  the first ``short`` iterations only when the run has more than that.
+* Fig. 8 — CFR-Gain / NashConv, with a panel below saying how many subgames
+  enter the ratio at each iteration (those with NashConv = 0 are left out).
 """
 
 from __future__ import annotations
 
 import json
 import textwrap
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +35,17 @@ from solvers.plots import (
     read_curves_csv,
     to_png,  # noqa: F401  (re-exported: notebooks display figures with it)
 )
+from solvers.writers import write_csv, write_text
 
-_VARIANT_LABEL = {"tone": "tone (σ_CFR)", "tone+belief": "tone + belief (σ_CFR-B)"}
+FORMATS: tuple[str, ...] = ("png", "pdf", "svg")
+_VARIANT_LABEL = {
+    "tone": "tone (σ_CFR)",
+    "tone+belief": "tone + belief (σ_CFR-B)",
+    "tone+dirichlet": "tone + Dirichlet (σ_CFR-B)",
+    "tone+gratr": "tone + GRATR",
+}
+
+Runs = str | Path | Sequence[str | Path]
 
 
 def load_summary(out: str | Path) -> dict[str, Any]:
@@ -36,97 +57,301 @@ def load_curves(out: str | Path, variant: str) -> dict[str, np.ndarray]:
     return read_curves_csv(Path(out) / f"curves_{variant.replace('+', '_')}.csv")
 
 
-def _suptitle(fig, summary: dict[str, Any], what: str) -> None:
-    s = summary["settings"]
-    detail = (
-        f"model: {summary['label']} — {s['inits']} subgames, {s['num_seeds']} seeds, "
-        f"{s['max_messages']} messages"
-    )
+def _runs(runs: Runs, labels: Sequence[str] | None = None) -> list[tuple[str, Path, dict]]:
+    """(label, folder, summary) per run; labels only matter with several runs."""
+    outs = [Path(runs)] if isinstance(runs, (str, Path)) else [Path(r) for r in runs]
+    if not outs:
+        raise ValueError("figures: give at least one results folder")
+    if labels is not None and len(labels) != len(outs):
+        raise ValueError(f"figures: {len(labels)} labels for {len(outs)} results folders")
+    out = []
+    for k, d in enumerate(outs):
+        s = load_summary(d)
+        out.append((labels[k] if labels else f"{d.name} [{s['model']}]", d, s))
+    return out
+
+
+def _series_label(run: str, variant: str, several: bool) -> str:
+    lab = _VARIANT_LABEL.get(variant, variant)
+    return f"{run}: {lab}" if several else lab
+
+
+def _suptitle(fig, runs: list[tuple[str, Path, dict]], what: str) -> None:
+    if len(runs) == 1:
+        summary = runs[0][2]
+        s = summary["settings"]
+        detail = (
+            f"model: {summary['label']} — {s['inits']} subgames, {s['num_seeds']} seeds, "
+            f"{s['max_messages']} messages"
+        )
+    else:
+        detail = "; ".join(f"{name}: {s['label']}" for name, _, s in runs)
     width = max(40, int(fig.get_figwidth() * 11))
     fig.suptitle(what + "\n" + "\n".join(textwrap.wrap(detail, width)), fontsize=9)
 
 
-def fig6_agreements(out: str | Path):
-    """Fig. 6: % agreements reached per message, per variant (grouped bars)."""
-    out = Path(out)
-    summary = load_summary(out)
-    rows = read_csv_rows(out / "fig6_agreements.csv")
-    variants = list(dict.fromkeys(r["variant"] for r in rows))
-    messages = sorted({int(r["message"]) for r in rows})
-    fig = Figure(figsize=(6.5, 4))
+def fig6_agreements(out: Runs, *, labels: Sequence[str] | None = None):
+    """Fig. 6: % agreements reached per message, per variant (and run)."""
+    runs = _runs(out, labels)
+    several = len(runs) > 1
+    series: dict[str, list[float]] = {}
+    messages: list[int] = []
+    for name, d, _ in runs:
+        rows = read_csv_rows(d / "fig6_agreements.csv")
+        messages = sorted({int(r["message"]) for r in rows} | set(messages))
+        for v in dict.fromkeys(r["variant"] for r in rows):
+            by_m = {int(r["message"]): r for r in rows if r["variant"] == v}
+            series[_series_label(name, v, several)] = [
+                float(by_m[m]["percentage"] or "nan") if m in by_m else float("nan")
+                for m in messages
+            ]
+    fig = Figure(figsize=(6.5 + (1.5 if several else 0), 4))
     ax = fig.subplots()
-    plot_grouped_bars(
-        ax,
-        [str(m) for m in messages],
-        {v: [float(r["percentage"] or "nan") for r in rows if r["variant"] == v] for v in variants},
-    )
+    plot_grouped_bars(ax, [str(m) for m in messages], series)
     ax.set_xlabel("message")
     ax.set_ylabel("agreements reached (%)")
-    _suptitle(fig, summary, "Agreements reached per message")
+    _suptitle(fig, runs, "Agreements reached per message")
     fig.tight_layout()
     return fig
 
 
-def fig7_metrics(out: str | Path, short: int = 50):
-    """Fig. 7: mean ± std of NashConv and CFR-Gain, iterations 1–``short`` and all."""
-    out = Path(out)
-    summary = load_summary(out)
-    fig = Figure(figsize=(12, 4.5))
-    axes = fig.subplots(1, 2)
-    series = {}
-    for v in summary["variants"]:
-        c = load_curves(out, v)
-        lab = _VARIANT_LABEL.get(v, v)
-        series[f"NashConv, {lab}"] = (c["iteration"], c["nash_conv_mean"], c["nash_conv_std"])
-        series[f"CFR-Gain, {lab}"] = (c["iteration"], c["cfr_gain_mean"], c["cfr_gain_std"])
-    last = int(max(s[0][-1] for s in series.values()))
-    plot_metric_panel(
-        axes[0],
-        series,
-        xmax=short,
-        ylabel="value (mean ± std over subgames)",
-        title=f"iterations 1–{min(short, last)}",
-    )
-    plot_metric_panel(axes[1], series, xmax=None, title=f"iterations 1–{last}")
-    _suptitle(fig, summary, "NashConv and CFR-Gain over CFR iterations")
+def _last_iteration(runs) -> int:
+    return max(int(load_curves(d, v)["iteration"][-1]) for _, d, s in runs for v in s["variants"])
+
+
+def fig7_metrics(
+    out: Runs,
+    short: int = 50,
+    *,
+    labels: Sequence[str] | None = None,
+    log_x: bool = False,
+    log_y: bool = False,
+):
+    """Fig. 7: mean ± std of NashConv (top) and CFR-Gain (bottom) over iterations.
+
+    Columns: iterations 1–``short`` and all of them; only the second when the
+    run has no more than ``short`` iterations (no duplicate panels).
+    ``log_y``: log scale for NashConv, symmetric log for CFR-Gain (it can be < 0).
+    """
+    runs = _runs(out, labels)
+    several = len(runs) > 1
+    nash, gain = {}, {}
+    for name, d, s in runs:
+        for v in s["variants"]:
+            c = load_curves(d, v)
+            lab = _series_label(name, v, several)
+            nash[lab] = (c["iteration"], c["nash_conv_mean"], c["nash_conv_std"])
+            gain[lab] = (c["iteration"], c["cfr_gain_mean"], c["cfr_gain_std"])
+    last = _last_iteration(runs)
+    windows = ([short] if last > short else []) + [None]
+    fig = Figure(figsize=(6 * len(windows), 7))
+    axes = np.asarray(fig.subplots(2, len(windows), squeeze=False))
+    for col, xmax in enumerate(windows):
+        span = f"iterations 1–{xmax if xmax else last}"
+        for row, (metric, series) in enumerate((("NashConv", nash), ("CFR-Gain", gain))):
+            ax = axes[row, col]
+            plot_metric_panel(
+                ax,
+                series,
+                xmax=xmax,
+                ylabel=f"{metric} (mean ± std over subgames)",
+                title=f"{metric}, {span}",
+                log_x=log_x,
+            )
+            if log_y:
+                if metric == "NashConv":
+                    ax.set_yscale("log")
+                else:
+                    ax.set_yscale("symlog", linthresh=1e-3)
+            if metric == "CFR-Gain":
+                ax.axhline(0.0, color="grey", linewidth=0.8, linestyle=":")
+    _suptitle(fig, runs, "NashConv and CFR-Gain over CFR iterations")
     fig.tight_layout()
     return fig
 
 
-def fig8_ratio(out: str | Path, short: int = 50):
-    """Fig. 8: mean ± std of CFR-Gain / NashConv over iterations 1–``short``."""
-    out = Path(out)
-    summary = load_summary(out)
-    fig = Figure(figsize=(6.5, 4))
-    ax = fig.subplots()
-    series = {}
-    for v in summary["variants"]:
-        c = load_curves(out, v)
-        series[_VARIANT_LABEL.get(v, v)] = (c["iteration"], c["ratio_mean"], c["ratio_std"])
-    plot_metric_panel(
-        ax,
-        series,
-        xmax=short,
-        ylabel="CFR-Gain / NashConv",
-        title="ratio (NaN where NashConv = 0 is left out)",
-    )
+def fig8_ratio(
+    out: Runs,
+    short: int = 50,
+    *,
+    labels: Sequence[str] | None = None,
+    log_x: bool = False,
+):
+    """Fig. 8: mean ± std of CFR-Gain / NashConv over iterations 1–``short``.
+
+    The lower panel gives the number of subgames that enter the mean at each
+    iteration: a subgame whose NashConv is 0 there has no ratio and is left out.
+    """
+    runs = _runs(out, labels)
+    several = len(runs) > 1
+    series, counts = {}, {}
+    xmax = min(short, _last_iteration(runs))
+    for name, d, s in runs:
+        for v in s["variants"]:
+            c = load_curves(d, v)
+            keep = c["iteration"] <= xmax
+            if not np.any(np.isfinite(c["ratio_mean"][keep])):
+                continue  # nothing to draw: no subgame has a ratio (legends list drawn lines)
+            lab = _series_label(name, v, several)
+            series[lab] = (c["iteration"], c["ratio_mean"], c["ratio_std"])
+            counts[lab] = (c["iteration"][keep], c["ratio_count"][keep], s["settings"]["inits"])
+    fig = Figure(figsize=(6.5 + (1.5 if several else 0), 5.5))
+    ax, ax_n = fig.subplots(2, 1, sharex=True, gridspec_kw={"height_ratios": [3, 1]})
+    if series:
+        plot_metric_panel(
+            ax,
+            series,
+            xmax=xmax,
+            ylabel="CFR-Gain / NashConv",
+            title="ratio over subgames with NashConv > 0",
+            log_x=log_x,
+        )
+    else:
+        ax.set_title("no subgame has NashConv > 0: no ratio to draw", fontsize=10)
     ax.axhline(1.0, color="grey", linewidth=0.8, linestyle=":")
-    _suptitle(fig, summary, "CFR-Gain / NashConv over CFR iterations")
+    ax.set_xlabel("")
+    for lab, (it, n, total) in counts.items():
+        ax_n.step(it, n, where="mid", label=f"{lab} (of {total})", linewidth=1.2)
+    ax_n.set_ylabel("subgames in\nthe ratio", fontsize=8)
+    ax_n.set_xlabel("CFR iteration")
+    ax_n.grid(True, alpha=0.3)
+    if log_x:
+        ax_n.set_xscale("log")
+    if counts:
+        totals = {t for _, _, t in counts.values()}
+        ax_n.set_ylim(0, max(totals) * 1.05)
+    _suptitle(fig, runs, "CFR-Gain / NashConv over CFR iterations")
     fig.tight_layout()
     return fig
 
 
-def draw_all(out: str | Path) -> list[Path]:
-    """Draws Figs. 6–8 into ``out`` as PNG files and returns their paths."""
+_FIGURES = (
+    ("fig6_agreements", fig6_agreements, False),
+    ("fig7_nashconv_cfrgain", fig7_metrics, True),
+    ("fig8_ratio", fig8_ratio, True),
+)
+
+
+def draw_all(
+    out: str | Path,
+    *,
+    runs: Sequence[str | Path] | None = None,
+    labels: Sequence[str] | None = None,
+    fmt: str = "png",
+    log_x: bool = False,
+    log_y: bool = False,
+    prefix: str = "",
+) -> list[Path]:
+    """Draws Figs. 6–8 into ``out`` and returns their paths.
+
+    Args:
+      out: Folder to write to (and, without ``runs``, the results folder read).
+      runs: Results folders to overlay (``compare``); default ``[out]``.
+      labels: One label per run (default: folder name and model).
+      fmt: ``png``, ``pdf`` or ``svg``.
+      log_x: Log-scale iteration axes (Figs. 7 and 8).
+      log_y: Log-scale value axes of Fig. 7.
+      prefix: File-name prefix (``compare_`` for overlays).
+    """
+    if fmt not in FORMATS:
+        raise ValueError(f"draw_all: format must be one of {', '.join(FORMATS)}, got {fmt!r}")
     out = Path(out)
+    src = list(runs) if runs is not None else [out]
     paths = []
-    for name, fn in (
-        ("fig6_agreements.png", fig6_agreements),
-        ("fig7_nashconv_cfrgain.png", fig7_metrics),
-        ("fig8_ratio.png", fig8_ratio),
-    ):
-        fig = fn(out)
+    for name, fn, has_x in _FIGURES:
+        kw: dict[str, Any] = {"labels": labels}
+        if has_x:
+            kw["log_x"] = log_x
+        if fn is fig7_metrics:
+            kw["log_y"] = log_y
+        fig = fn(src, **kw)
+        path = out / f"{prefix}{name}.{fmt}"
         # Figure objects (no pyplot): no global backend state, nothing to close.
-        fig.savefig(out / name, dpi=120)
-        paths.append(out / name)
+        fig.savefig(path, dpi=120)
+        paths.append(path)
     return paths
+
+
+# --- comparing runs ------------------------------------------------------------------
+
+
+def headline_rows(runs: Sequence[str | Path], labels: Sequence[str] | None = None) -> list[dict]:
+    """The headline numbers of every (run, variant), one row each."""
+    rows = []
+    for name, _, s in _runs(runs, labels):
+        for v, d in s["variants"].items():
+            f = d["final"]
+            ess = [x for x in d["ess_first_iteration"] if x is not None]
+            agree = d["agreements"]
+            hist = sum(r["histories"] for r in agree)
+            deg = d.get("degeneracy", {})
+            whole = d.get("whole_game", {})
+            guesses = d.get("guesses", [])
+            rows.append(
+                {
+                    "run": name,
+                    "model": s["label"],
+                    "seed": s["settings"].get("scenario_seed"),
+                    "variant": v,
+                    "subgames": len(d["trees"]),
+                    "iterations": f["iteration"],
+                    "nash_conv_mean": f["nash_conv_mean"],
+                    "cfr_gain_mean": f["cfr_gain_mean"],
+                    "gain_above_nashconv": len(ess),
+                    "agreements_pct": 100.0 * sum(r["agreements"] for r in agree) / hist
+                    if hist
+                    else None,
+                    "guess_pct_last": guesses[-1]["percentage"] if guesses else None,
+                    "tone_changes_payoff": deg.get("decision_changes_outcome"),
+                    "nashconv_any_positive": deg.get("baseline_nash_conv_positive"),
+                    "whole_shared_infosets": whole.get("infosets_shared_across_subgames"),
+                    "whole_nash_conv": whole.get("whole_game_cfr", {}).get("nash_conv"),
+                }
+            )
+    return rows
+
+
+def write_comparison(
+    runs: Sequence[str | Path],
+    out: str | Path,
+    *,
+    labels: Sequence[str] | None = None,
+    fmt: str = "png",
+    log_x: bool = False,
+    log_y: bool = False,
+) -> list[Path]:
+    """``gt-llm fruit-trading compare``: overlaid Figs. 6–8 and a headline table.
+
+    Writes ``compare_fig6_agreements.<fmt>``, ``compare_fig7_nashconv_cfrgain.<fmt>``,
+    ``compare_fig8_ratio.<fmt>``, ``compare.csv`` and ``compare.md`` into ``out``.
+    """
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = draw_all(
+        out, runs=runs, labels=labels, fmt=fmt, log_x=log_x, log_y=log_y, prefix="compare_"
+    )
+    rows = headline_rows(runs, labels)
+    write_csv(out / "compare.csv", rows)
+    cols = list(rows[0])
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for r in rows:
+        cells = [
+            f"{r[c]:.4f}" if isinstance(r[c], float) else ("–" if r[c] is None else str(r[c]))
+            for c in cols
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    write_text(out / "compare.md", "\n".join(lines) + "\n")
+    return [*paths, out / "compare.csv", out / "compare.md"]
+
+
+__all__ = [
+    "FORMATS",
+    "draw_all",
+    "fig6_agreements",
+    "fig7_metrics",
+    "fig8_ratio",
+    "headline_rows",
+    "load_curves",
+    "load_summary",
+    "write_comparison",
+]

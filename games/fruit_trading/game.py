@@ -9,8 +9,10 @@ the chat-games fruit trade of Gemp et al., arXiv:2402.01704). The tree:
 * then, until agreement or ``max_messages`` messages: the speaker's decision
   is the tone (assertive, calm, submissive, any), a chance node picks the LLM
   seed (``num_seeds`` uniform outcomes), and the message is generated,
-  checked for agreement, and (with ``beliefs=true``) read by the receiver,
-  whose Dirichlet belief about what the sender wants is revised.
+  checked for agreement, and (with ``opponent_model=NAME``, or the older
+  ``beliefs=true`` for ``dirichlet``) read by the receiver, whose opponent
+  model (Dirichlet belief revision, the GRATR trust graph, ...) is updated
+  with its guess of what the sender wants.
 
 Unlike OpenSpiel's own chat game there is no receiver dimension (two players),
 the last decision still generates its message and can change the payoff, and
@@ -21,6 +23,16 @@ Payoffs are those of the agreed trade (value after minus before) from the
 LLM's payoff calls (``payoff=llm``, the paper) or computed exactly from the
 parsed trade (``payoff=exact``); 0 for both without agreement.
 
+Player names: ``names=random`` (the paper: two names drawn per
+initialisation; the information state then differs between initialisations
+through the names alone) or ``names=fixed`` (the same two names everywhere, so
+that with ``init=-1`` a player's information state is its own private
+information, its own tones and the dialogue, shared across initialisations).
+``pools=shared`` draws the three endowments and three valuations once for all
+initialisations (the paper's small pools), so that players of different
+initialisations hold the same private information and, with fixed names,
+share information sets.
+
 The model is the scripted stand-in unless ``backend=...`` (a spec for
 :func:`gt_llm.load_model`, with ``cache=PATH``) or a ``model=`` passed to
 :class:`FruitTradingGame` says otherwise.
@@ -30,6 +42,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pyspiel
 
 from games.engine.spiel import EngineGame, EngineState, shared_model
@@ -41,7 +54,7 @@ from games.fruit_trading.dialogue import (
     initial_state,
     opening_step,
 )
-from games.fruit_trading.rules import TONES, make_scenario
+from games.fruit_trading.rules import PAYOFF_BOUND, TONES
 from gt_llm.chat import ChatModel
 
 SHORT_NAME = "python_fruit_trading"
@@ -51,10 +64,13 @@ DEFAULT_PARAMS: dict[str, Any] = {
     "init": 0,
     "num_inits": 30,
     "beliefs": False,
+    "opponent_model": "",
     "max_messages": 4,
     "num_seeds": 2,
     "scenario_seed": 0,
     "payoff": "llm",
+    "names": "random",
+    "pools": "per_init",
     "backend": "scripted",
     "cache": "",
 }
@@ -77,6 +93,24 @@ _GAME_TYPE = pyspiel.GameType(
 )
 
 
+def _opponent_model_param(name: str, beliefs: bool) -> str | None:
+    """The opponent model the parameters name (``None``: the ``tone`` variant).
+
+    ``opponent_model=gratr`` (any registered model) selects it; the older
+    ``beliefs=true`` alone means ``dirichlet``.
+    """
+    from gt_llm.opponents import opponent_models
+
+    if not name:
+        return "dirichlet" if beliefs else None
+    if name not in opponent_models():
+        raise ValueError(
+            f"python_fruit_trading: unknown opponent_model={name!r}; use one of "
+            f"{', '.join(opponent_models())} (or leave it empty)"
+        )
+    return name
+
+
 class FruitTradingGame(EngineGame[DialogueState]):
     """The fruit-trading negotiation game."""
 
@@ -93,36 +127,100 @@ class FruitTradingGame(EngineGame[DialogueState]):
         num_seeds = int(p["num_seeds"])
         if not 1 <= num_seeds <= _MAX_SEEDS:
             raise ValueError(f"python_fruit_trading: num_seeds must be in [1, {_MAX_SEEDS}]")
+        model_name = _opponent_model_param(str(p["opponent_model"]), bool(p["beliefs"]))
         self.config = Config(
             max_messages=int(p["max_messages"]),
             num_seeds=num_seeds,
-            beliefs=bool(p["beliefs"]),
+            beliefs=model_name is not None,
+            opponent_model=model_name or Config.opponent_model,
             scenario_seed=int(p["scenario_seed"]),
             payoff_source=str(p["payoff"]),
+            names=str(p["names"]),
+            pools=str(p["pools"]),
         )
         self.setup_engine(
             DialogueGame(self.config),
-            model if model is not None else shared_model(str(p["backend"]), str(p["cache"])),
+            model
+            if model is not None
+            # No cache file: a process-wide in-memory cache, so that OpenSpiel's own
+            # algorithms (which revisit states) pay one model call per distinct request.
+            else shared_model(str(p["backend"]), str(p["cache"]) or ":memory:"),
             [lambda i=i: self._opening(i) for i in self.inits],
         )
         game_info = pyspiel.GameInfo(
             num_distinct_actions=len(TONES),
             max_chance_outcomes=max(num_seeds, len(self.inits)),
             num_players=2,
-            min_utility=-40.0,
-            max_utility=40.0,
+            min_utility=-float(PAYOFF_BOUND),
+            max_utility=float(PAYOFF_BOUND),
             utility_sum=None,
             # Opening + per message: decision and chance; plus the init chance node.
             max_game_length=1 + 2 * (self.config.max_messages - 1),
         )
         super().__init__(_GAME_TYPE, game_info, p)
 
+    def make_py_observer(
+        self, iig_obs_type: Any = None, params: dict[str, Any] | None = None
+    ) -> FruitTradingObserver:
+        return FruitTradingObserver(iig_obs_type, params)
+
     def _opening(self, init: int):
-        scenario = make_scenario(init, seed=self.config.scenario_seed)
+        scenario = self.config.scenario(init)
         return opening_step(initial_state(scenario, self.config))
 
     def root_label(self, index: int) -> str:
         return f"init={self.inits[index]}"
+
+
+class FruitTradingObserver:
+    """String observer honouring ``iig_obs_type`` (OpenSpiel's observation types).
+
+    * default, or ``private_info=SINGLE_PLAYER`` with public information: the
+      information state (own private information, own tones, the dialogue);
+      with ``perfect_recall=False`` it is the same string, since the dialogue
+      already is the whole public history;
+    * ``private_info=NONE``: public only — names and dialogue, no valuations,
+      no endowment, no tones;
+    * ``public_info=False``: private only — own private information and tones.
+    """
+
+    def __init__(self, iig_obs_type: Any = None, params: dict[str, Any] | None = None) -> None:
+        if params:
+            raise ValueError(
+                f"python_fruit_trading: observation parameters not supported: {params}"
+            )
+        self.public = True if iig_obs_type is None else bool(iig_obs_type.public_info)
+        self.private = (
+            True
+            if iig_obs_type is None
+            else iig_obs_type.private_info != pyspiel.PrivateInfoType.NONE
+        )
+        if (
+            iig_obs_type is not None
+            and iig_obs_type.private_info == pyspiel.PrivateInfoType.ALL_PLAYERS
+        ):
+            raise ValueError(
+                "python_fruit_trading: private_info=ALL_PLAYERS is not supported; use "
+                "SINGLE_PLAYER (own information) or NONE (public only)"
+            )
+        self.tensor = np.zeros(0, np.float32)
+        self.dict: dict[str, np.ndarray] = {}
+
+    def set_from(self, state: pyspiel.State, player: int) -> None:
+        pass  # string-only observer
+
+    def string_from(self, state: pyspiel.State, player: int) -> str:
+        d = state.dialogue
+        if d is None:
+            return ""
+        if self.private and self.public:
+            return d.information_state(player)
+        parts = []
+        if self.private:
+            parts.append(d.private_information(player))
+        if self.public:
+            parts.append(d.public_information())
+        return "\n\n".join(parts)
 
 
 class FruitTradingState(EngineState[DialogueState]):
@@ -131,6 +229,25 @@ class FruitTradingState(EngineState[DialogueState]):
     @property
     def dialogue(self) -> DialogueState | None:
         return self.inner
+
+    def information_state_string(self, player: int | None = None) -> str:
+        """As OpenSpiel's games: a player's string anywhere, none for the chance player.
+
+        Without ``player`` it is the current player's; at a chance node that is
+        the chance player, which has no information state (OpenSpiel's games
+        fail there too), so pass the player.
+        """
+        if player is None:
+            player = self.current_player()
+        if not 0 <= player < 2:
+            raise pyspiel.SpielError(
+                f"python_fruit_trading: information_state_string for player {player} (the "
+                "current player at a chance or terminal node); pass player=0 or 1"
+            )
+        return super().information_state_string(player)
+
+    def observation_string(self, player: int | None = None) -> str:
+        return self.information_state_string(player)
 
     def __str__(self) -> str:
         if self.inner is None:

@@ -32,7 +32,7 @@ OPENING = PromptTemplate(
         "fruit (for example: I would like to trade you 1 banana for 2 apples). Reply with "
         "the message only."
     ),
-    extra_fields=("endowment", "valuation", "tone", "believed_fruits"),
+    extra_fields=("endowment", "valuation", "tone", "believed_fruits", "belief_trust"),
     temperature=1.0,
     max_tokens=256,
 )
@@ -48,7 +48,7 @@ MESSAGE = PromptTemplate(
         "altogether, or counter-propose a different trade of specific numbers of fruit. "
         "Reply with the message only."
     ),
-    extra_fields=("endowment", "valuation", "tone", "believed_fruits", "turns"),
+    extra_fields=("endowment", "valuation", "tone", "believed_fruits", "belief_trust", "turns"),
     temperature=1.0,
     max_tokens=256,
 )
@@ -140,6 +140,10 @@ BOOK = PromptBook(
 
 TONE_LINE = "Tone: Use {article} tone."
 BELIEF_LINE = "Belief: You believe that {name} wants {fruits}."
+#: The trust line of a model that keeps trust (GRATR): how far to rely on the belief.
+TRUST_LINE = (
+    "Trust: Your trust in {name}'s claims is {trust:+.2f} on a scale from -1 to 1 ({stance})."
+)
 
 
 def _article(tone: str) -> str:
@@ -156,11 +160,20 @@ def join_fruits(fruits: Sequence[str]) -> str:
     return ", ".join(fruits[:-1]) + " or " + fruits[-1]
 
 
-def steering_text(tone: str, opponent: str, believed_fruits: Sequence[str]) -> str:
-    """The steering lines: always the tone; the belief only when one is given."""
+def steering_text(
+    tone: str,
+    opponent: str,
+    believed_fruits: Sequence[str],
+    trust: float | None = None,
+    stance: str = "unsure",
+) -> str:
+    """The steering lines: always the tone; the belief only when one is given, and
+    the trust in the opponent's claims when the opponent model keeps one."""
     lines = [TONE_LINE.format(article=_article(tone))]
     if believed_fruits:
         lines.append(BELIEF_LINE.format(name=opponent, fruits=join_fruits(believed_fruits)))
+        if trust is not None:
+            lines.append(TRUST_LINE.format(name=opponent, trust=trust, stance=stance))
     return "\n".join(lines)
 
 

@@ -55,6 +55,36 @@ def guess_table(
     ]
 
 
+def guess_table_distinct(
+    subgames: Sequence[Subgame], messages: Sequence[int] = (1, 2, 3)
+) -> list[dict[str, Any]]:
+    """Table 1 over distinct dialogues: each dialogue text counted once per subgame.
+
+    Tree nodes are distinct histories of (tone, seed) choices; several of them
+    can produce the same dialogue text (and so the same guess request). The
+    paper counts the dialogues of its own (larger) tree; this count removes
+    the duplicates our tone x seed branching creates.
+    """
+    seen: dict[tuple[int, int, str], bool] = {}
+    for sg in subgames:
+        for s in sg.states():
+            if s.guesses and s.guesses[-1].message == s.num_messages and s.num_messages in messages:
+                g = s.guesses[-1]
+                seen[(sg.scenario.init, g.message, s.dialogue_text())] = g.correct
+    rows = []
+    for m in messages:
+        hits = [c for (_, msg, _), c in seen.items() if msg == m]
+        rows.append(
+            {
+                "message": m,
+                "correct": sum(hits),
+                "total": len(hits),
+                "percentage": _pct(sum(hits), len(hits)),
+            }
+        )
+    return rows
+
+
 def agreement_rates(subgames: Sequence[Subgame], max_messages: int) -> list[dict[str, Any]]:
     """Fig. 6 rows: message, agreements, histories, percentage."""
     agreed = dict.fromkeys(range(1, max_messages + 1), 0)
@@ -131,17 +161,27 @@ def markdown_tables(summary: dict[str, Any]) -> str:
     """Tables 1–3 (and the ESS and payoff-check counts) of a ``summary.json`` as Markdown."""
     out = [f"Model: **{summary['label']}**", ""]
     variants = summary["variants"]
-    if "tone+belief" in variants and "guesses" in variants["tone+belief"]:
+    with_guesses = {v: d for v, d in variants.items() if "guesses" in d}
+    if with_guesses:
         out += [
-            "**Table 1.** Correct guesses of the opponent's most valued fruit (tone+belief).",
+            "**Table 1.** Correct guesses of the opponent's most valued fruit, over every "
+            "history of the tree (tree nodes) and over distinct dialogue texts.",
             "",
-            "| Message | Correct | Total | Percentage |",
-            "|---|---|---|---|",
+            "| Prompting | Message | Correct | Histories | % | Correct (distinct) | "
+            "Distinct dialogues | % (distinct) |",
+            "|---|---|---|---|---|---|---|---|",
         ]
-        for r in variants["tone+belief"]["guesses"]:
-            out.append(
-                f"| {r['message']} | {r['correct']} | {r['total']} | {_fmt(r['percentage'])} |"
-            )
+        for v, d in with_guesses.items():
+            distinct = {r["message"]: r for r in d.get("guesses_distinct", [])}
+            for r in d["guesses"]:
+                q = distinct.get(r["message"])
+                tail = (
+                    f"{q['correct']} | {q['total']} | {_fmt(q['percentage'])}" if q else "– | – | –"
+                )
+                out.append(
+                    f"| {v} | {r['message']} | {r['correct']} | {r['total']} | "
+                    f"{_fmt(r['percentage'])} | {tail} |"
+                )
         out.append("")
     for title, sign in (("Table 2.** Positive", "positive"), ("Table 3.** Negative", "negative")):
         out += [
@@ -183,4 +223,21 @@ def markdown_tables(summary: dict[str, Any]) -> str:
             f"| {v} | {f['nash_conv_mean']:.4f} ± {f['nash_conv_std']:.4f} | "
             f"{f['cfr_gain_mean']:.4f} ± {f['cfr_gain_std']:.4f} | {len(ess)}/{len(d['ess_first_iteration'])} | {med} |"
         )
+    if any("degeneracy" in d for d in variants.values()):
+        out += [
+            "",
+            "**How degenerate the trees are** (subgames; `solvers.degeneracy_counts`, "
+            'baseline: always "any").',
+            "",
+            "| Prompting | subgames | a tone choice changes some payoff | "
+            "NashConv(any) > 0 | constant payoff |",
+            "|---|---|---|---|---|",
+        ]
+        for v, d in variants.items():
+            g = d.get("degeneracy")
+            if g:
+                out.append(
+                    f"| {v} | {g['trees']} | {g['decision_changes_outcome']} | "
+                    f"{g['baseline_nash_conv_positive']} | {g['constant_payoff']} |"
+                )
     return "\n".join(out)

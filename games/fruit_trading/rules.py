@@ -32,6 +32,22 @@ NAMES: tuple[str, ...] = (
     "Karin", "Liam", "Maja", "Nils", "Olivia", "Peter", "Quinn", "Rosa", "Simon", "Tara",
 )  # fmt: skip
 
+#: The names of the ``names="fixed"`` setting: the same two players in every
+#: initialisation, so that information states can be shared across them.
+FIXED_NAMES: tuple[str, str] = ("Alice", "Bob")
+#: How players are named: ``random`` (the paper: two names drawn per
+#: initialisation) or ``fixed`` (:data:`FIXED_NAMES` everywhere).
+NAMINGS: tuple[str, ...] = ("random", "fixed")
+#: Where the three endowments and three valuations come from: drawn for each
+#: initialisation (``per_init``, this reproduction's default) or drawn once per
+#: master seed and shared by every initialisation (``shared``), so that players
+#: of different initialisations can hold the same private information.
+POOLINGS: tuple[str, ...] = ("per_init", "shared")
+
+#: Largest |payoff| of any trade: receiving at most 2 of each of the 3 fruits, each
+#: worth at most 4, or giving as much away (endowments U{1,2}, valuations U{0,4}).
+PAYOFF_BOUND: int = 2 * 3 * 4
+
 _SINGULAR = {"apples": "apple", "bananas": "banana", "oranges": "orange"}
 
 
@@ -99,25 +115,42 @@ class Scenario:
         }
 
 
-def make_scenario(init: int, *, seed: int = 0) -> Scenario:
+def make_scenario(
+    init: int, *, seed: int = 0, names: str = "random", pools: str = "per_init"
+) -> Scenario:
     """Initialisation ``init`` of the experiment with master seed ``seed``.
 
+    ``names="fixed"`` names the players :data:`FIXED_NAMES` in every
+    initialisation; everything else (endowments, valuations, opening tone) is
+    the same as with the paper's random names. ``pools="shared"`` assigns the
+    endowments and valuations from pools drawn once from ``seed``
+    (:data:`POOLINGS`); the assignment and the opening tone are unchanged.
+
     Raises:
-      ValueError: negative ``init``.
+      ValueError: negative ``init`` or an unknown ``names``.
     """
     if init < 0:
         raise ValueError(f"make_scenario: init must be >= 0, got {init}")
+    if names not in NAMINGS:
+        raise ValueError(f"make_scenario: names must be one of {NAMINGS}, got {names!r}")
+    if pools not in POOLINGS:
+        raise ValueError(f"make_scenario: pools must be one of {POOLINGS}, got {pools!r}")
     rng = np.random.default_rng([seed, init])
     endowments = rng.integers(1, 3, size=(3, len(FRUITS)))  # U{1,2}
     valuations = rng.integers(0, 5, size=(3, len(FRUITS)))  # U{0,4}
-    names = rng.choice(len(NAMES), size=2, replace=False)
+    if pools == "shared":  # the per-init draws above still advance rng: same stream
+        pool_rng = np.random.default_rng([seed])
+        endowments = pool_rng.integers(1, 3, size=(3, len(FRUITS)))
+        valuations = pool_rng.integers(0, 5, size=(3, len(FRUITS)))
+    drawn = rng.choice(len(NAMES), size=2, replace=False)  # drawn always: same stream
+    chosen = FIXED_NAMES if names == "fixed" else (NAMES[int(drawn[0])], NAMES[int(drawn[1])])
     players = []
     for p in range(2):
         e = endowments[int(rng.integers(3))]
         v = valuations[int(rng.integers(3))]
         players.append(
             PrivateInfo(
-                name=NAMES[int(names[p])],
+                name=chosen[p],
                 endowment=tuple(int(x) for x in e),
                 valuation=tuple(int(x) for x in v),
             )

@@ -21,7 +21,10 @@ as it would change an LLM's:
 * **Belief.** The opponent's gain is estimated from the prompted belief: the
   believed fruit(s) are worth much to the opponent, the others little;
   without a belief every fruit is worth the prior mean. A belief therefore
-  changes which trade is offered.
+  changes which trade is offered. When the prompt also states a trust in the
+  opponent's claims (GRATR), the belief counts in proportion to that trust:
+  weight ``(1 + trust) / 2`` on the believed worth, the rest on the prior
+  (full trust believes, distrust falls back to the prior).
 * **Acceptance.** The receiver accepts an offer it can fulfil when its own
   gain reaches its aspiration shifted by the *sender's tone as read from the
   text* (the tones' stock phrases) and by noise: an assertive receiver
@@ -299,11 +302,20 @@ def softening(messages_so_far: int) -> float:
     return SOFTENING * max(0, messages_so_far - 1)
 
 
-def estimated_worth(believed_fruits: Sequence[str]) -> np.ndarray:
-    """What each fruit is believed to be worth to the opponent."""
+def estimated_worth(believed_fruits: Sequence[str], trust: float | None = None) -> np.ndarray:
+    """What each fruit is believed to be worth to the opponent.
+
+    ``trust`` (in [-1, 1], or None for a model without trust) scales how far the
+    belief moves the estimate away from the prior.
+    """
+    prior = np.full(len(FRUITS), PRIOR_WORTH)
     if not believed_fruits:
-        return np.full(len(FRUITS), PRIOR_WORTH)
-    return np.array([BELIEVED_WORTH if f in believed_fruits else OTHER_WORTH for f in FRUITS])
+        return prior
+    believed = np.array([BELIEVED_WORTH if f in believed_fruits else OTHER_WORTH for f in FRUITS])
+    if trust is None:
+        return believed
+    w = (1.0 + min(1.0, max(-1.0, float(trust)))) / 2.0
+    return w * believed + (1.0 - w) * prior
 
 
 def _feasible(endowment: Sequence[int]) -> list[int]:
@@ -332,6 +344,7 @@ def choose_trade(
     messages_so_far: int,
     ties: np.ndarray,
     exclude: Sequence[tuple[Basket, Basket]] = (),
+    trust: float | None = None,
 ) -> tuple[Basket, Basket]:
     """The trade (speaker gives, speaker receives) a speaker in ``style`` proposes.
 
@@ -343,7 +356,7 @@ def choose_trade(
     feasible = _feasible(endowment)
     best = float(_own_gains(feasible, valuation).max())
     idx = [i for i in feasible if CANDIDATES[i] not in set(exclude)] or feasible
-    worth = estimated_worth(believed_fruits)
+    worth = estimated_worth(believed_fruits, trust)
     give = np.array([CANDIDATES[i][0] for i in idx], dtype=float)
     recv = np.array([CANDIDATES[i][1] for i in idx], dtype=float)
     own = _own_gains(idx, valuation)
@@ -402,6 +415,7 @@ def _proposal(fields: Mapping[str, Any], style: Style, draws: Draws) -> str:
         len(fields.get("turns", ())),
         draws.ties,
         exclude=_own_proposals(fields),
+        trust=fields.get("belief_trust"),
     )
     return _propose(fields, style.voice, gives, recv, draws)
 
@@ -577,21 +591,21 @@ def guess_fruit(fields: Mapping[str, Any], rng: np.random.Generator) -> str:
     return FRUITS[k].capitalize() + "."
 
 
-# What each task reads, and what seeds its noise. The belief ("believed_fruits") is
-# read but does not seed: it acts only through the rules. Prompt texts ("steering",
+# What each task reads, and what seeds its noise. The belief ("believed_fruits",
+# "belief_trust") is read but does not seed: it acts only through the rules. Prompt texts ("steering",
 # "private_info", "dialogue") are never read: the typed fields carry the same facts.
 _MESSAGE_READS = ("speaker", "opponent", "endowment", "valuation", "tone")
 for _task, _handler, _reads, _seeded_by in (
     (
         "fruit_trading.opening",
         opening,
-        _MESSAGE_READS + ("believed_fruits",),
+        _MESSAGE_READS + ("believed_fruits", "belief_trust"),
         _MESSAGE_READS,
     ),
     (
         "fruit_trading.message",
         message,
-        _MESSAGE_READS + ("turns", "believed_fruits"),
+        _MESSAGE_READS + ("turns", "believed_fruits", "belief_trust"),
         _MESSAGE_READS + ("turns",),
     ),
     ("fruit_trading.summarize_dialogue", summarize_dialogue, ("turns",), None),

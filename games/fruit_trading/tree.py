@@ -29,7 +29,7 @@ from games.fruit_trading.dialogue import (
     initial_state,
     opening_step,
 )
-from games.fruit_trading.rules import Scenario, make_scenario
+from games.fruit_trading.rules import Scenario
 from gt_llm.chat import ChatModel
 from gt_llm.parsing import ParsePolicy, ParseStats
 from solvers import GameTree
@@ -91,8 +91,15 @@ def subgame_tree(node: ExpandedNode[DialogueState], config: Config) -> GameTree:
 def whole_game_tree(nodes: Sequence[ExpandedNode[DialogueState]], config: Config) -> GameTree:
     """The whole game: a chance node over the initialisations, then each negotiation.
 
-    Private information stays private: a player's information sets are keyed
-    by its own information only, so CFR cannot condition on the opponent's type.
+    Information sets are keyed by the information-state strings, which hold a
+    player's own private information, own tones and the dialogue -- never the
+    opponent's private information. CFR on this tree therefore conditions on
+    the opponent's type only as far as the dialogue reveals it (which it may:
+    what the opponent asks for depends on its valuations). With the paper's
+    random names (``Config.names == "random"``) the names in the state make
+    every information set unique to its initialisation, so the whole game
+    decomposes into the subgames; with ``names="fixed"`` initialisations that
+    share a player's private information share its opening information sets.
     """
     return engine_tree.whole_game_tree(
         DialogueGame(config), nodes, game_name=f"{GAME_NAME}(init=-1)"
@@ -122,7 +129,7 @@ def build_subgames(
       progress: Show progress bars.
       label: Progress-bar label.
     """
-    scenarios = [make_scenario(i, seed=config.scenario_seed) for i in inits]
+    scenarios = [config.scenario(i) for i in inits]
     roots = expand(
         scenarios,
         config,

@@ -88,7 +88,9 @@ def test_summary_json(run_dir):
         assert len(v["trees"]) == 2 and [t["init"] for t in v["trees"]] == [0, 1]
         assert len(v["ess_first_iteration"]) == 2
         assert [r["message"] for r in v["agreements"]] == [1, 2, 3]
-        assert v["whole_game"]["nodes"] == 1 + sum(t["nodes"] for t in v["trees"])
+        # The whole game is solved on fixed names and shared pools (other trees).
+        assert (v["whole_game"]["names"], v["whole_game"]["pools"]) == ("fixed", "shared")
+        assert v["whole_game"]["nodes"] > 1
         assert len(v["generalisation"]["matrix"]) == 2
     guesses = summary["variants"]["tone+belief"]["guesses"]
     assert [r["message"] for r in guesses] == [1, 2, 3]
@@ -177,6 +179,9 @@ def _cli(args, env, cwd):
         ["--inits", "0"],
         ["--iterations", "-1"],
         ["--variants", "foo"],
+        ["--variants", "tone,tone+oracle"],
+        ["--names", "odd"],
+        ["--processes", "0"],
         ["--backend", "nope"],
         ["--out", "/proc/forbidden"],
     ],
@@ -239,3 +244,176 @@ def test_single_subgame_run_writes_strict_json(tmp_path):
     )
     rows = _rows(tmp_path / "generalisation.csv")
     assert len(rows) == 1 and rows[0]["transfer_cfr_gain_mean"] == ""
+
+
+def test_variants_name_the_opponent_model(tmp_path):
+    """tone+gratr runs, tone+belief is tone+dirichlet, and the degeneracy counts are
+    reported per variant (and match solvers.degeneracy_counts of the same trees)."""
+    from games.fruit_trading.experiment import ANY, variant_model
+    from solvers import degeneracy_counts
+
+    assert variant_model("tone") is None
+    assert variant_model("tone+belief") == variant_model("tone+dirichlet") == "dirichlet"
+    assert variant_model("tone+native-rag") == "native-rag"
+    with pytest.raises(ValueError, match="tone\\+MODEL"):
+        variant_model("tone+oracle")
+    r = run_experiment(
+        _settings(
+            tmp_path,
+            variants=("tone+belief", "tone+dirichlet", "tone+gratr"),
+            max_messages=4,
+            inits=3,
+            generalisation=False,
+            whole_game=False,
+        )
+    )
+    v = r.summary["variants"]
+    assert v["tone+belief"]["final"] == v["tone+dirichlet"]["final"]
+    assert v["tone+gratr"]["opponent_model"] == "gratr" and "guesses" in v["tone+gratr"]
+    sizes = {k: [t["nodes"] for t in v[k]["trees"]] for k in v}
+    # GRATR's trust changes what is offered, so its trees are not Dirichlet's.
+    assert v["tone+gratr"]["final"] != v["tone+dirichlet"]["final"] or (
+        sizes["tone+gratr"] != sizes["tone+dirichlet"]
+    )
+    trees = [sg.tree for sg in r.subgames["tone+gratr"]]
+    assert v["tone+gratr"]["degeneracy"] == degeneracy_counts(trees, baseline_action=ANY).to_dict()
+    table = (tmp_path / "tables.md").read_text()
+    assert "| tone+gratr | 1 |" in table and "a tone choice changes some payoff" in table
+    with pytest.raises(ValueError, match="run_experiment: unknown variant"):
+        _settings(tmp_path, variants=("tone+oracle",))
+
+
+def test_whole_game_with_fixed_names_shares_information_sets():
+    """Random names: no information set recurs, the legal assembly is the per-subgame
+    profile itself (no leak). Fixed names + shared pools: some recur; where the
+    subgames' policies differ there, the legal mixture differs from them."""
+    from games.fruit_trading.dialogue import Config
+    from games.fruit_trading.experiment import legal_assembly
+    from games.fruit_trading.tree import build_subgames, whole_game_tree
+    from gt_llm.registry import load_model
+    from solvers import CFRSolver, TreePolicy
+
+    model = load_model("scripted")
+    for names, pools in (("random", "per_init"), ("fixed", "shared")):
+        cfg = Config(max_messages=3, beliefs=True, names=names, pools=pools)
+        sgs = build_subgames(range(6), cfg, model, progress=False)
+        whole = whole_game_tree([sg.root for sg in sgs], cfg)
+        pols = [CFRSolver(sg.tree).run(40).average_policy() for sg in sgs]
+        legal = legal_assembly(whole, [sg.tree for sg in sgs], pols)
+        assert np.allclose(
+            np.array(legal["oracle_value"]) - legal["value"], legal["leak"], atol=1e-12
+        )
+        if names == "random":
+            assert legal["shared_infosets"] == 0
+            assert np.allclose(legal["leak"], 0.0, atol=1e-9)
+            assert legal["policy_disagreement"] == 0.0
+            continue
+        assert legal["shared_infosets"] >= 1
+        # Make the subgames disagree at a shared information set: a pure "assertive"
+        # in the first subgame that holds one, so the mixture must differ from it.
+        index = whole.key_to_infoset
+        seen: dict[int, int] = {}
+        for k, sg in enumerate(sgs):
+            for key in sg.tree.infoset_keys:
+                if index[key] in seen and seen[index[key]] != k:
+                    first, row = seen[index[key]], index[key]
+                    break
+                seen.setdefault(index[key], k)
+            else:
+                continue
+            break
+        key = whole.infoset_keys[row]
+        probs = pols[first].probs.copy()
+        s0 = sgs[first].tree.key_to_infoset[key]
+        probs[s0] = 0.0
+        probs[s0, 0] = 1.0
+        pols[first] = TreePolicy(probs)
+        changed = legal_assembly(whole, [sg.tree for sg in sgs], pols)
+        assert changed["policy_disagreement"] > 0
+        assert changed["nash_conv"] >= 0
+
+
+def test_policy_and_dialogue_exports_load_back(run_dir):
+    """policy_<variant>.json loads into an OpenSpiel TabularPolicy of the subgame that
+    equals the CFR policy; dialogues_<variant>.jsonl has every leaf, reach sums to 1."""
+    from games.fruit_trading.exports import load_tabular_policy
+    from solvers import from_tabular_policy
+
+    out, result = run_dir
+    for variant, slug in (("tone", "tone"), ("tone+belief", "tone_belief")):
+        sgs = result.subgames[variant]
+        for sg in sgs:
+            tab, game = load_tabular_policy(out / f"policy_{slug}.json", sg.scenario.init)
+            assert game.get_parameters()["init"] == sg.scenario.init
+            back = from_tabular_policy(sg.tree, tab)
+            doc = json.loads((out / f"policy_{slug}.json").read_text())
+            entry = next(e for e in doc["subgames"] if e["init"] == sg.scenario.init)
+            assert len(entry["infosets"]) == sg.tree.num_infosets
+            for s, key in enumerate(sg.tree.infoset_keys):
+                for r, a in enumerate(sg.tree.legal_actions(s)):
+                    assert back.probs[s, r] == entry["infosets"][key][str(a)]
+        lines = [json.loads(x) for x in (out / f"dialogues_{slug}.jsonl").read_text().splitlines()]
+        assert len(lines) == sum(sg.tree.num_terminals for sg in sgs)
+        for init in (0, 1):
+            mine = [r for r in lines if r["init"] == init]
+            assert math.isclose(sum(r["reach_cfr"] for r in mine), 1.0, abs_tol=1e-9)
+            assert all(r["messages"][0]["seed"] == 0 for r in mine)  # the fixed opening
+        assert all(len(r["payoffs"]) == 2 and r["messages"][-1]["text"] for r in lines)
+    with pytest.raises(ValueError, match="no subgame init=9"):
+        load_tabular_policy(out / "policy_tone.json", 9)
+
+
+def test_compare_overlays_runs_and_figures_follow_the_options(run_dir, tmp_path, child_env):
+    """`compare` draws one figure set from two folders with a headline table; Fig. 7
+    has no zoomed column when the run has no more than 50 iterations; formats work."""
+    from games.fruit_trading import figures
+
+    out, _ = run_dir
+    fig = figures.fig7_metrics(out)  # 30 iterations: one column, NashConv and CFR-Gain rows
+    assert len(fig.axes) == 2
+    assert [ax.get_title() for ax in fig.axes] == [
+        "NashConv, iterations 1–30",
+        "CFR-Gain, iterations 1–30",
+    ]
+    legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert legend == ["tone (σ_CFR)", "tone + belief (σ_CFR-B)"]
+    fig8 = figures.fig8_ratio(out)
+    counts = fig8.axes[1].get_lines()
+    assert len(counts) == 2 and max(counts[0].get_ydata()) <= 2  # subgames in the ratio
+    (tmp_path / "svg").mkdir()
+    paths = figures.draw_all(tmp_path / "svg", runs=[out], fmt="svg")
+    assert [p.suffix for p in paths] == [".svg"] * 3 and all(p.stat().st_size > 0 for p in paths)
+    with pytest.raises(ValueError, match="draw_all: format"):
+        figures.draw_all(out, fmt="jpg")
+    r = _cli(
+        [
+            "fruit-trading",
+            "compare",
+            str(out),
+            str(out),
+            "--out",
+            str(tmp_path / "cmp"),
+            "--labels",
+            "a,b",
+            "--format",
+            "pdf",
+            "--log-y",
+        ],
+        child_env,
+        tmp_path,
+    )
+    assert r.returncode == 0, r.stderr
+    rows = _rows(tmp_path / "cmp" / "compare.csv")
+    assert [(x["run"], x["variant"]) for x in rows] == [
+        ("a", "tone"),
+        ("a", "tone+belief"),
+        ("b", "tone"),
+        ("b", "tone+belief"),
+    ]
+    assert (tmp_path / "cmp" / "compare_fig7_nashconv_cfrgain.pdf").stat().st_size > 0
+    bad = _cli(
+        ["fruit-trading", "compare", str(tmp_path), "--out", str(tmp_path / "x")],
+        child_env,
+        tmp_path,
+    )
+    assert bad.returncode != 0 and "no summary.json" in bad.stderr

@@ -157,3 +157,114 @@ def test_last_decision_can_change_the_payoff(scripted):
             expected = [tuple(np.mean([tree.returns[n] for n in kids], axis=0)) for kids in leaves]
             found += len(set(expected)) > 1
     assert found > 0
+
+
+def _small_game_string() -> str:
+    return "python_fruit_trading(init=1,max_messages=3,num_seeds=1)"
+
+
+def test_no_cache_parameter_still_calls_the_model_once_per_request():
+    """Without cache=..., OpenSpiel's Python CFR, MCCFR and MCTS on the game cost one
+    backend call per distinct request (a process-wide in-memory cache)."""
+    from open_spiel.python.algorithms import cfr, mcts, outcome_sampling_mccfr
+
+    from gt_llm.cache import CachedModel
+
+    game = pyspiel.load_game(_small_game_string())
+    model = game.model
+    assert isinstance(model, CachedModel) and model.path == ":memory:"
+    before = (model.stats().misses, len(model))
+    solver = cfr.CFRSolver(game)
+    solver.evaluate_and_update_policy()
+    after_one = model.stats()
+    # Every backend call stored one new answer: no request went out twice.
+    assert after_one.misses - before[0] == len(model) - before[1] > 0
+    for _ in range(2):
+        solver.evaluate_and_update_policy()
+    mc = outcome_sampling_mccfr.OutcomeSamplingSolver(game)
+    for _ in range(20):
+        mc.iteration()
+    bot = mcts.MCTSBot(
+        game,
+        2.0,
+        10,
+        mcts.RandomRolloutEvaluator(1, np.random.RandomState(0)),
+        random_state=np.random.RandomState(0),
+    )
+    bot.step(game.new_initial_state())
+    after = model.stats()
+    assert after.misses == after_one.misses  # the whole tree was already asked once
+    assert after.hits > after_one.hits
+    # A second load of the same game shares the cache: no new call at all.
+    again = pyspiel.load_game(_small_game_string())
+    cfr.CFRSolver(again).evaluate_and_update_policy()
+    assert again.model.stats().misses == after.misses
+
+
+def test_public_observation_hides_own_valuations():
+    game = pyspiel.load_game("python_fruit_trading(init=1,max_messages=3)")
+    state = game.new_initial_state()
+    private = game.make_py_observer()
+    public = game.make_py_observer(
+        pyspiel.IIGObservationType(
+            public_info=True, perfect_recall=False, private_info=pyspiel.PrivateInfoType.NONE
+        )
+    )
+    own = state.dialogue.scenario.players[1].describe()
+    assert own in private.string_from(state, 1)
+    assert private.string_from(state, 1) == state.information_state_string(1)
+    pub = public.string_from(state, 1)
+    assert "Valuations" not in pub and "Endowment" not in pub and "tones" not in pub
+    assert state.dialogue.dialogue_text() in pub
+    assert public.string_from(state, 0) == pub  # the same for both players
+
+
+def test_information_state_string_at_a_chance_node_is_the_players_only():
+    game = pyspiel.load_game("python_fruit_trading(init=1,max_messages=3)")
+    state = game.new_initial_state()
+    state.apply_action(0)  # a tone: the seed chance node follows
+    assert state.is_chance_node()
+    with pytest.raises(pyspiel.SpielError, match="pass player=0 or 1"):
+        state.information_state_string()
+    assert state.information_state_string(1).startswith("You are")
+    # As in OpenSpiel's C++ games (kuhn_poker fails the same way).
+    kuhn = pyspiel.load_game("kuhn_poker").new_initial_state()
+    with pytest.raises(pyspiel.SpielError):
+        kuhn.information_state_string()
+
+
+def test_utility_bounds_hold_for_every_payoff():
+    """Exact payoffs of every feasible trade of many scenarios are within the bounds,
+    and an LLM payoff outside them is clipped."""
+    import dataclasses
+    import itertools
+
+    from games.fruit_trading.dialogue import DialogueState, PayoffRecord
+    from games.fruit_trading.rules import PAYOFF_BOUND, Trade
+
+    game = pyspiel.load_game("python_fruit_trading(init=1,max_messages=3)")
+    lo, hi = game.min_utility(), game.max_utility()
+    assert (lo, hi) == (-PAYOFF_BOUND, PAYOFF_BOUND)
+    extreme = 0
+    for init in range(40):
+        sc = make_scenario(init)
+        e0, e1 = sc.players[0].endowment, sc.players[1].endowment
+        for g0 in itertools.product(*(range(n + 1) for n in e0)):
+            for g1 in itertools.product(*(range(n + 1) for n in e1)):
+                t = Trade(gives=(g0, g1))
+                for p in range(2):
+                    x = t.payoff(p, sc.players[p])
+                    assert lo <= x <= hi
+                    extreme = max(extreme, abs(x))
+    assert extreme > PAYOFF_BOUND // 2  # the check saw large payoffs, not only zeros
+    state = DialogueState(scenario=make_scenario(0), config=Config())
+    wild = dataclasses.replace(
+        state,
+        agreement=True,
+        payoff=PayoffRecord(message=2, llm=(1e6, -77.0), exact=None, trade_text="", feasible=None),
+    )
+    assert wild.returns() == (hi, lo)
+    # Every terminal of a materialised subgame, too.
+    tree = solvers.materialize(game)
+    term = tree.returns[tree.terminals]
+    assert np.all(term >= lo) and np.all(term <= hi)

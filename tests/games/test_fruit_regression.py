@@ -43,7 +43,11 @@ def _assert_same(expected: Any, actual: Any, where: str = "summary") -> None:
 
 
 #: Settings added since the reference was produced; at their defaults they change nothing.
-NEW_SETTINGS = {"timeout": None}
+NEW_SETTINGS = {"timeout": None, "processes": None, "names": "random", "pools": "per_init"}
+#: Per-variant keys added since (reports of the same trees, not new numbers for old ones).
+NEW_VARIANT_KEYS = ("degeneracy", "opponent_model", "guesses_distinct")
+#: Keys of the whole-game study added since (fixed names, leak, per-subgame NashConv).
+NEW_WHOLE_GAME_KEYS = ("names", "pools", "per_subgame_in_whole_game")
 
 
 def _summary(tmp_path: Path, **settings: Any) -> dict[str, Any]:
@@ -54,6 +58,11 @@ def _summary(tmp_path: Path, **settings: Any) -> dict[str, Any]:
     s["settings"].pop("cache")
     for k, default in NEW_SETTINGS.items():
         assert s["settings"].pop(k) == default
+    for v in s["variants"].values():
+        for k in NEW_VARIANT_KEYS:
+            v.pop(k, None)
+        for k in NEW_WHOLE_GAME_KEYS:
+            v.get("whole_game", {}).pop(k, None)
     return s
 
 

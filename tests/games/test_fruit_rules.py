@@ -191,3 +191,23 @@ def test_describe_lists_endowment_and_valuation():
     text = PrivateInfo("X", (1, 2, 1), (4, 0, 3)).describe()
     assert "Fruit Endowment:\napples: 1\nbananas: 2\noranges: 1" in text
     assert "Fruit Valuations:\napples: 4\nbananas: 0\noranges: 3" in text
+
+
+def test_fixed_names_and_shared_pools_keep_the_rest_of_the_scenario():
+    from games.fruit_trading.rules import FIXED_NAMES
+
+    for init in range(10):
+        paper = make_scenario(init, seed=3)
+        fixed = make_scenario(init, seed=3, names="fixed")
+        assert tuple(p.name for p in fixed.players) == FIXED_NAMES
+        assert fixed.opening_tone == paper.opening_tone
+        assert [p.valuation for p in fixed.players] == [p.valuation for p in paper.players]
+    pooled = [make_scenario(i, seed=3, pools="shared") for i in range(30)]
+    # Three endowments and three valuations for every initialisation together.
+    assert len({p.endowment for s in pooled for p in s.players}) <= 3
+    assert len({p.valuation for s in pooled for p in s.players}) <= 3
+    assert [s.opening_tone for s in pooled] == [
+        make_scenario(i, seed=3).opening_tone for i in range(30)
+    ]
+    with pytest.raises(ValueError, match="make_scenario: names"):
+        make_scenario(0, names="odd")

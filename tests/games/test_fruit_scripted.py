@@ -27,7 +27,9 @@ SEEDS = range(4)
 CONCRETE = ("assertive", "calm", "submissive")
 
 
-def _fields(me: PrivateInfo, opponent: PrivateInfo, tone: str, believed=(), turns=None) -> dict:
+def _fields(
+    me: PrivateInfo, opponent: PrivateInfo, tone: str, believed=(), turns=None, trust=None
+) -> dict:
     believed = list(believed)
     fields = {
         "speaker": me.name,
@@ -37,7 +39,8 @@ def _fields(me: PrivateInfo, opponent: PrivateInfo, tone: str, believed=(), turn
         "valuation": list(me.valuation),
         "tone": tone,
         "believed_fruits": believed,
-        "steering": prompts.steering_text(tone, opponent.name, believed),
+        "belief_trust": trust,
+        "steering": prompts.steering_text(tone, opponent.name, believed, trust),
     }
     if turns is not None:
         fields["turns"] = turns
@@ -109,6 +112,30 @@ def test_belief_changes_the_offer(scripted):
                 changed += _proposal(texts["belief"]) != _proposal(texts["none"])
     assert np.mean(gain["belief"]) > np.mean(gain["none"]) + 0.3
     assert changed >= 0.2 * NUM_SCENARIOS * len(SEEDS) * 2
+
+
+def test_trust_in_the_claims_steers_how_far_the_belief_counts(scripted):
+    """GRATR's trust line: full trust offers as a plain belief does, full distrust as
+    no belief does, and the trust is stated in the prompt."""
+    same_full = same_none = differ = 0
+    for i in range(NUM_SCENARIOS):
+        me, opp = make_scenario(i).players
+        truth = opp.most_wanted()
+        for seed in SEEDS:
+
+            def offer(believed, trust, me=me, opp=opp, seed=seed):
+                req = _render(_fields(me, opp, "submissive", believed, trust=trust), seed)
+                return _proposal(scripted.complete(req).text)
+
+            plain, none = offer(truth, None), offer((), None)
+            same_full += offer(truth, 1.0) == plain
+            same_none += offer(truth, -1.0) == none
+            differ += plain != none
+    n = NUM_SCENARIOS * len(SEEDS)
+    assert same_full == n and same_none == n
+    assert differ > 0  # otherwise the two checks above prove nothing
+    text = prompts.steering_text("calm", "Bob", ["apples"], -0.5, "adversary")
+    assert "Trust: Your trust in Bob's claims is -0.50" in text
 
 
 def test_belief_acts_only_through_the_rules(scripted):
