@@ -722,10 +722,21 @@ def load_arena(out: str | Path) -> dict[str, Any]:
     return read_json(Path(out) / "arena.json", rerun="gt-llm werewolf arena")
 
 
-def game_logs(out: str | Path, *, model: str | None = None) -> list[Path]:
-    """The game logs of an arena folder, pair by pair; only pairs with ``model`` if given."""
+def game_logs(
+    out: str | Path, *, model: str | None = None, longest_first: bool = False
+) -> list[Path]:
+    """The game logs of an arena folder, pair by pair; only pairs with ``model`` if given.
+
+    ``longest_first``: order by rounds played, most first (ties in folder order),
+    e.g. to show a trust graph that had time to grow.
+    """
     logs = sorted((Path(out) / "logs").glob("*_vs_*/game_*.jsonl"))
-    return [p for p in logs if model is None or model in p.parent.name.split("_vs_")]
+    logs = [p for p in logs if model is None or model in p.parent.name.split("_vs_")]
+    if longest_first:
+        # The arena record (the log's last line) holds the rounds played.
+        rounds = {p: int((runner.read_log(p) or [{}])[-1].get("rounds", 0)) for p in logs}
+        logs.sort(key=lambda p: -rounds[p])
+    return logs
 
 
 def win_rate_markdown(report: Mapping[str, Any]) -> str:

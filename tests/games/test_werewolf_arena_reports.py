@@ -139,14 +139,21 @@ def test_arena_folder_readers(tmp_path):
         arena.load_arena(tmp_path)
     (tmp_path / "arena.json").write_text(json.dumps({"note": LABEL}))
     assert arena.load_arena(tmp_path)["note"] == LABEL
-    for pair in ("gratr_vs_none", "dirichlet_vs_none", "gratr_vs_dirichlet"):
+    for rounds, pair in enumerate(("gratr_vs_none", "dirichlet_vs_none", "gratr_vs_dirichlet")):
         (tmp_path / "logs" / pair).mkdir(parents=True)
-        (tmp_path / "logs" / pair / "game_0000.jsonl").write_text("")
+        record = {"type": "arena", "rounds": rounds + 2}
+        (tmp_path / "logs" / pair / "game_0000.jsonl").write_text(json.dumps(record) + "\n")
     assert [p.parent.name for p in arena.game_logs(tmp_path, model="gratr")] == [
         "gratr_vs_dirichlet",
         "gratr_vs_none",
     ]
     assert len(arena.game_logs(tmp_path)) == 3
+    longest = arena.game_logs(tmp_path, longest_first=True)
+    assert [p.parent.name for p in longest] == [
+        "gratr_vs_dirichlet",
+        "dirichlet_vs_none",
+        "gratr_vs_none",
+    ]
     args = arena.parse_arena_args(["--models", "gratr,none", "--games", "3", "--out", "x"])
     assert (args.models, args.games, args.out, args.func) == (
         "gratr,none",
