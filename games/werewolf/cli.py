@@ -379,6 +379,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     summary = sub.add_parser("summary", help="deception summary of one or more logs")
     summary.add_argument("logs", nargs="+", help="JSONL game logs (several: pooled)")
     summary.set_defaults(func=_summary)
+    __import__("games.werewolf.solve", fromlist=["_"]).add_solve_parser(sub)  # werewolf solve
     group.set_defaults(func=lambda args: (group.print_help(), 2)[1])
 
 

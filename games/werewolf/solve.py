@@ -26,9 +26,11 @@ The two questions (as measured, with the model's label):
 
 1. Does a werewolf's CFR strategy differ from a villager's? Per model, the
    reach-weighted distributions (under the CFR average profile) of the tones and
-   acts played at werewolf and at village decisions, and their total-variation
-   distance (``differs`` when the act or tone distance is at least
-   :data:`DIFFERENCE_TV`).
+   acts played at werewolf and at village decisions — on all decisions, and on
+   the *decisive* ones, where the choice changes the speaker's own expected
+   return (elsewhere CFR's average is arbitrary) — and their total-variation
+   distance; the answer is decided on the decisive decisions (``differs`` when
+   the act or tone distance is at least :data:`DIFFERENCE_TV`).
 2. Does CFR-Gain for the werewolf side fall when listeners use GRATR instead of
    ``none``? The werewolves' summed per-player CFR-Gain, mean ± std over the days
    on which a werewolf speaks, ``none`` against ``gratr``.

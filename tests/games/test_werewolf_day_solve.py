@@ -139,3 +139,20 @@ def test_bad_settings_fail_before_any_call(tmp_path, kw, match):
     with pytest.raises(ValueError, match=match):
         SolveSettings(out=str(tmp_path / "never"), **{**TINY, **kw})
     assert not (tmp_path / "never").exists()
+
+
+def test_gt_llm_werewolf_solve_is_a_command(tmp_path, capsys):
+    from gt_llm.cli import main
+
+    argv = ["werewolf", "solve", "--days", "1", "--iterations", "10", "--models", "gratr",
+            "--tones", "any", "--acts", "nothing,accuse:least", "--out", str(tmp_path),
+            "--no-progress"]  # fmt: skip
+    assert main(argv) == 0
+    assert "Q1" in capsys.readouterr().out
+    assert (tmp_path / "summary.json").exists()
+    # An unknown act token is refused before any model call: no cache is created.
+    bad = tmp_path / "bad"
+    bad_argv = ["werewolf", "solve", "--acts", "nothing,accuse:middle", "--out", str(bad)]
+    assert main(bad_argv) != 0
+    assert "bad act token" in capsys.readouterr().err
+    assert not (bad / "llm_cache.sqlite").exists()
