@@ -158,3 +158,18 @@ def test_belief_models_notebook(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         solve.fig_strategies(day_dir),
     ):
         assert STAND_IN in fig._suptitle.get_text()
+
+
+def test_belief_models_notebook_refuses_an_incomplete_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from nbclient.exceptions import CellExecutionError
+
+    from solvers.results import prepare_results_dir
+
+    # A run that wrote its manifest (complete: false) and stopped.
+    prepare_results_dir(tmp_path / "day", {"days": 2}, backend="scripted")
+    env = {f"GT_LLM_{k}_RESULTS": str(tmp_path / k.lower()) for k in ("FRUIT", "ARENA", "DAY")}
+    with pytest.raises(CellExecutionError, match="is incomplete.*re-run gt-llm werewolf solve"):
+        execute("belief_models.ipynb", env, monkeypatch)
+    assert not (tmp_path / "fruit").exists(), "refused before running anything"
