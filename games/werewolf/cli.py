@@ -322,7 +322,7 @@ def _replay(args: argparse.Namespace, *, write: Writer = _say) -> int:
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    """Adds the ``werewolf`` command group (``play``, ``summary``, ``replay``)."""
+    """Adds the ``werewolf`` command group (``play``, ``summary``, ``replay``, ``arena``, ``graph``)."""
     from games.engine.cli_options import add_common_options
     from gt_llm.cli import positive_int
 
@@ -379,7 +379,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     summary = sub.add_parser("summary", help="deception summary of one or more logs")
     summary.add_argument("logs", nargs="+", help="JSONL game logs (several: pooled)")
     summary.set_defaults(func=_summary)
-    __import__("games.werewolf.solve", fromlist=["_"]).add_solve_parser(sub)  # werewolf solve
+    # Imported here like the rest of the game, so that `gt-llm --help` stays fast.
+    from games.werewolf.arena import add_arena_parser, add_graph_parser
+    from games.werewolf.solve import add_solve_parser
+
+    add_solve_parser(sub)  # the day as a CFR tree (issue 12)
+    add_arena_parser(sub)  # opponent models against each other (issue 11)
+    add_graph_parser(sub)  # a seat's GRATR trust graph from an arena log
     group.set_defaults(func=lambda args: (group.print_help(), 2)[1])
 
 

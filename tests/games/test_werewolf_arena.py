@@ -305,3 +305,20 @@ def test_graph_command_rebuilds_the_trust_graph(tmp_path, chat):
     runner.play_game(rules.preset("gratr"), seed=1, log=plain)
     with pytest.raises(ValueError, match="no belief records"):
         cli(["graph", str(plain), "--player", "0", "--step", "3", "--out", str(tmp_path / "p.png")])
+
+
+def test_gt_llm_command_line_has_arena_and_graph(tmp_path, capsys):
+    from gt_llm.cli import main
+
+    out = tmp_path / "a"
+    argv = ["werewolf", "arena", "--models", "gratr,none", "--games", "2", "--max-rounds", "1"]
+    assert main(argv + ["--out", str(out), "--no-progress"]) == 0
+    assert "gratr vs none: 2 games" in capsys.readouterr().out
+    log = out / "logs" / "gratr_vs_none" / "game_0000.jsonl"
+    rec = [r for r in runner.read_log(log) if r["type"] == "arena"][0]
+    seat = rec["seats"].index("gratr")
+    png = tmp_path / "g.png"
+    argv = ["werewolf", "graph", str(log), "--player", str(seat), "--step", "9", "--out", str(png)]
+    assert main(argv) == 0 and png.stat().st_size > 200
+    assert main(["werewolf", "arena", "--models", "gratr", "--out", str(tmp_path / "b")]) == 2
+    assert "--models" in capsys.readouterr().err
