@@ -88,18 +88,29 @@ def plot_grouped_bars(
     *,
     fmt: str = "%.1f",
     value_labels: bool | None = None,
+    intervals: Mapping[str, tuple[Sequence[float], Sequence[float]]] | None = None,
 ) -> None:
     """One group of bars per category, one bar per series, each labelled with its value.
 
     ``value_labels``: write each bar's value on it (default: up to 4 series,
     beyond which the numbers would overlap).
+    ``intervals``: per series, the (lower, upper) ends of each bar's interval
+    (e.g. a 95 % confidence interval), drawn as error bars; NaN draws none.
     """
     width = 0.8 / max(1, len(series))
     if value_labels is None:
         value_labels = len(series) <= 4
     for k, (label, vals) in enumerate(series.items()):
         xs = np.arange(len(categories)) + (k - (len(series) - 1) / 2) * width
-        bars = ax.bar(xs, list(vals), width, label=label)
+        yerr = None
+        if intervals is not None and label in intervals:
+            v = np.asarray(vals, dtype=float)
+            lo, hi = (np.asarray(x, dtype=float) for x in intervals[label])
+            # Error bars are distances from the bar's top, never negative.
+            yerr = np.vstack([np.clip(v - lo, 0, None), np.clip(hi - v, 0, None)])
+        bars = ax.bar(
+            xs, list(vals), width, label=label, yerr=yerr, capsize=3 if yerr is not None else 0
+        )
         if value_labels:
             ax.bar_label(bars, fmt=fmt, fontsize=7)
     ax.set_xticks(np.arange(len(categories)), list(categories))

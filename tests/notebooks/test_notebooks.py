@@ -4,35 +4,172 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import nbformat
 import pytest
 from nbclient import NotebookClient
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
+STAND_IN = "stand-in, not an LLM"
 
 
-@pytest.mark.parametrize("path", sorted(NOTEBOOKS.glob("*.ipynb")), ids=lambda p: p.name)
-def test_notebook_executes(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    results = tmp_path / "results"
-    monkeypatch.setenv("GT_LLM_RESULTS", str(results))
-    monkeypatch.setenv("GT_LLM_NB_INITS", "2")
-    monkeypatch.setenv("GT_LLM_NB_ITERATIONS", "40")
-    monkeypatch.setenv("GT_LLM_NB_MAX_MESSAGES", "3")
-    monkeypatch.setenv("MPLBACKEND", "Agg")
-    nb = nbformat.read(path, as_version=4)
+def execute(name: str, env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Runs ``notebooks/<name>`` with ``env`` set; returns the executed notebook."""
+    for k, v in {**env, "MPLBACKEND": "Agg"}.items():
+        monkeypatch.setenv(k, v)
+    nb = nbformat.read(NOTEBOOKS / name, as_version=4)
     NotebookClient(
         nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOKS)}}
     ).execute()
+    return nb
 
+
+def outputs(nb: Any) -> list[dict]:
+    return [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+
+
+def images_of(cell: Any) -> int:
+    return sum("image/png" in o.get("data", {}) for o in cell.get("outputs", []))
+
+
+def text_of(cell: Any) -> str:
+    """Everything a cell printed or displayed as text or Markdown."""
+    parts = []
+    for o in cell.get("outputs", []):
+        parts.append(o.get("text", ""))
+        parts.append(o.get("data", {}).get("text/markdown", ""))
+    return "".join(parts)
+
+
+def test_every_notebook_has_a_test() -> None:
+    assert sorted(p.name for p in NOTEBOOKS.glob("*.ipynb")) == [
+        "belief_models.ipynb",
+        "fruit_trading_belief_revision.ipynb",
+    ]
+
+
+def test_fruit_trading_notebook(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    results = tmp_path / "results"
+    nb = execute(
+        "fruit_trading_belief_revision.ipynb",
+        {
+            "GT_LLM_RESULTS": str(results),
+            "GT_LLM_NB_INITS": "2",
+            "GT_LLM_NB_ITERATIONS": "40",
+            "GT_LLM_NB_MAX_MESSAGES": "3",
+        },
+        monkeypatch,
+    )
     # With no results present the notebook ran the small experiment itself.
     summary = json.loads((results / "summary.json").read_text())
     assert summary["backend"] == "scripted" and summary["is_llm"] is False
     assert summary["settings"]["inits"] == 2
-    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
-    assert not [o for o in outputs if o.get("output_type") == "error"]
-    images = [o for o in outputs if "image/png" in o.get("data", {})]
+    outs = outputs(nb)
+    assert not [o for o in outs if o.get("output_type") == "error"]
+    images = [o for o in outs if "image/png" in o.get("data", {})]
     assert len(images) >= 3, "Figs. 6, 7 and 8 should be displayed"
-    text = "".join(o.get("data", {}).get("text/markdown", "") for o in outputs)
+    text = "".join(o.get("data", {}).get("text/markdown", "") for o in outs)
     assert "Table 1." in text and "Table 2." in text and "Table 3." in text
     assert "scripted stand-in, not an LLM" in text
+
+
+def test_belief_models_notebook(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fruit, arena_dir, day_dir = (tmp_path / d for d in ("fruit", "arena", "day"))
+    nb = execute(
+        "belief_models.ipynb",
+        {
+            "GT_LLM_FRUIT_RESULTS": str(fruit),
+            "GT_LLM_ARENA_RESULTS": str(arena_dir),
+            "GT_LLM_DAY_RESULTS": str(day_dir),
+            "GT_LLM_NB_INITS": "2",
+            "GT_LLM_NB_ITERATIONS": "30",
+            "GT_LLM_NB_MAX_MESSAGES": "3",
+            "GT_LLM_NB_ARENA_GAMES": "1",
+            "GT_LLM_NB_DAYS": "2",
+            "GT_LLM_NB_SPEAKERS": "1",
+            "GT_LLM_NB_DAY_ITERATIONS": "20",
+        },
+        monkeypatch,
+    )
+    assert not [o for o in outputs(nb) if o.get("output_type") == "error"]
+    code = [c for c in nb.cells if c.cell_type == "code"]
+
+    def cell(snippet: str) -> Any:
+        (found,) = [c for c in code if snippet in c.source]
+        return found
+
+    # With no results present the notebook ran the three small experiments at these sizes.
+    f = json.loads((fruit / "summary.json").read_text())
+    assert f["is_llm"] is False and f["settings"]["inits"] == 2
+    assert list(f["variants"]) == ["tone", "tone+dirichlet", "tone+gratr"]
+    a = json.loads((arena_dir / "arena.json").read_text())
+    assert a["stand_in"] is True and a["games_per_pair"] == 1
+    assert [s["pair"] for s in a["pairs"]] == [
+        ["gratr", "dirichlet"],
+        ["gratr", "none"],
+        ["dirichlet", "none"],
+    ]
+    d = json.loads((day_dir / "summary.json").read_text())
+    assert (d["settings"]["days"], d["settings"]["speakers"]) == (2, 1)
+    assert list(d["models"]) == ["none", "dirichlet", "gratr"]
+
+    # Every figure is displayed: Figs. 6-8, the arena's two, two trust graphs, the day's three.
+    for snippet in ("fig6_agreements", "fig7_metrics", "fig8_ratio", "fig_win_rates"):
+        assert images_of(cell(snippet)) == 1, snippet
+    assert images_of(cell("fig_identification")) == 1
+    assert images_of(cell("trust_graph_moments")) == 2
+    for snippet in ("fig_curves", "fig_side_gain", "fig_strategies"):
+        assert images_of(cell(snippet)) == 1, snippet
+    graphs = sorted((arena_dir / "graphs").glob("trust_graph_seat*_step*.png"))
+    assert len(graphs) == 2
+
+    # Every table and printed result names the stand-in that produced it.
+    assert STAND_IN in text_of(cell("ExperimentSettings(out="))
+    tables = text_of(cell("markdown_tables"))
+    assert "Table 1." in tables and STAND_IN in tables
+    wins = text_of(cell("win_rate_markdown"))
+    assert STAND_IN in wins and "| gratr vs none | gratr | 1 |" in wins
+    assert "gratr, village observers" in text_of(cell("identification_by_round"))
+    answers = text_of(cell("report_lines"))
+    q1 = [line for line in answers.splitlines() if line.startswith("Q1")]
+    q2 = [line for line in answers.splitlines() if line.startswith("Q2")]
+    assert len(q1) == 1 and STAND_IN in q1[0]
+    assert len(q2) == 1 and STAND_IN in q2[0]
+    assert d["questions"]["werewolf_gain_none_vs_gratr"]["answer"] in q2[0]
+    for m in ("none", "dirichlet", "gratr"):
+        assert any(
+            line.strip().startswith(m) and "NashConv" in line for line in answers.splitlines()
+        )
+
+    # The figures the notebook displayed are titled with the model (redrawn from the folders).
+    from games.fruit_trading import figures
+    from games.werewolf import arena, solve
+
+    report = arena.load_arena(arena_dir)
+    for fig in (
+        figures.fig6_agreements(fruit),
+        figures.fig7_metrics(fruit),
+        figures.fig8_ratio(fruit),
+        arena.fig_win_rates(report),
+        arena.fig_identification(report),
+        solve.fig_curves(day_dir),
+        solve.fig_side_gain(day_dir),
+        solve.fig_strategies(day_dir),
+    ):
+        assert STAND_IN in fig._suptitle.get_text()
+
+
+def test_belief_models_notebook_refuses_an_incomplete_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from nbclient.exceptions import CellExecutionError
+
+    from solvers.results import prepare_results_dir
+
+    # A run that wrote its manifest (complete: false) and stopped.
+    prepare_results_dir(tmp_path / "day", {"days": 2}, backend="scripted")
+    env = {f"GT_LLM_{k}_RESULTS": str(tmp_path / k.lower()) for k in ("FRUIT", "ARENA", "DAY")}
+    with pytest.raises(CellExecutionError, match="is incomplete.*re-run gt-llm werewolf solve"):
+        execute("belief_models.ipynb", env, monkeypatch)
+    assert not (tmp_path / "fruit").exists(), "refused before running anything"
