@@ -490,13 +490,27 @@ def run_arena(args: argparse.Namespace, *, write: Writer | None = None) -> int:
     """``gt-llm werewolf arena``: every pair of ``--models``, ``--games`` games each."""
     from tqdm.auto import tqdm
 
-    from games.engine.cli_options import load_model_from_args
-    from solvers.writers import check_writable, write_csv, write_json
+    from games.engine.cli_options import load_model_from_args, open_results_dir
+    from solvers.writers import write_csv, write_json
 
     write = write or _say
     config, models = _check_arena_args(args)
-    out = check_writable(args.out, caller="werewolf arena --out")
     settings = BeliefSettings(k=args.k, top_k=args.top_k, threshold=args.threshold)
+    # The manifest (complete: false until the end) and the refusal of a folder holding
+    # another arena's results come before the first model call.
+    run = open_results_dir(
+        args,
+        {
+            "command": "werewolf arena",
+            "preset": args.preset,
+            "config": config.as_dict(),
+            "models": list(models),
+            "games": args.games,
+            "seed": args.seed,
+            "beliefs": dataclasses.asdict(settings),
+        },
+    )
+    out = run.path
     chat = load_model_from_args(args)
     pairs = model_pairs(models)
     start = time.perf_counter()
@@ -549,6 +563,7 @@ def run_arena(args: argparse.Namespace, *, write: Writer | None = None) -> int:
     write_json(out / "arena.json", report)
     write_csv(out / "arena.csv", _csv_rows(summaries))
     _plot(summaries, out / "arena.png", model_label(chat))
+    run.finish()
     for s in summaries:
         a, b = s["pair"]
         write(f"{a} vs {b}: {s['games']} games ({s['draws']} draws), {model_label(chat)}")

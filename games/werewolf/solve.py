@@ -51,7 +51,7 @@ from typing import Any
 import numpy as np
 from matplotlib.figure import Figure
 
-from games.engine.cli_options import add_common_options, check_backend
+from games.engine.cli_options import add_common_options, check_backend, open_results_dir
 from games.engine.results import model_label
 from games.werewolf import rules
 from games.werewolf.day import (
@@ -714,7 +714,16 @@ def _run(args: argparse.Namespace) -> int:
         timeout=args.timeout,
         progress=not args.no_progress,
     )
+    # Manifest first (complete: false), refusal of a folder with other settings, then the run.
+    fixed = {
+        k: v
+        for k, v in dataclasses.asdict(settings).items()
+        if k
+        not in ("out", "cache", "max_concurrency", "requests_per_minute", "timeout", "progress")
+    }
+    run = open_results_dir(args, {"command": "werewolf solve", **fixed})
     result = run_solve(settings)
+    run.finish()
     print("\n".join(report_lines(result.summary, result.out)))  # noqa: T201 - the command's output
     return 0
 
