@@ -562,7 +562,9 @@ def run_arena(args: argparse.Namespace, *, write: Writer | None = None) -> int:
     }
     write_json(out / "arena.json", report)
     write_csv(out / "arena.csv", _csv_rows(summaries))
-    _plot(summaries, out / "arena.png", model_label(chat))
+    # The same chart the notebook shows (with 95 % intervals), written atomically.
+    with run.atomic_path("arena.png") as tmp:
+        fig_win_rates(report).savefig(tmp, dpi=110)
     run.finish()
     for s in summaries:
         a, b = s["pair"]
@@ -600,46 +602,6 @@ def _csv_rows(summaries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                 r[f"score_{role}"] = sc["mean"] if sc else None
             rows.append(r)
     return rows
-
-
-def _plot(summaries: Sequence[Mapping[str, Any]], path: Path, backend: str) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from solvers.plots import plot_grouped_bars
-
-    ncols = min(5, len(summaries))
-    nrows = -(-len(summaries) // ncols)
-    fig, axes = plt.subplots(
-        nrows, ncols, figsize=(max(5.0, 4.2 * ncols), 3.6 * nrows), squeeze=False
-    )
-    try:
-        for ax in axes.flat[len(summaries) :]:
-            ax.set_axis_off()
-        for ax, s in zip(axes.flat, summaries, strict=False):
-            a, b = s["pair"]
-            series = {
-                m: [100 * (s["models"][m][k]["rate"] or 0.0) for k in ("TWR", "WWR", "LWR")]
-                for m in (a, b)
-            }
-            plot_grouped_bars(ax, ["TWR", "WWR", "LWR"], series, fmt="%.0f")
-            ax.set_ylim(0, 110)
-            ax.set_ylabel("win rate (%)")
-            ax.set_title(f"{a} vs {b} ({s['games']} games)", fontsize=9)
-        # The backend label is long ("... rule-based stand-in, not an LLM"): wrap it so a
-        # one-pair figure does not cut it off.
-        fig.suptitle("Werewolf arena\n" + backend, fontsize=9 if ncols == 1 else 10)
-        fig.tight_layout()
-        tmp = path.with_name(path.name + ".tmp.png")
-        fig.savefig(tmp, dpi=110)
-        tmp.replace(path)
-    finally:
-        plt.close(fig)
-
-
-# --------------------------------------------------------------------------- graph
 
 
 def rebuild_trust_graph(records: Sequence[Mapping[str, Any]], player: int, step: int) -> GratrModel:
