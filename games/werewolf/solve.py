@@ -569,6 +569,16 @@ def fig_side_gain(out: Path) -> Figure:
     ax = fig.subplots()
     plot_grouped_bars(ax, models, series, fmt="%.2f")
     ax.set_ylabel("CFR-Gain at the last iteration (mean over days)")
+    if all(np.isnan(v) for vals in series.values() for v in vals):
+        # Say why the panel is empty rather than draw a blank chart.
+        ax.text(
+            0.5,
+            0.5,
+            "no day with a werewolf among the speakers\n(more --days, or --order seats)",
+            ha="center",
+            va="center",
+            transform=ax.transAxes,
+        )
     _title(fig, summary, "CFR-Gain per side, days with a werewolf speaker")
     fig.tight_layout()
     return fig
