@@ -125,6 +125,8 @@ class SolveSettings:
       max_concurrency: Bound on concurrent LLM calls.
       requests_per_minute: Rate limit of a remote backend.
       timeout: Per-call timeout of a remote backend.
+      retry_budget: Total seconds a call may spend on retries (remote backends).
+      max_answer_bytes: Largest answer accepted (remote backends).
       progress: Show progress bars.
     """
 
@@ -146,6 +148,8 @@ class SolveSettings:
     max_concurrency: int | None = None
     requests_per_minute: float | None = None
     timeout: float | None = None
+    retry_budget: float | None = None
+    max_answer_bytes: int | None = None
     progress: bool = True
 
     def __post_init__(self) -> None:
@@ -165,6 +169,8 @@ class SolveSettings:
         for name, value in (
             ("requests_per_minute", self.requests_per_minute),
             ("timeout", self.timeout),
+            ("retry_budget", self.retry_budget),
+            ("max_answer_bytes", self.max_answer_bytes),
         ):
             if value is not None and not value > 0:
                 raise ValueError(f"{where}: {name} must be > 0 (or None), got {value}")
@@ -387,11 +393,13 @@ def run_solve(settings: SolveSettings, *, model: ChatModel | None = None) -> Sol
         settings.day_settings(settings.models[0]), settings.days, first_seed=settings.first_seed
     )
     if model is None:
-        options: dict[str, Any] = {}
-        if settings.requests_per_minute is not None:
-            options["requests_per_minute"] = settings.requests_per_minute
-        if settings.timeout is not None:
-            options["timeout"] = settings.timeout
+        given = {
+            "requests_per_minute": settings.requests_per_minute,
+            "timeout": settings.timeout,
+            "retry_budget": settings.retry_budget,
+            "max_answer_bytes": settings.max_answer_bytes,
+        }
+        options: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
         model = load_model(settings.backend, cache=settings.cache_path, **options)
     label = model_label(model)
     tag = {"backend": label["backend"], "model": label["model"]}
@@ -722,6 +730,8 @@ def _run(args: argparse.Namespace) -> int:
         max_concurrency=args.concurrency,
         requests_per_minute=args.rpm,
         timeout=args.timeout,
+        retry_budget=args.retry_budget,
+        max_answer_bytes=args.max_answer_bytes,
         progress=not args.no_progress,
     )
     # Manifest first (complete: false), refusal of a folder with other settings, then the run.
@@ -729,7 +739,16 @@ def _run(args: argparse.Namespace) -> int:
         k: v
         for k, v in dataclasses.asdict(settings).items()
         if k
-        not in ("out", "cache", "max_concurrency", "requests_per_minute", "timeout", "progress")
+        not in (
+            "out",
+            "cache",
+            "max_concurrency",
+            "requests_per_minute",
+            "timeout",
+            "retry_budget",
+            "max_answer_bytes",
+            "progress",
+        )
     }
     run = open_results_dir(args, {"command": "werewolf solve", **fixed})
     result = run_solve(settings)

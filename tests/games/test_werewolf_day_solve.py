@@ -156,3 +156,30 @@ def test_gt_llm_werewolf_solve_is_a_command(tmp_path, capsys):
     assert main(bad_argv) != 0
     assert "bad act token" in capsys.readouterr().err
     assert not (bad / "llm_cache.sqlite").exists()
+
+
+def test_call_options_reach_the_model(tmp_path, monkeypatch):
+    """--timeout, --retry-budget, --max-answer-bytes and --rpm are passed to load_model."""
+    seen = {}
+
+    def fake_load_model(spec, *, cache=None, **options):
+        seen.update(options)
+        raise RuntimeError("stop after load_model")
+
+    monkeypatch.setattr(solve, "load_model", fake_load_model)
+    args = _parser().parse_args(
+        ["solve", "--days", "1", "--iterations", "5", "--models", "none",
+         "--tones", "any", "--acts", "nothing,accuse:least", "--out", str(tmp_path),
+         "--timeout", "3", "--retry-budget", "7", "--max-answer-bytes", "1000", "--rpm", "30",
+         "--no-progress"]
+    )  # fmt: skip
+    with pytest.raises(RuntimeError, match="stop after load_model"):
+        args.func(args)
+    assert seen == {
+        "timeout": 3.0,
+        "retry_budget": 7.0,
+        "max_answer_bytes": 1000,
+        "requests_per_minute": 30.0,
+    }
+    # The run stopped before finishing: its manifest says so.
+    assert json.loads((tmp_path / "manifest.json").read_text())["complete"] is False
