@@ -21,7 +21,7 @@ import argparse
 import contextlib
 import os
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from gt_llm.chat import ChatModel
@@ -31,6 +31,7 @@ from solvers.results import ResultsDir, ResultsError, prepare_results_dir
 
 __all__ = [
     "COMMON_OPTIONS",
+    "Writer",
     "add_common_options",
     "cache_path",
     "check_backend",
@@ -39,7 +40,18 @@ __all__ = [
     "model_options",
     "open_results_dir",
     "results_folder",
+    "say",
 ]
+
+#: Where a command writes its lines (stdout by default; tests pass a collector).
+Writer = Callable[[str], None]
+
+
+def say(text: str) -> None:
+    """Writes one line of a command's output to stdout (flushed: progress stays visible)."""
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+
 
 #: The destinations of the shared options (the names on the argparse namespace).
 COMMON_OPTIONS = (

@@ -18,6 +18,7 @@ from games.engine.cli_options import (
     check_out,
     load_model_from_args,
     results_folder,
+    say,
 )
 from gt_llm.cli import positive_int
 from solvers.cfr import VARIANTS as CFR_VARIANTS
@@ -106,7 +107,8 @@ def _run(args: argparse.Namespace) -> int:
     if "llm_calls" in s:
         c = s["llm_calls"]
         lines.append(f"  LLM calls: {c['misses']} made, {c['hits']} from the cache")
-    print("\n".join(lines))  # noqa: T201 - the command's output
+    for line in lines:
+        say(line)
     return 0
 
 
@@ -125,7 +127,7 @@ def _figures(args: argparse.Namespace) -> int:
     else:
         require_complete(args.out, rerun=rerun)
     for p in draw_all(args.out, fmt=args.format, log_x=args.log_x, log_y=args.log_y):
-        print(p)  # noqa: T201 - the command's output
+        say(str(p))
     return 0
 
 
@@ -154,7 +156,7 @@ def _compare(args: argparse.Namespace) -> int:
     for p in write_comparison(
         args.dirs, args.out, labels=labels, fmt=args.format, log_x=args.log_x, log_y=args.log_y
     ):
-        print(p)  # noqa: T201 - the command's output
+        say(str(p))
     return 0
 
 

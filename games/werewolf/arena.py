@@ -46,16 +46,16 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import itertools
-import sys
 import time
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from matplotlib.figure import Figure
 
+from games.engine.cli_options import Writer, say
 from games.werewolf import prompts, rules, runner
 from games.werewolf.beliefs import (
     BeliefSettings,
@@ -106,8 +106,6 @@ ACTION_WEIGHTS: dict[str, float] = {
     "villager": 1.0,
 }
 WOLF = "werewolf"
-
-Writer = Callable[[str], None]
 
 
 # --------------------------------------------------------------------------- seats
@@ -493,7 +491,7 @@ def run_arena(args: argparse.Namespace, *, write: Writer | None = None) -> int:
     from games.engine.cli_options import load_model_from_args, open_results_dir
     from solvers.writers import write_csv, write_json
 
-    write = write or _say
+    write = write or say
     config, models = _check_arena_args(args)
     settings = BeliefSettings(k=args.k, top_k=args.top_k, threshold=args.threshold)
     # The manifest (complete: false until the end) and the refusal of a folder holding
@@ -654,7 +652,7 @@ def run_graph(args: argparse.Namespace, *, write: Writer | None = None) -> int:
     from gt_llm.opponents import draw_trust_graph, write_trust_graph_json
     from gt_llm.opponents.gratr import write_trust_graph_graphml
 
-    write = write or _say
+    write = write or say
     suffix = Path(args.out).suffix.lower()
     if suffix not in (".png", ".svg", ".pdf", ".json", ".graphml"):
         raise ValueError(
@@ -900,11 +898,6 @@ def trust_graph_moments(
 
 
 # --------------------------------------------------------------------------- CLI
-
-
-def _say(text: str) -> None:
-    sys.stdout.write(text + "\n")
-    sys.stdout.flush()
 
 
 def add_arena_parser(sub: argparse._SubParsersAction) -> None:

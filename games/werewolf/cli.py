@@ -29,17 +29,12 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
+from games.engine.cli_options import Writer, say
+
 __all__ = ["add_parser", "main"]
-
-Writer = Callable[[str], None]
-
-
-def _say(text: str) -> None:
-    sys.stdout.write(text + "\n")
-    sys.stdout.flush()
 
 
 def _config(args: argparse.Namespace):
@@ -146,7 +141,7 @@ def _one_game(args, config, seed: int, model, *, log, on_record=None, seats=None
     return result, table.tracker.summary()
 
 
-def _play(args: argparse.Namespace, *, stdin=None, write: Writer = _say) -> int:
+def _play(args: argparse.Namespace, *, stdin=None, write: Writer = say) -> int:
     from games.werewolf.transcript import describe
 
     config = _config(args)
@@ -302,7 +297,7 @@ def _detection_line(d: dict) -> str:
     )
 
 
-def _summary(args: argparse.Namespace, *, write: Writer = _say) -> int:
+def _summary(args: argparse.Namespace, *, write: Writer = say) -> int:
     from games.werewolf import runner
     from games.werewolf.deception import pooled_summary, tracker_from_events
 
@@ -334,7 +329,7 @@ def _summary(args: argparse.Namespace, *, write: Writer = _say) -> int:
     return 0
 
 
-def _replay(args: argparse.Namespace, *, write: Writer = _say) -> int:
+def _replay(args: argparse.Namespace, *, write: Writer = say) -> int:
     from games.werewolf import runner
     from games.werewolf.transcript import describe
 

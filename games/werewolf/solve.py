@@ -51,7 +51,7 @@ from typing import Any
 import numpy as np
 from matplotlib.figure import Figure
 
-from games.engine.cli_options import add_common_options, check_backend, open_results_dir
+from games.engine.cli_options import add_common_options, check_backend, open_results_dir, say
 from games.engine.results import model_label
 from games.werewolf import rules
 from games.werewolf.day import (
@@ -753,7 +753,8 @@ def _run(args: argparse.Namespace) -> int:
     run = open_results_dir(args, {"command": "werewolf solve", **fixed})
     result = run_solve(settings)
     run.finish()
-    print("\n".join(report_lines(result.summary, result.out)))  # noqa: T201 - the command's output
+    for line in report_lines(result.summary, result.out):
+        say(line)
     return 0
 
 
