@@ -427,13 +427,13 @@ def run_experiment(
     run = results if results is not None else open_results(settings)
     out = run.path
     if model is None:
-        options: dict[str, Any] = {}
-        # Only options given: the scripted backend accepts none.
-        if settings.requests_per_minute is not None:
-            options["requests_per_minute"] = settings.requests_per_minute
-        if settings.timeout is not None:
-            options["timeout"] = settings.timeout
-        model = load_model(settings.backend, cache=settings.cache_path, **options)
+        # None keeps a backend's default; the scripted backend ignores call options.
+        model = load_model(
+            settings.backend,
+            cache=settings.cache_path,
+            requests_per_minute=settings.requests_per_minute,
+            timeout=settings.timeout,
+        )
     kernels_cached = solver_kernels_cached()
     label = model_label(model)
     logger.info(

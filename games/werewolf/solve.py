@@ -393,14 +393,15 @@ def run_solve(settings: SolveSettings, *, model: ChatModel | None = None) -> Sol
         settings.day_settings(settings.models[0]), settings.days, first_seed=settings.first_seed
     )
     if model is None:
-        given = {
-            "requests_per_minute": settings.requests_per_minute,
-            "timeout": settings.timeout,
-            "retry_budget": settings.retry_budget,
-            "max_answer_bytes": settings.max_answer_bytes,
-        }
-        options: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
-        model = load_model(settings.backend, cache=settings.cache_path, **options)
+        # None keeps a backend's default; the scripted backend ignores call options.
+        model = load_model(
+            settings.backend,
+            cache=settings.cache_path,
+            requests_per_minute=settings.requests_per_minute,
+            timeout=settings.timeout,
+            retry_budget=settings.retry_budget,
+            max_answer_bytes=settings.max_answer_bytes,
+        )
     label = model_label(model)
     tag = {"backend": label["backend"], "model": label["model"]}
     baseline_action = settings.abstraction.baseline_action()
