@@ -27,6 +27,7 @@ from typing import Any
 from gt_llm.chat import ChatModel
 from gt_llm.cli import non_negative_int, positive_float, positive_int
 from gt_llm.registry import load_model, parse_spec
+from gt_llm.safety import public_spec
 from solvers.results import ResultsDir, ResultsError, prepare_results_dir
 
 __all__ = [
@@ -187,14 +188,14 @@ def open_results_dir(args: argparse.Namespace, settings: Mapping[str, Any]) -> R
       ValueError: unknown backend.
     """
     check_out(args)
-    backend, model = parse_spec(args.backend)
+    backend, model = parse_spec(public_spec(args.backend))
     return prepare_results_dir(
         args.out,
         settings,
         force=bool(getattr(args, "force", False)),
         backend=backend,
         model=model or None,
-        command=sys.argv,
+        command=[public_spec(a) for a in sys.argv],
     )
 
 
