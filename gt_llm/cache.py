@@ -174,8 +174,12 @@ def check_cache_file(path: str | os.PathLike[str]) -> None:
         )
     if not p.exists():
         return
+    # Without a -wal file beside it the file is the whole database: read it as immutable,
+    # so that not even a -shm file is created next to it.
+    wal = Path(f"{p}-wal").exists()
+    query = "mode=ro" if wal else "mode=ro&immutable=1"
     try:
-        conn = sqlite3.connect(f"{p.resolve().as_uri()}?mode=ro", uri=True)
+        conn = sqlite3.connect(f"{p.resolve().as_uri()}?{query}", uri=True)
     except sqlite3.Error as exc:
         raise ConfigurationError(f"cache: cannot open {p}: {exc}") from None
     try:
@@ -200,6 +204,36 @@ def _set_wal(conn: sqlite3.Connection, busy_timeout: float) -> str:
                 raise
         time.sleep(wait)
         wait = min(0.1, wait * 2)
+
+
+class CacheOnlyModel(ChatModel):
+    """A model that can only be read from a cache: the backend cannot be called here.
+
+    What a command uses to re-solve or re-plot a finished run whose key is not
+    set: wrapped in :class:`CachedModel`, every call found in the cache is
+    answered, and the first one that is not fails in one line saying why.
+
+    Args:
+      backend: The backend name the cache keys were made with.
+      model: The model name.
+      reason: Why the backend cannot be called (e.g. ``GROQ_API_KEY is not set``).
+    """
+
+    def __init__(self, backend: str, model: str, reason: str) -> None:
+        self.backend = backend
+        self.model = model
+        self.reason = reason
+
+    def complete(self, request: ChatRequest) -> ChatResponse:
+        """Always fails: the answer was not in the cache.
+
+        Raises:
+          ConfigurationError: naming the reason and the fix.
+        """
+        raise ConfigurationError(
+            f"{self.spec}: a {request.task!r} call is not in the cache, and the backend cannot "
+            f"be called here ({self.reason}); fix that to make the missing calls"
+        )
 
 
 class CacheError(GtLlmError):
