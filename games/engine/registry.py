@@ -52,14 +52,17 @@ class ConformanceParams:
       game_strings: ``pyspiel.load_game`` strings of small instances; every check
         runs on each (``random_sim_test``, determinism, hidden information).
       tree_game_strings: Instances small enough to materialise completely
-        (perfect recall, builder tree equals materialised tree); default none.
+        (perfect recall, builder tree equals materialised tree). Required by
+        the runner: left empty, those checks fail.
       private_info: ``private_info(state, player)`` — strings only ``player``
-        may know at ``state`` (e.g. its valuation, its role); the suite checks
-        that no other player's information state contains them.
-      build_tree: ``build_tree(game)`` — the game's own tree builder (e.g.
-        engine expansion with the game's model) for a loaded instance; the
-        suite checks it equals ``solvers.materialize(game)``. None when the
-        game has none.
+        may know at ``state`` (e.g. its valuation, its role); the runner checks
+        that no other player's information state contains them. Required by
+        the runner: left out, that check fails.
+      build_tree: ``build_tree(game)`` — a tree builder for a loaded instance
+        that the runner compares with ``solvers.materialize(game)``. Default:
+        the engine's batched expansion (:meth:`EngineGame.build_tree
+        <games.engine.spiel.EngineGame.build_tree>`) for an engine game, else
+        a walk that replays each node's history.
       num_sims: Simulations per ``random_sim_test`` and determinism check.
     """
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import copy
 import threading
 from collections.abc import Callable, Hashable, Sequence
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import numpy as np
 import pyspiel
@@ -36,6 +36,9 @@ from games.engine.protocol import CHANCE, LLMGame
 from gt_llm.chat import ChatModel
 from gt_llm.parsing import ParsePolicy, ParseStats
 from gt_llm.registry import load_model
+
+if TYPE_CHECKING:
+    from solvers import GameTree
 
 __all__ = [
     "DEFAULT_CACHE",
@@ -245,6 +248,30 @@ class EngineGame(pyspiel.Game, Generic[S]):
 
     def new_initial_state(self) -> EngineState:
         return self.state_class(self)
+
+    def build_tree(self, *, progress: bool = False) -> GameTree:
+        """This game's tree by the engine's batched expansion (:mod:`games.engine.tree`).
+
+        The same tree ``solvers.materialize(self)`` walks (the conformance
+        runner checks it), built with every level's calls in one batch: a
+        chance node over the roots when there are several, then each root's tree.
+        """
+        from games.engine.tree import build_subgames, whole_game_tree
+
+        subgames = build_subgames(
+            self.engine,
+            [make() for make in self.root_steps],
+            self.model,
+            game_name=self.get_type().short_name,
+            policy=self.parse_policy,
+            stats=self.parse_stats,
+            progress=progress,
+        )
+        if len(subgames) == 1:
+            return subgames[0].tree
+        return whole_game_tree(
+            self.engine, [sg.root for sg in subgames], game_name=self.get_type().short_name
+        )
 
     def make_py_observer(
         self, iig_obs_type: Any = None, params: dict[str, Any] | None = None
