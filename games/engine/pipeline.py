@@ -79,7 +79,7 @@ def build_and_solve(
     *,
     baseline: Callable[[GameTree], PolicyLike],
     iterations: int,
-    tree_name: Callable[[SG], str],
+    tree_name: Callable[[SG], str] | None = None,
     cfr_variant: str = "cfr",
     subgame: Callable[..., SG] = Subgame,
     game_name: str | Callable[[S], str] = "",
@@ -100,14 +100,15 @@ def build_and_solve(
       model: The chat model (usually through the call cache).
       baseline: ``tree -> profile`` that CFR-Gain is measured against.
       iterations: CFR iterations per tree.
-      tree_name: A subgame's label in the curves (e.g. ``"init3"``).
+      tree_name: A subgame's label in the curves (e.g. ``"init3"``; default
+        the tree's name or its index).
       cfr_variant: CFR variant (:mod:`solvers.cfr`).
       subgame: The game's :class:`~games.engine.tree.Subgame` class.
       game_name: The trees' name (or a function of the root state).
       run: The results folder to write ``curves_<slug>.csv`` and
         ``curves_<slug>_per_tree.csv`` into; None writes nothing.
       slug: The variant's name in the file names.
-      tag: Columns added to every row (the backend and model).
+      tag: Columns added to every row (default: the model's backend and name).
       stats: Parse counters to update.
       max_concurrency: Bound on concurrent LLM calls.
       processes: Worker processes for CFR (:func:`solvers.cfr_curves`).
@@ -145,13 +146,13 @@ def build_and_solve(
             baseline,
             iterations,
             variant=cfr_variant,
-            tree_names=[tree_name(sg) for sg in subgames],
+            tree_names=None if tree_name is None else [tree_name(sg) for sg in subgames],
             processes=processes,
             on_tree_done=lambda _i: bar.update(1),
         )
     solve_s = time.perf_counter() - t0
     if run is not None:
-        columns = dict(tag or {})
+        columns = dict(tag) if tag is not None else {"backend": model.backend, "model": model.model}
         with run.atomic_path(f"curves_{slug}.csv") as tmp:
             curves.to_csv(tmp, columns=columns)
         with run.atomic_path(f"curves_{slug}_per_tree.csv") as tmp:

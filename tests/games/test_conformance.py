@@ -16,6 +16,7 @@ GAMES = [
     "fruit-trading",
     "werewolf",
     "werewolf-day",
+    "ultimatum",
 ]
 
 
