@@ -8,9 +8,11 @@ import json
 import numpy as np
 import pytest
 
-import games.werewolf.scripted_llm  # noqa: F401  (registers the scripted answers)
+import games.werewolf.players.stand_in  # noqa: F401  (registers the scripted answers)
 import gt_llm
-from games.werewolf import arena, rules, runner
+from games.werewolf import rules
+from games.werewolf.arena import matches as arena
+from games.werewolf.play import runner
 
 GRATR = rules.preset("gratr")
 ALL = "gratr,dirichlet,native-rag,rerank-rag,none"

@@ -8,9 +8,11 @@ import numpy as np
 import pytest
 from matplotlib.container import ErrorbarContainer
 
-import games.werewolf.scripted_llm  # noqa: F401  (registers the scripted answers)
+import games.werewolf.players.stand_in  # noqa: F401  (registers the scripted answers)
 import gt_llm
-from games.werewolf import arena, rules, runner
+from games.werewolf import rules
+from games.werewolf.arena import matches as arena
+from games.werewolf.play import runner
 from solvers.plots import plot_grouped_bars
 from solvers.results import ResultsError
 

@@ -12,8 +12,8 @@ import games  # noqa: F401  (registers every game)
 import gt_llm
 import solvers
 from games.engine.registry import get_game_spec
-from games.werewolf import day as D
 from games.werewolf import rules
+from games.werewolf.day import steps as D
 from gt_llm.chat import ChatModel, ChatRequest, ChatResponse
 from gt_llm.opponents import Evidence, OpponentContext, make_opponent_model
 
@@ -261,7 +261,7 @@ def test_a_game_that_ends_before_the_day_is_refused():
 
 
 def test_strategies_by_role_on_the_hand_day(hand_day):
-    from games.werewolf.solve import strategy_by_role
+    from games.werewolf.day.solve import strategy_by_role
 
     sg, *_ = hand_day
     policy = solvers.CFRSolver(sg.tree).run(500).average_policy()

@@ -9,8 +9,8 @@ import math
 import pytest
 
 import games  # noqa: F401  (registers every game)
-from games.werewolf import solve
-from games.werewolf.solve import SolveSettings, run_solve
+from games.werewolf.day import solve
+from games.werewolf.day.solve import SolveSettings, run_solve
 from solvers.plots import read_csv_rows
 
 PNG = b"\x89PNG\r\n\x1a\n"

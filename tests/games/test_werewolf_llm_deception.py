@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from games.werewolf.deception import (
+from games.werewolf.deception.tracking import (
     DeceptionTracker,
     Detection,
     PeerAnalysis,

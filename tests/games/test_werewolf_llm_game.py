@@ -1,6 +1,6 @@
 """Whole games of LLM players (scripted stand-in model) on the Werewolf rules.
 
-The games run through the package's game loop (:func:`games.werewolf.llm_table.play_llm_game`).
+The games run through the package's game loop (:func:`games.werewolf.players.table.play_llm_game`).
 They check that the steps produce legal actions in every phase, that the scripted
 stand-in plays sensibly enough for games to end with a result, that deception
 tracking runs on real statements, and that a better opponent model (through the
@@ -13,9 +13,10 @@ import pytest
 
 import games  # noqa: F401  (registers the scripted answers)
 import gt_llm
-from games.werewolf import players, rules
-from games.werewolf.deception import tracker_from_events
-from games.werewolf.llm_table import play_llm_game
+from games.werewolf import rules
+from games.werewolf.deception.tracking import tracker_from_events
+from games.werewolf.players import llm as players
+from games.werewolf.players.table import play_llm_game
 from games.werewolf.rules import Target
 from tests.games.werewolf_helpers import dealt
 

@@ -6,8 +6,9 @@ import dataclasses
 
 import pytest
 
-from games.werewolf import parsing, players
-from games.werewolf.parsing import PeerReport, SelfReport, WitchChoice
+from games.werewolf.players import llm as players
+from games.werewolf.players import parsing
+from games.werewolf.players.parsing import PeerReport, SelfReport, WitchChoice
 from games.werewolf.rules import SPEECH_ACTS, SpeechAct
 from gt_llm.errors import ParseError
 

@@ -17,7 +17,7 @@ from fake_server import Canned, FakeChatServer, completion_body  # noqa: E402
 
 import gt_llm  # noqa: E402
 from games.engine.calls import run_batched, run_sync  # noqa: E402
-from games.werewolf import players  # noqa: E402
+from games.werewolf.players import llm as players  # noqa: E402
 from games.werewolf.rules import SPEECH_ACTS, SpeechAct  # noqa: E402
 from gt_llm.parsing import ParsePolicy, ParseStats  # noqa: E402
 from gt_llm.retry import RetryPolicy  # noqa: E402

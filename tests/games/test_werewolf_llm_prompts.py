@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from games.werewolf import players, prompts
+from games.werewolf.players import llm as players
+from games.werewolf.players import prompts
 from games.werewolf.rules import SPEECH_ACTS, TONES, SpeechAct
 
 ALL = tuple(range(8))

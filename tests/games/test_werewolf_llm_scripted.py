@@ -12,10 +12,11 @@ import dataclasses
 import numpy as np
 import pytest
 
-import games.werewolf.scripted_llm  # noqa: F401  (registers the scripted answers)
+import games.werewolf.players.stand_in  # noqa: F401  (registers the scripted answers)
 import gt_llm
 from games.engine.calls import run_sync
-from games.werewolf import players, rules
+from games.werewolf import rules
+from games.werewolf.players import llm as players
 from games.werewolf.rules import ROLES, SPEECH_ACTS, TONES, SpeechAct
 from gt_llm.parsing import ParseStats
 

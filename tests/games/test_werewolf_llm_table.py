@@ -14,8 +14,10 @@ from fake_server import Canned, FakeChatServer, completion_body  # noqa: E402
 
 import games  # noqa: E402,F401
 import gt_llm  # noqa: E402
-from games.werewolf import players, rules, runner  # noqa: E402
-from games.werewolf.llm_table import HISTORY_K, play_llm_game  # noqa: E402
+from games.werewolf import rules  # noqa: E402
+from games.werewolf.play import runner  # noqa: E402
+from games.werewolf.players import llm as players  # noqa: E402
+from games.werewolf.players.table import HISTORY_K, play_llm_game  # noqa: E402
 from gt_llm.chat import ChatModel  # noqa: E402
 from gt_llm.cli import main as cli  # noqa: E402
 from gt_llm.parsing import ParsePolicy  # noqa: E402

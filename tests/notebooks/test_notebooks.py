@@ -144,7 +144,8 @@ def test_belief_models_notebook(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
 
     # The figures the notebook displayed are titled with the model (redrawn from the folders).
     from games.fruit_trading import figures
-    from games.werewolf import arena, solve
+    from games.werewolf.arena import matches as arena
+    from games.werewolf.day import solve
 
     report = arena.load_arena(arena_dir)
     for fig in (

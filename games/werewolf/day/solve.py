@@ -2,7 +2,7 @@
 
 For ``days`` days drawn from scripted games (seeds from ``--seed`` upward; games
 that end before day ``--day`` are skipped), and for each listeners' opponent
-model of ``--models``, the day tree (:mod:`games.werewolf.day`) is materialised
+model of ``--models``, the day tree (:mod:`games.werewolf.day.steps`) is materialised
 through the engine (batched, cached LLM calls: a re-run makes none) and solved
 with CFR for ``iterations`` iterations. NashConv and CFR-Gain against the
 baseline "tone any, say nothing new" are recorded at every iteration (mean ±
@@ -54,7 +54,7 @@ from matplotlib.figure import Figure
 from games.engine.cli_options import add_common_options, check_backend, open_results_dir, say
 from games.engine.results import model_label
 from games.werewolf import rules
-from games.werewolf.day import (
+from games.werewolf.day.steps import (
     DEFAULT_ACTS,
     DEFAULT_TONES,
     EXTRACTION,
@@ -414,7 +414,7 @@ def run_solve(settings: SolveSettings, *, model: ChatModel | None = None) -> Sol
         "settings": {k: v for k, v in dataclasses.asdict(settings).items() if k != "progress"},
         "baseline": "tone any, act nothing (say nothing new)",
         "belief_reading": "dirichlet: posterior mean; gratr: P(werewolf) = (1 + a T) / 2 from "
-        "trust T (see games.werewolf.day); none: no distribution",
+        "trust T (see games.werewolf.day.steps); none: no distribution",
         "game_seeds": seeds,
         "models": {},
     }

@@ -15,10 +15,10 @@ of one statement (the speaker's self-analysis and every peer's) are one list
 of calls in :func:`analyse_statement`.
 
 Steps (each returns the parsed value or the task's documented fallback, see
-:mod:`games.werewolf.parsing`):
+:mod:`games.werewolf.players.parsing`):
 
 * :func:`night_kill`, :func:`night_protect`, :func:`night_check` -> ``int | None``;
-* :func:`night_witch` -> :class:`~games.werewolf.parsing.WitchChoice`;
+* :func:`night_witch` -> :class:`~games.werewolf.players.parsing.WitchChoice`;
 * :func:`bid` -> ``int`` in 0..10;
 * :func:`speak` -> :class:`Speech` (the speech act, then its statement text);
 * :func:`statement` -> ``str`` (the words of a given speech act, in its tone);
@@ -43,8 +43,8 @@ from typing import Any
 import numpy as np
 
 from games.engine.calls import Call, Step
-from games.werewolf import parsing, prompts
-from games.werewolf.deception import PeerAnalysis, SelfAnalysis
+from games.werewolf.deception.tracking import PeerAnalysis, SelfAnalysis
+from games.werewolf.players import parsing, prompts
 from games.werewolf.rules import (
     ROLES,
     SPEECH_ACTS,

@@ -7,7 +7,7 @@ leader roles (witch, guard, seer); each model's fourth player is a villager.
 Sides alternate: game i gives A the werewolf side when i is even. The model of
 the winning side wins the game (a draw is won by nobody). Every seat asks the
 same chat model; the models differ only in the opponent model (belief
-provider, :mod:`games.werewolf.beliefs`) that fills the seat's prompts.
+provider, :mod:`games.werewolf.players.beliefs`) that fills the seat's prompts.
 
 For another role set (``--preset arena``) the rule generalises: each model gets
 half the seats; the werewolf-side model gets the werewolves and villagers to
@@ -56,17 +56,19 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from games.engine.cli_options import Writer, say
-from games.werewolf import prompts, rules, runner
-from games.werewolf.beliefs import (
+from games.werewolf import rules
+from games.werewolf.deception.tracking import DeceptionSummary, pooled_summary
+from games.werewolf.play import runner
+from games.werewolf.play.runner import Emit
+from games.werewolf.players import prompts
+from games.werewolf.players.beliefs import (
     BeliefSettings,
     TableBeliefs,
     check_model_name,
     make_seat_beliefs,
 )
-from games.werewolf.deception import DeceptionSummary, pooled_summary
-from games.werewolf.llm_table import LLMTable, model_label
+from games.werewolf.players.table import LLMTable, model_label
 from games.werewolf.rules import VILLAGERS, WEREWOLVES, Config, Knowledge
-from games.werewolf.runner import Emit
 
 if TYPE_CHECKING:
     from gt_llm.opponents import GratrModel
@@ -212,9 +214,9 @@ class ArenaGame:
 class _ArenaTable(LLMTable):
     """The LLM table of one arena game: the seats' models are assigned after the deal.
 
-    An :class:`~games.werewolf.llm_table.LLMTable` (batched calls, deception
+    An :class:`~games.werewolf.players.table.LLMTable` (batched calls, deception
     analyses, history window, call log) whose belief providers are the seats'
-    :class:`~games.werewolf.beliefs.TableBeliefs`. Before each decision every
+    :class:`~games.werewolf.players.beliefs.TableBeliefs`. Before each decision every
     provider takes the seat's new private facts and announcements; after each
     step the queued statements and votes of all seats are extracted as one
     batch. The providers' records go to the log with the step (``state.num_steps``).

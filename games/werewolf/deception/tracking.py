@@ -31,7 +31,7 @@ import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from games.werewolf.prompts import DECEPTION_TYPES
+from games.werewolf.players.prompts import DECEPTION_TYPES
 
 __all__ = [
     "EVENT_PEER",
