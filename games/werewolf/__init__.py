@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 
-import games.werewolf.day.steps  # noqa: F401  (registers python_werewolf_day and its spec)
+import games.werewolf.day.game  # noqa: F401  (registers python_werewolf_day and its spec)
 from games.engine.registry import ConformanceParams, GameSpec, register_game_spec
 from games.werewolf import game
 from games.werewolf.game import WerewolfGame, private_info

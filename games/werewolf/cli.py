@@ -185,7 +185,7 @@ def _play_many(args: argparse.Namespace, config, model, write: Writer, run) -> i
 
     from tqdm.auto import tqdm
 
-    from games.werewolf.deception.tracking import pooled_summary
+    from games.werewolf.deception.summary import pooled_summary
     from games.werewolf.play import runner
     from games.werewolf.players.table import model_label
     from solvers.results import finite_or_none
@@ -298,7 +298,8 @@ def _detection_line(d: dict) -> str:
 
 
 def _summary(args: argparse.Namespace, *, write: Writer = say) -> int:
-    from games.werewolf.deception.tracking import pooled_summary, tracker_from_events
+    from games.werewolf.deception.summary import pooled_summary
+    from games.werewolf.deception.tracking import tracker_from_events
     from games.werewolf.play import runner
 
     summaries = []
@@ -410,8 +411,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     summary.add_argument("logs", nargs="+", help="JSONL game logs (several: pooled)")
     summary.set_defaults(func=_summary)
     # Imported here like the rest of the game, so that `gt-llm --help` stays fast.
-    from games.werewolf.arena.matches import add_arena_parser, add_graph_parser
-    from games.werewolf.day.solve import add_solve_parser
+    from games.werewolf.arena.graph import add_graph_parser
+    from games.werewolf.arena.runner import add_arena_parser
+    from games.werewolf.day.command import add_solve_parser
 
     add_solve_parser(sub)  # the day as a CFR tree (issue 12)
     add_arena_parser(sub)  # opponent models against each other (issue 11)

@@ -9,7 +9,7 @@ import math
 import pytest
 
 import games  # noqa: F401  (registers every game)
-from games.werewolf.day import solve
+from games.werewolf.day import command, solve, summary
 from games.werewolf.day.solve import SolveSettings, run_solve
 from solvers.plots import read_csv_rows
 
@@ -78,7 +78,7 @@ def test_the_two_questions_are_answered_and_labelled(run):
     for a in q1["per_model"].values():
         assert a["answer"] in ("yes", "no") or a["differs"] is None
     assert q2["answer"] in ("yes", "no") or q2["falls"] is None
-    lines = solve.report_lines(result.summary, out)
+    lines = summary.report_lines(result.summary, out)
     assert any(line.startswith("Q1") for line in lines)
     assert any(line.startswith("Q2") and label in line for line in lines)
 
@@ -94,7 +94,7 @@ def test_a_rerun_makes_no_new_calls(run):
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="gt-llm werewolf")
-    solve.add_solve_parser(p.add_subparsers())
+    command.add_solve_parser(p.add_subparsers())
     return p
 
 

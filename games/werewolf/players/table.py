@@ -25,7 +25,7 @@ Seats that are not LLM players (rule players, a human) act through their
 
 **History window.** Each prompt shows the last ``history_limit`` public messages
 (default :data:`HISTORY_K` = 15: announcements, statements and day vote tallies;
-see :func:`~games.werewolf.players.llm.view_from_knowledge`); private facts, the
+see :func:`~games.werewolf.players.view.view_from_knowledge`); private facts, the
 scratchpad, beliefs and suspicion are always shown.
 
 **Opponent models.** Each seat may hold a :class:`BeliefProvider` (made by a
@@ -66,6 +66,7 @@ from games.werewolf.deception.tracking import (
 from games.werewolf.play.runner import Emit, GameResult, Player, Request
 from games.werewolf.players import llm as pl
 from games.werewolf.players import prompts
+from games.werewolf.players.view import PlayerView, PublicStatement, act_dict, view_from_knowledge
 from games.werewolf.rules import Action, GameState, Knowledge, SpeechAct
 from gt_llm.chat import ChatModel, ChatRequest, ChatResponse
 from gt_llm.parsing import ParsePolicy, ParseStats
@@ -349,8 +350,8 @@ class LLMTable:
             "history_limit": self.history_limit,
         }
 
-    def _view(self, state: GameState, p: int) -> pl.PlayerView:
-        return pl.view_from_knowledge(rules.knowledge(state, p), **self._extras(p))
+    def _view(self, state: GameState, p: int) -> PlayerView:
+        return view_from_knowledge(rules.knowledge(state, p), **self._extras(p))
 
     def _run(self, gens: list, emit: Emit) -> list[Any]:
         if not gens:
@@ -414,7 +415,7 @@ class LLMTable:
         self, before: GameState, seat: int, act: SpeechAct, after: GameState, emit: Emit
     ) -> None:
         sid = len(self.tracker.statements)
-        text = self._spoken.pop(seat, None) or prompts.plain_statement(pl.act_dict(act))
+        text = self._spoken.pop(seat, None) or prompts.plain_statement(act_dict(act))
         self.texts[sid] = text
         record = StatementRecord(
             sid,
@@ -422,13 +423,13 @@ class LLMTable:
             before.round,
             text,
             rules.is_deceptive_in_truth(before, seat, act),
-            pl.act_dict(act),
+            act_dict(act),
         )
         self.tracker = self.tracker.add_statement(record)
         emit(EVENT_STATEMENT, **record.to_dict())
         analysts = [p for p in after.living() if self.seats[p] is None]  # LLM seats only
         views = {p: self._view(after, p) for p in analysts}
-        stmt = pl.PublicStatement(sid, before.round, seat, act, text)
+        stmt = PublicStatement(sid, before.round, seat, act, text)
         own, peers = self._run(
             [pl.analyse_statement(views, stmt, seed=self._seed(before, "analysis", seat))], emit
         )[0]
@@ -440,7 +441,7 @@ class LLMTable:
             emit(EVENT_PEER, **a.to_dict())
         target = act.target
         self._observe(
-            PublicObservation("statement", before.round, seat, target, pl.act_dict(act), text, sid)
+            PublicObservation("statement", before.round, seat, target, act_dict(act), text, sid)
         )
 
     def _observe(self, obs: PublicObservation) -> None:
