@@ -48,7 +48,8 @@ def test_files_and_summary(run):
     for name in ("fig_nashconv_cfrgain.png", "fig_side_gain.png", "fig_strategies.png"):
         assert (out / name).read_bytes().startswith(PNG), name
     s = _strict(out / "summary.json")
-    assert s == json.loads(json.dumps(s))
+    # The file holds what the run returned, and it is finite (no NaN / Infinity).
+    assert s == json.loads(json.dumps(result.summary, allow_nan=False))
     assert s["label"].endswith("(scripted stand-in, not an LLM)") and s["is_llm"] is False
     assert len(s["game_seeds"]) == 2
     for m in ("none", "dirichlet", "gratr"):
