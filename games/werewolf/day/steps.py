@@ -71,7 +71,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections import Counter
-from collections.abc import Generator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -328,7 +328,7 @@ def _view(
     return dataclasses.replace(base, statements=base.statements + today, beliefs=beliefs)
 
 
-def _together(steps: Sequence[Generator[Any, Any, Any]]) -> Step[list[Any]]:
+def _together(steps: Sequence[Step[Any]]) -> Step[list[Any]]:
     """Runs single-call steps as one batch (each must yield exactly one Call)."""
     calls = [next(g) for g in steps]
     answers = yield calls
