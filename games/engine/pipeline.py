@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic
 
 from tqdm.auto import tqdm
@@ -83,7 +85,7 @@ def build_and_solve(
     cfr_variant: str = "cfr",
     subgame: Callable[..., SG] = Subgame,
     game_name: str | Callable[[S], str] = "",
-    run: ResultsDir | None = None,
+    run: ResultsDir | str | os.PathLike[str] | None = None,
     slug: str = "",
     tag: Mapping[str, Any] | None = None,
     stats: ParseStats | None = None,
@@ -106,7 +108,9 @@ def build_and_solve(
       subgame: The game's :class:`~games.engine.tree.Subgame` class.
       game_name: The trees' name (or a function of the root state).
       run: The results folder to write ``curves_<slug>.csv`` and
-        ``curves_<slug>_per_tree.csv`` into; None writes nothing.
+        ``curves_<slug>_per_tree.csv`` into (a ``ResultsDir``, listed in its
+        manifest, or a plain folder; each file written atomically); None
+        writes nothing.
       slug: The variant's name in the file names.
       tag: Columns added to every row (default: the model's backend and name).
       stats: Parse counters to update.
@@ -152,9 +156,18 @@ def build_and_solve(
         )
     solve_s = time.perf_counter() - t0
     if run is not None:
+        from solvers.results import atomic_path
+
         columns = dict(tag) if tag is not None else {"backend": model.backend, "model": model.model}
-        with run.atomic_path(f"curves_{slug}.csv") as tmp:
-            curves.to_csv(tmp, columns=columns)
-        with run.atomic_path(f"curves_{slug}_per_tree.csv") as tmp:
-            curves.to_csv(tmp, per_tree=True, columns=columns)
+        for name, per_tree in (
+            (f"curves_{slug}.csv", False),
+            (f"curves_{slug}_per_tree.csv", True),
+        ):
+            target = (
+                run.atomic_path(name)
+                if hasattr(run, "atomic_path")
+                else atomic_path(Path(run) / name)
+            )
+            with target as tmp:
+                curves.to_csv(tmp, per_tree=per_tree, columns=columns)
     return Solved(subgames=subgames, curves=curves, build_s=build_s, solve_s=solve_s)
