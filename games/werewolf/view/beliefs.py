@@ -25,10 +25,10 @@ from typing import Any
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["replay_beliefs"]
+__all__ = ["encode_snapshots", "replay_beliefs"]
 
 
-def _r(x: Any, digits: int = 3) -> float | None:
+def _r(x: Any, digits: int = 2) -> float | None:
     if x is None:
         return None
     return round(float(x), digits)
@@ -74,13 +74,8 @@ def _snapshot(state: Any, fields: Mapping[str, Any], others: Sequence[int], n: i
             if pa is not None and pb is not None:
                 edges.append([pa, pb, _r(d.get("trust"))])
         snap["edges"] = sorted(edges)
-        snap["nodes"] = {
-            str(p): _r(d.get("trust"))
-            for name, d in graph.nodes(data=True)
-            if (p := _seat_of(name, n)) is not None
-        }
     retrieved = fields.get("retrieved") or []
-    if retrieved:
+    if retrieved or str(state.name).endswith("rag"):
         snap["retrieved"] = [
             {"step": m.get("step"), "speaker": m.get("speaker"), "text": m.get("text")}
             for m in retrieved
@@ -179,3 +174,78 @@ def replay_beliefs(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         flush(seat)
     out["snapshots"].sort(key=lambda s: (s["step"], s["seat"]))
     return out
+
+
+def encode_snapshots(beliefs: Mapping[str, Any]) -> dict[str, Any]:
+    """The snapshots of :func:`replay_beliefs` as per-seat changes (what a page embeds).
+
+    A long game has hundreds of snapshots of which most values repeat, so each
+    snapshot keeps only what changed since the same seat's previous one:
+    ``[seat, step, consulted, players, edges, retrieved]`` with ``players`` a
+    list of ``[p, P(werewolf), trust, identity, stance, pinned, dist]`` rows
+    (identity and stance as indices into ``labels``, dist aligned with
+    ``hypotheses`` or ``None``), ``edges`` a list of ``[a, b, trust]`` (trust
+    ``None``: the edge is gone) and ``retrieved`` the retrieved messages as
+    ``[step, speaker, text]`` or ``None`` when unchanged. The page replays the
+    changes in order (``decodeBeliefs`` in ``game.js``).
+    """
+    labels: list[str] = []
+    hyps: list[str] = []
+
+    def label(x: Any) -> int:
+        x = "" if x is None else str(x)
+        if x not in labels:
+            labels.append(x)
+        return labels.index(x)
+
+    for snap in beliefs.get("snapshots", []):
+        for e in snap["players"]:
+            for h in e.get("dist") or {}:
+                if h not in hyps:
+                    hyps.append(h)
+    last_players: dict[int, dict[int, list]] = {}
+    last_edges: dict[int, dict[tuple[int, int], Any]] = {}
+    last_retrieved: dict[int, Any] = {}
+    rows = []
+    for snap in beliefs.get("snapshots", []):
+        seat = snap["seat"]
+        prev_p = last_players.setdefault(seat, {})
+        players = []
+        for e in snap["players"]:
+            dist = e.get("dist")
+            row = [
+                e["p"],
+                e.get("pw"),
+                e.get("trust"),
+                label(e.get("id")),
+                label(e.get("stance")),
+                int(bool(e.get("pinned"))),
+                [dist.get(h, 0.0) for h in hyps] if dist else None,
+            ]
+            if prev_p.get(e["p"]) != row:
+                players.append(row)
+                prev_p[e["p"]] = row
+        edges = []
+        if "edges" in snap:
+            prev_e = last_edges.setdefault(seat, {})
+            now = {(a, b): t for a, b, t in snap["edges"]}
+            for key, t in now.items():
+                if prev_e.get(key, "absent") != t:
+                    edges.append([key[0], key[1], t])
+            edges += [[a, b, None] for (a, b) in prev_e if (a, b) not in now]
+            last_edges[seat] = now
+        retrieved = None
+        if "retrieved" in snap:
+            r = [[m.get("step"), m.get("speaker"), m.get("text")] for m in snap["retrieved"]]
+            if last_retrieved.get(seat) != r:
+                retrieved = last_retrieved[seat] = r
+        rows.append([seat, snap["step"], int(snap["consulted"]), players, edges, retrieved])
+    return {
+        "models": dict(beliefs.get("models", {})),
+        "roles": dict(beliefs.get("roles", {})),
+        "skipped": dict(beliefs.get("skipped", {})),
+        "graph_seats": sorted({s["seat"] for s in beliefs.get("snapshots", []) if "edges" in s}),
+        "labels": labels,
+        "hypotheses": hyps,
+        "changes": rows,
+    }

@@ -8,7 +8,7 @@
   const P = (p) => (p === null || p === undefined || p < 0) ? "nobody" : "Player " + (Number(p) + 1);
   const WOLF = "werewolf";
   const team = (r) => r === WOLF ? "wolf" : "village";
-  const B = D.beliefs || {models: {}, snapshots: []};
+  const B = D.beliefs || {models: {}, changes: []};
 
   // ---- header and roster -------------------------------------------------------------
   const res = D.result;
@@ -20,6 +20,7 @@
 
   const reveal = h("input", {type: "checkbox", id: "reveal"});
   const controls = h("div", {class: "controls"},
+    D.back ? h("a", {href: D.back, id: "back", text: "← all games"}) : null,
     h("label", {for: "reveal"}, reveal, " reveal roles and night actions"),
     h("span", {class: "muted small", text: "click a timeline entry to move the step slider there"}));
   app.appendChild(controls);
@@ -177,9 +178,29 @@
   }
 
   // ---- minds at a step ---------------------------------------------------------------
-  const bySeat = {};
-  for (const s of B.snapshots) (bySeat[s.seat] = bySeat[s.seat] || []).push(s);
-  const steps = [...new Set([0, ...B.snapshots.map(s => s.step), ...D.suspicion.map(s => s.step), ...D.items.map(i => i.step)])].sort((a, b) => a - b);
+  // The log's belief snapshots come as per-seat changes; replay them into full snapshots.
+  function decodeBeliefs(b) {
+    const out = {}, players = {}, edges = {}, retrieved = {};
+    const graphSeats = new Set((b.graph_seats || []).map(Number));
+    for (const [seat, step, consulted, pl, ed, rt] of b.changes || []) {
+      const P0 = players[seat] = players[seat] || {};
+      for (const [p, pw, trust, id, stance, pinned, dist] of pl) {
+        const d = dist ? Object.fromEntries(b.hypotheses.map((h, i) => [h, dist[i]]).filter(([, v]) => v > 0)) : null;
+        P0[p] = {p, pw, trust, id: b.labels[id], stance: b.labels[stance], pinned: !!pinned, dist: d};
+      }
+      const E0 = edges[seat] = edges[seat] || new Map();
+      for (const [a, c, t] of ed) { if (t === null) E0.delete(a + ">" + c); else E0.set(a + ">" + c, [a, c, t]); }
+      if (rt) retrieved[seat] = rt.map(([st, speaker, text]) => ({step: st, speaker, text}));
+      const snap = {seat, step, consulted: !!consulted, players: Object.values(P0).sort((x, y) => x.p - y.p)};
+      if (graphSeats.has(seat)) snap.edges = [...E0.values()];
+      if (retrieved[seat]) snap.retrieved = retrieved[seat];
+      (out[seat] = out[seat] || []).push(snap);
+    }
+    return out;
+  }
+  const bySeat = decodeBeliefs(B);
+  const snapSteps = Object.values(bySeat).flat().map(s => s.step);
+  const steps = [...new Set([0, ...snapSteps, ...D.suspicion.map(s => s.step), ...D.items.map(i => i.step)])].sort((a, b) => a - b);
   function snapAt(seat, step) {
     const list = bySeat[seat] || [];
     let best = null;
@@ -209,11 +230,12 @@
 
   function matrix(step) {
     const sus = suspicionAt(step);
-    const t = h("table", {class: "matrix"});
+    const big = N > 10;  // a big table: colours only (values on hover)
+    const t = h("table", {class: "matrix" + (big ? " big" : "")});
     t.appendChild(h("tr", {}, h("th", {text: "↓ about →"}), [...Array(N).keys()].map(q => h("th", {class: "num", text: String(q + 1)}))));
     for (let p = 0; p < N; p++) {
       const snap = snapAt(p, step);
-      const row = h("tr", {}, h("th", {text: P(p)}));
+      const row = h("tr", {}, h("th", {text: big ? String(p + 1) : P(p)}));
       for (let q = 0; q < N; q++) {
         let v = null, how = "";
         if (snap) {
@@ -223,7 +245,7 @@
         if (v === null && sus[p] && sus[p][q] !== undefined) { v = sus[p][q]; how = "suspicion from peer analyses"; }
         row.appendChild(p === q ? h("td", {class: "self"}) :
           h("td", {class: "num cell", title: P(p) + " about " + P(q) + ": " + (v === null ? "no estimate" : fmt(v, 2) + " (" + how + ")"),
-            style: "background:" + (v === null ? "#fafafa" : wolfColour(v)), text: v === null ? "" : fmt(v, 2)}));
+            style: "background:" + (v === null ? "#fafafa" : wolfColour(v)), text: v === null || big ? "" : fmt(v, 2)}));
       }
       t.appendChild(row);
     }
@@ -248,7 +270,6 @@
     }
     const trustOf = {};
     for (const e of snap.players) trustOf[e.p] = e.trust;
-    for (const [k, v] of Object.entries(snap.nodes || {})) if (trustOf[k] === undefined || trustOf[k] === null) trustOf[k] = v;
     for (let p = 0; p < N; p++) {
       const [x, y] = pos(p);
       const me = p === Number(seat);

@@ -334,9 +334,9 @@ def game_data(records: Sequence[Mapping[str, Any]], *, beliefs: bool = True) -> 
         "last_step": step,
     }
     if beliefs:
-        from games.werewolf.view.beliefs import replay_beliefs
+        from games.werewolf.view.beliefs import encode_snapshots, replay_beliefs
 
-        data["beliefs"] = replay_beliefs(records)
+        data["beliefs"] = encode_snapshots(replay_beliefs(records))
     return data
 
 
