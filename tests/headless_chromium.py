@@ -132,6 +132,8 @@ class Browser:
     def open(self, path: str | os.PathLike[str], *, fragment: str = "", timeout: float = 30):
         """Loads a file and waits until the page set ``data-ready``; returns the wall time (s)."""
         url = Path(path).resolve().as_uri() + (f"#{fragment}" if fragment else "")
+        # From a blank page: a new fragment on the same file would not reload it.
+        self.call("Page.navigate", session=True, url="about:blank")
         start = time.perf_counter()
         self.call("Page.navigate", session=True, url=url)
         deadline = time.monotonic() + timeout

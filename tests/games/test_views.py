@@ -1,23 +1,62 @@
-"""Pages without a browser: the shared template's escaping and the fruit-trading tree."""
+"""The result pages: the shared template, fruit trading, Werewolf games, folders and days.
+
+Data checks run without a browser. The ``browser`` tests open every page type
+from disk in a real headless Chromium (skipped with the reason when there is
+none), after its scripts ran: the DOM holds what the log holds, controls work
+with real mouse clicks, and model text never becomes markup.
+``GT_LLM_SCREENSHOTS=DIR`` also saves a screenshot of each page type (how the
+pictures in ``docs/`` are made).
+"""
 
 from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from games.engine.html_page import render_page, script_json
+from games.engine.html_page import render_page, script_json, write_page
 from games.fruit_trading.experiment import ExperimentSettings, run_experiment
 from games.fruit_trading.rules import TONES
-from games.fruit_trading.view import build_tree, fruit_page, read_subgame
+from games.fruit_trading.view import build_tree, fruit_page, read_subgame, write_fruit_page
+from games.werewolf.view.index import folder_kind, write_folder_pages
+from games.werewolf.view.page import game_page
+from games.werewolf.view.timeline import game_data, log_counts, read_records
 from solvers.results import ResultsError
+from tests.headless_chromium import Browser, find_chromium
 
 ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = find_chromium()
+
+
+def in_browser(test):
+    """Marks a test ``browser`` and skips it, saying why, when there is no Chromium."""
+    test = pytest.mark.browser(test)
+    return pytest.mark.skipif(
+        CHROMIUM is None,
+        reason="no Chromium found (apt-get install chromium, or set GT_LLM_CHROMIUM)",
+    )(test)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with Browser(CHROMIUM) as b:
+        yield b
+
+
+def _shot(browser: Browser, name: str) -> None:
+    folder = os.environ.get("GT_LLM_SCREENSHOTS")
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        browser.screenshot(Path(folder) / name)
+
+
 EVIL = "</script><script>window.__pwned = 1</script>&\u2028\u2029<!--"
 
 
@@ -123,3 +162,290 @@ def test_fruit_view_cli(fruit_dir, tmp_path):
         [*cmd, "--out", str(tmp_path / "p.txt")], capture_output=True, text=True, cwd=ROOT
     )
     assert bad.returncode != 0 and "--out: end the file name in .html" in bad.stderr
+
+
+@in_browser
+def test_fruit_page_shows_the_whole_tree(browser, fruit_dir, tmp_path):
+    page = write_fruit_page(fruit_dir, "tone", 1, tmp_path / "fruit.html")
+    browser.open(page)
+    data = browser.eval("pageData()")
+    assert browser.eval("document.querySelectorAll('.node').length") < data["nodes"]
+    _shot(browser, "fruit_trading_view.png")
+    browser.click("#expand-all")
+    assert browser.eval("document.querySelectorAll('.node').length") == data["nodes"]
+    assert browser.eval("document.querySelectorAll('.leaf').length") == data["leaves"]
+    decisions = data["nodes"] - data["leaves"]
+    assert browser.eval("document.querySelectorAll('table.decision').length") == decisions
+    texts = browser.eval("[...document.querySelectorAll('.msg')].map(e => e.textContent)")
+    assert data["tree"]["text"] in texts
+    # the filter hides branches CFR almost never reaches
+    browser.eval(
+        "(() => { const s = document.querySelector('#threshold');"
+        " s.value = '0.1'; s.dispatchEvent(new Event('change')); })()"
+    )
+    shown = browser.eval("[...document.querySelectorAll('.node')].filter(e => !e.hidden).length")
+    assert 0 < shown < data["nodes"]
+
+
+# --------------------------------------------------------------------------- Werewolf
+
+
+def _gt(*argv: str, cwd: Path) -> str:
+    """Runs ``gt-llm ARGV`` (this checkout) and returns its output; fails the test on error."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    run = subprocess.run(
+        [sys.executable, "-m", "gt_llm.cli", *argv],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+    )
+    assert run.returncode == 0, run.stderr
+    return run.stdout
+
+
+@pytest.fixture(scope="module")
+def ww(tmp_path_factory) -> Path:
+    """One scripted game, a 3-game series and a 3-pair arena (scripted stand-in)."""
+    d = tmp_path_factory.mktemp("ww_view")
+    _gt("werewolf", "play", "--backend", "scripted", "--seed", "7", "--log", "g.jsonl", cwd=d)
+    _gt(
+        "werewolf",
+        "play",
+        "--backend",
+        "scripted",
+        "--games",
+        "3",
+        "--out",
+        "series",
+        "--no-progress",
+        cwd=d,
+    )
+    _gt(
+        "werewolf",
+        "arena",
+        "--models",
+        "gratr,dirichlet,native-rag",
+        "--games",
+        "1",
+        "--out",
+        "arena",
+        "--no-progress",
+        cwd=d,
+    )
+    return d
+
+
+def _items(data, kind):
+    return [i for i in data["items"] if i["k"] == kind]
+
+
+def test_game_data_holds_every_statement_vote_death_and_answer(ww):
+    records = read_records(ww / "g.jsonl")
+    data = game_data(records)
+    counts = log_counts(records)
+    assert counts["statements"] > 0 and counts["votes"] > 0 and counts["deaths"] > 0
+    speeches = _items(data, "speech")
+    assert len(speeches) == counts["statements"]
+    assert sum(len(i["votes"]) for i in _items(data, "votes")) == counts["votes"]
+    assert sum(len(i["players"]) for i in _items(data, "deaths")) == counts["deaths"]
+    texts = [r["text"] for r in records if r["type"] == "deception_statement"]
+    assert [i["text"] for i in speeches] == texts
+    peers = [r for r in records if r["type"] == "peer_analysis"]
+    assert sum(len(i["peers"]) for i in speeches) == len(peers)
+    # Every raw answer of the log is somewhere on the page, none twice.
+    answers = sorted(r["answer"] for r in records if r["type"] == "llm_call")
+    shown = [c["answer"] for i in data["items"] for c in i.get("calls", [])]
+    shown += [q["answer"] for i in speeches for q in i["peers"] if "answer" in q]
+    shown += [i["answer"] for i in _items(data, "scratchpad") if i.get("answer")]
+    assert sorted(shown) == answers
+    assert data["roles"] == next(r for r in records if r["type"] == "result")["roles"]
+    assert "not an LLM" in data["model"]
+
+
+def test_belief_snapshots_match_the_graph_command(ww):
+    """The page's GRATR trust at a step is what `werewolf graph` rebuilds for that step;
+    Dirichlet seats carry role distributions, retrieval seats their retrieved messages."""
+    from games.werewolf.arena import rebuild_trust_graph
+    from games.werewolf.view.beliefs import replay_beliefs
+
+    logs = sorted((ww / "arena" / "logs").rglob("*.jsonl"))
+    seen = set()
+    for log in logs:
+        records = read_records(log)
+        beliefs = replay_beliefs(records)
+        assert not beliefs["skipped"]
+        for snap in beliefs["snapshots"]:
+            model = beliefs["models"][str(snap["seat"])]
+            seen.add(model)
+            if model == "gratr":
+                graph = rebuild_trust_graph(records, snap["seat"], snap["step"])
+                for e in snap["players"]:
+                    want = graph.belief(f"Player {e['p'] + 1}").value
+                    # the snapshot was read for a decision (consult) or purely
+                    assert e["trust"] == pytest.approx(want, abs=0.006) or snap["consulted"]
+                edges = {(a, b) for a, b, _ in snap["edges"]}
+                assert len(edges) == graph.graph.number_of_edges()
+            elif model == "dirichlet":
+                for e in snap["players"]:
+                    assert sum(e["dist"].values()) == pytest.approx(1.0, abs=0.02)
+            else:
+                assert "retrieved" in snap and not snap["players"]
+    assert seen == {"gratr", "dirichlet", "native-rag"}
+    assert any(
+        s.get("retrieved") for log in logs for s in replay_beliefs(read_records(log))["snapshots"]
+    )
+
+
+def test_game_page_size_and_injection_safety(ww, tmp_path):
+    records = read_records(ww / "g.jsonl")
+    page = game_page(records)
+    assert len(page.encode()) < 1_000_000
+    assert page.count("<script") == 3  # data, shared helpers, the page script
+    evil = _inject(records)
+    page = game_page(evil)
+    assert page.count("<script") == 3 and "<img" not in page
+
+
+EVIL_TEXT = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'
+
+
+def _inject(records):
+    """A copy of a log whose first statement, first raw answer and scratchpad hold markup."""
+    out = [dict(r) for r in records]
+    for kind, field in (
+        ("deception_statement", "text"),
+        ("llm_call", "answer"),
+        ("scratchpad", "text"),
+    ):
+        r = next(r for r in out if r["type"] == kind)
+        r[field] = EVIL_TEXT + " " + str(r[field])
+    return out
+
+
+def test_folder_kind_and_errors(ww, tmp_path):
+    assert folder_kind(ww / "series") == "series"
+    assert folder_kind(ww / "arena") == "arena"
+    with pytest.raises(ValueError, match="not a Werewolf results folder"):
+        folder_kind(tmp_path)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"type": "result"}\n')
+    with pytest.raises(ValueError, match="not a Werewolf log"):
+        read_records(bad)
+    # an interrupted game: the cut-off last line is dropped, the rest is shown
+    cut = tmp_path / "cut.jsonl"
+    text = (ww / "g.jsonl").read_text()
+    cut.write_text(text[: len(text) // 2].rsplit("\n", 1)[0] + '\n{"type": "acti')
+    data = game_data(read_records(cut))
+    assert data["result"] is None and _items(data, "speech")
+
+
+@in_browser
+def test_game_page_in_the_browser(browser, ww, tmp_path):
+    """Statements, votes and deaths on screen equal the log's; roles appear only when
+    'reveal roles' is clicked; moving the slider changes the seats' suspicion."""
+    records = read_records(ww / "g.jsonl")
+    counts = log_counts(records)
+    page = write_page(tmp_path / "game.html", game_page(records))
+    seconds = browser.open(page)
+    q = "document.querySelectorAll"
+    assert browser.eval(f"{q}('.item.speech').length") == counts["statements"]
+    assert browser.eval(f"{q}('.item.speech .statement').length") == counts["statements"]
+    assert browser.eval(f"{q}('.vote').length") == counts["votes"]
+    assert browser.eval(f"{q}('.death').length") == counts["deaths"]
+    assert browser.eval(f"{q}('.exiled').length") == counts["exiles"]
+    visible_roles = f"[...{q}('.roster .role')].filter(e => e.offsetParent !== null).length"
+    visible_night = f"[...{q}('.item.night')].filter(e => e.offsetParent !== null).length"
+    assert browser.eval(visible_roles) == 0 and browser.eval(visible_night) == 0
+    roles = next(r for r in records if r["type"] == "result")["roles"]
+    assert "werewolf" not in browser.eval(
+        f"[...{q}('.roster .seat')].map(e => e.innerText).join(' ')"
+    )
+    _shot(browser, "werewolf_game.png")
+    browser.click("#reveal")
+    assert browser.eval(visible_roles) == len(roles)
+    assert browser.eval(visible_night) > 0
+    shown = browser.eval(f"[...{q}('.roster .role')].map(e => e.innerText)")
+    assert shown == roles
+    # The suspicion matrix at the first step is empty, at the last step it is not.
+    filled = f"[...{q}('#matrix td.cell')].filter(e => e.textContent !== '').length"
+    last = browser.eval(filled)
+    browser.eval(
+        "(() => { const s = document.querySelector('#step'); s.value = 0;"
+        " s.dispatchEvent(new Event('input')); })()"
+    )
+    assert browser.eval(filled) == 0 < last
+    assert seconds < 5
+
+
+@in_browser
+def test_model_markup_is_text_and_never_runs(browser, ww, tmp_path):
+    records = _inject(read_records(ww / "g.jsonl"))
+    page = write_page(tmp_path / "evil.html", game_page(records))
+    browser.open(page, fragment="reveal")
+    # open every <details> so the raw answers and the scratchpad are in the DOM
+    browser.eval("document.querySelectorAll('details').forEach(d => { d.open = true; })")
+    assert browser.eval("window.__pwned === undefined")
+    assert browser.eval("document.querySelectorAll('img, main script').length") == 0
+    statement = browser.eval("document.querySelector('.item.speech .statement').textContent")
+    assert statement.startswith(EVIL_TEXT)
+    answers = browser.eval("[...document.querySelectorAll('pre.answer')].map(e => e.textContent)")
+    assert any(a.startswith(EVIL_TEXT) for a in answers)
+    pads = browser.eval(
+        "[...document.querySelectorAll('.scratchpad .text')].map(e => e.textContent)"
+    )
+    assert any(a.startswith(EVIL_TEXT) for a in pads)
+
+
+@in_browser
+def test_arena_game_page_draws_the_trust_graph_of_each_step(browser, ww, tmp_path):
+    log = sorted((ww / "arena" / "logs").rglob("gratr_vs_dirichlet/*.jsonl"))[0]
+    records = read_records(log)
+    from games.werewolf.view.beliefs import replay_beliefs
+
+    snaps = [s for s in replay_beliefs(records)["snapshots"] if "edges" in s]
+    seat = snaps[-1]["seat"]
+    page = write_page(tmp_path / "arena_game.html", game_page(records))
+    browser.open(page, fragment=f"seat={seat}")
+    mine = [s for s in snaps if s["seat"] == seat]
+    for snap in (mine[0], mine[-1]):
+        browser.open(page, fragment=f"seat={seat}&step={snap['step']}")
+        assert browser.eval(
+            "document.querySelectorAll('svg.graph circle.node').length"
+        ) == ww_players(records)
+        assert browser.eval("document.querySelectorAll('svg.graph line.edge').length") == len(
+            snap["edges"]
+        )
+        trusts = browser.eval(
+            "[...document.querySelectorAll('table.beliefs tr.belief-row td:nth-child(4)')].map(e => e.textContent)"
+        )
+        assert trusts == [f"{e['trust']:.2f}" for e in snap["players"]]
+    _shot(browser, "werewolf_arena_game.png")
+
+
+def ww_players(records) -> int:
+    return len(records[0]["players"])
+
+
+@in_browser
+def test_folder_index_pages_link_every_game(browser, ww, tmp_path):
+    for folder, name in (
+        ("series", "werewolf_series_index.png"),
+        ("arena", "werewolf_arena_index.png"),
+    ):
+        index = write_folder_pages(ww / folder, tmp_path / folder / "index.html")
+        logs = sorted((ww / folder / "logs").rglob("*.jsonl"))
+        browser.open(index)
+        assert browser.eval("document.querySelectorAll('tr.game-row').length") == len(logs)
+        assert browser.eval("document.querySelectorAll('tr.rate').length") > 0
+        _shot(browser, name)
+        browser.click("tr.game-row a")
+        deadline = time.monotonic() + 10
+        while not browser.eval(
+            "location.href.endsWith('.html') && !location.href.endsWith('index.html') && document.body && document.body.dataset.ready === '1'"
+        ):
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert browser.eval("document.querySelector('#back').getAttribute('href')").endswith(
+            "index.html"
+        )
