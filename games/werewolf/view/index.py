@@ -80,8 +80,11 @@ def _row(records: list[dict[str, Any]], link: str, log: str) -> dict[str, Any]:
         row["village_model"] = arena.get("leader_model")
         w = row.get("winner")
         row["winning_model"] = (
-            arena.get("wolf_model") if w == "werewolves" else
-            arena.get("leader_model") if w == "villagers" else None
+            arena.get("wolf_model")
+            if w == "werewolves"
+            else arena.get("leader_model")
+            if w == "villagers"
+            else None
         )
     return row
 
@@ -94,8 +97,14 @@ def _rates(kind: str, summary: Mapping[str, Any]) -> list[dict[str, Any]]:
         for side, r in (summary.get("win_rates") or {}).items():
             lo, hi = (r.get("ci95") or [None, None])[:2]
             rows.append(
-                {"what": side, "rate": r.get("rate"), "lo": lo, "hi": hi,
-                 "wins": r.get("count"), "games": total}
+                {
+                    "what": side,
+                    "rate": r.get("rate"),
+                    "lo": lo,
+                    "hi": hi,
+                    "wins": r.get("count"),
+                    "games": total,
+                }
             )
         return rows
     for pair in summary.get("pairs") or []:
@@ -107,8 +116,14 @@ def _rates(kind: str, summary: Mapping[str, Any]) -> list[dict[str, Any]]:
                     continue
                 lo, hi = (r.get("ci95") or [None, None])[:2]
                 rows.append(
-                    {"what": f"{name}: {model} {what} ({k})", "rate": r.get("rate"), "lo": lo,
-                     "hi": hi, "wins": r.get("wins"), "games": r.get("games")}
+                    {
+                        "what": f"{name}: {model} {what} ({k})",
+                        "rate": r.get("rate"),
+                        "lo": lo,
+                        "hi": hi,
+                        "wins": r.get("wins"),
+                        "games": r.get("games"),
+                    }
                 )
     return rows
 
@@ -171,8 +186,16 @@ def write_folder_pages(
         "rates": _rates(kind, summary),
         "summary": {
             k: summary.get(k)
-            for k in ("games", "rounds", "steps", "fallbacks", "defaulted_actions", "models",
-                      "games_per_pair", "preset")
+            for k in (
+                "games",
+                "rounds",
+                "steps",
+                "fallbacks",
+                "defaulted_actions",
+                "models",
+                "games_per_pair",
+                "preset",
+            )
             if k in summary
         },
         "rows": rows,
