@@ -156,6 +156,34 @@ class Browser:
             raise BrowserError(f"chromium: {expression[:60]!r} threw {r['exceptionDetails']}")
         return r["result"].get("value")
 
+    def frame_eval(self, expression: str, *, timeout: float = 10) -> Any:
+        """The value of an expression in the page's first ``<iframe>`` once it is rendered.
+
+        A sandboxed frame runs in its own process (its own target): attach to it.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            frames = [
+                t for t in self.call("Target.getTargets")["targetInfos"] if t["type"] == "iframe"
+            ]
+            if frames:
+                break
+            if time.monotonic() > deadline:
+                raise BrowserError("chromium: the page has no frame")
+            time.sleep(0.05)
+        session = self.call("Target.attachToTarget", targetId=frames[0]["targetId"], flatten=True)[
+            "sessionId"
+        ]
+        main, self.session = self.session, session
+        try:
+            while not self.eval("document.body && document.body.dataset.ready === '1'"):
+                if time.monotonic() > deadline:
+                    raise BrowserError("chromium: the frame did not finish rendering")
+                time.sleep(0.02)
+            return self.eval(expression)
+        finally:
+            self.session = main
+
     def click(self, selector: str) -> None:
         """A real mouse click (pressed and released) at the centre of the element."""
         box = self.eval(

@@ -33,7 +33,7 @@ from typing import Any
 
 from solvers.results import write_text
 
-__all__ = ["asset", "render_page", "script_json", "write_page"]
+__all__ = ["asset", "iframe", "render_page", "script_json", "write_page"]
 
 #: Characters that could end the JSON block or start markup, and the two line
 #: separators that JavaScript (before ES2019) refused inside string literals.
@@ -116,3 +116,15 @@ def write_page(path: str | os.PathLike[str], page: str) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     return write_text(path, page)
+
+
+def iframe(page: str, *, height: int = 720) -> str:
+    """A page inside an ``<iframe srcdoc>`` (for a notebook's HTML output).
+
+    The frame is sandboxed with scripts allowed and nothing else: the page runs
+    in an opaque origin and cannot reach the notebook around it.
+    """
+    return (
+        f'<iframe srcdoc="{html.escape(page, quote=True)}" sandbox="allow-scripts" '
+        f'style="width: 100%; height: {int(height)}px; border: 1px solid #ddd"></iframe>'
+    )

@@ -449,3 +449,17 @@ def test_folder_index_pages_link_every_game(browser, ww, tmp_path):
         assert browser.eval("document.querySelector('#back').getAttribute('href')").endswith(
             "index.html"
         )
+
+
+@in_browser
+def test_notebook_display_renders_the_game_in_a_sandboxed_frame(browser, ww, tmp_path):
+    from games.werewolf.view import display_game
+
+    records = read_records(ww / "g.jsonl")
+    shown = display_game(ww / "g.jsonl", height=500)
+    assert 'sandbox="allow-scripts"' in shown.data and "allow-same-origin" not in shown.data
+    host = tmp_path / "notebook.html"
+    host.write_text(f"<!DOCTYPE html><html><body><h1>notebook</h1>{shown.data}</body></html>")
+    browser.call("Page.navigate", session=True, url=host.resolve().as_uri())
+    n = browser.frame_eval("document.querySelectorAll('.item.speech').length")
+    assert n == log_counts(records)["statements"]

@@ -14,10 +14,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from games.engine.html_page import asset, render_page, write_page
+from games.engine.html_page import asset, iframe, render_page, write_page
 from games.werewolf.view.timeline import game_data, read_records
 
-__all__ = ["game_page", "write_game_page"]
+__all__ = ["display_game", "game_page", "write_game_page"]
 
 _PKG = "games.werewolf.view"
 
@@ -44,3 +44,19 @@ def write_game_page(
 ) -> Path:
     """Reads a game log and writes its page to ``out`` (atomically)."""
     return write_page(out, game_page(read_records(log), back=back))
+
+
+def display_game(
+    log: str | os.PathLike[str] | Sequence[Mapping[str, Any]], *, height: int = 760
+) -> Any:
+    """One game's page for a notebook: an ``IPython.display.HTML`` holding it in an iframe.
+
+    Args:
+      log: A game log's path, or its records.
+      height: The frame's height in pixels.
+    """
+    from IPython.display import HTML
+
+    records = read_records(log) if isinstance(log, (str, os.PathLike)) else log
+    # In a <div>: IPython warns about HTML that starts with an iframe.
+    return HTML(f"<div>{iframe(game_page(records), height=height)}</div>")
