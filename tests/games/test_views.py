@@ -266,7 +266,7 @@ def test_game_data_holds_every_statement_vote_death_and_answer(ww):
 def test_belief_snapshots_match_the_graph_command(ww):
     """The page's GRATR trust at a step is what `werewolf graph` rebuilds for that step;
     Dirichlet seats carry role distributions, retrieval seats their retrieved messages."""
-    from games.werewolf.arena import rebuild_trust_graph
+    from games.werewolf.arena.graph import rebuild_trust_graph
     from games.werewolf.view.beliefs import replay_beliefs
 
     logs = sorted((ww / "arena" / "logs").rglob("*.jsonl"))
@@ -463,3 +463,126 @@ def test_notebook_display_renders_the_game_in_a_sandboxed_frame(browser, ww, tmp
     browser.call("Page.navigate", session=True, url=host.resolve().as_uri())
     n = browser.frame_eval("document.querySelectorAll('.item.speech').length")
     assert n == log_counts(records)["statements"]
+
+
+# --------------------------------------------------------------------------- the day study
+
+
+@pytest.fixture(scope="module")
+def solve_dir(tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp("solve_view")
+    _gt(
+        "werewolf",
+        "solve",
+        "--days",
+        "2",
+        "--iterations",
+        "30",
+        "--models",
+        "none,gratr",
+        "--out",
+        "solve",
+        "--no-progress",
+        cwd=d,
+    )
+    return d / "solve"
+
+
+def test_decisions_export_agrees_with_the_summary(solve_dir):
+    """Reach-weighted, decisions.json's tone and act probabilities per role group are
+    summary.json's CFR strategies; second-turn reaches sum to one per day."""
+    doc = json.loads((solve_dir / "decisions.json").read_text())
+    summary = json.loads((solve_dir / "summary.json").read_text())
+    assert doc["format"] == "gt-llm.werewolf.day_decisions/1" and "not an LLM" in doc["label"]
+    tones, acts = doc["tones"], doc["acts"]
+    for model in ("none", "gratr"):
+        days = [d for d in doc["days"] if d["opponent_model"] == model]
+        assert len(days) == 2
+        mass = {
+            g: {"tones": [0.0] * len(tones), "acts": [0.0] * len(acts)}
+            for g in ("werewolf", "village")
+        }
+        for d in days:
+            assert d["decisions"][0]["turn"] == 0 and d["decisions"][0]["reach"] == 1.0
+            second = [x for x in d["decisions"] if x["turn"] == 1]
+            assert sum(x["reach"] for x in second) == pytest.approx(1.0)
+            for x in d["decisions"]:
+                legal = [p for row in x["probs"] for p in row if p is not None]
+                assert sum(legal) == pytest.approx(1.0)
+                g = "werewolf" if x["role"] == "werewolf" else "village"
+                for i, row in enumerate(x["probs"]):
+                    for j, p in enumerate(row):
+                        mass[g]["tones"][i] += x["reach"] * (p or 0.0)
+                        mass[g]["acts"][j] += x["reach"] * (p or 0.0)
+        for g, m in mass.items():
+            want = summary["models"][model]["strategies"][g]["all"]
+            total = sum(m["tones"])
+            for kind, names in (("tones", tones), ("acts", acts)):
+                for k, name in enumerate(names):
+                    if want[kind][name] is None:
+                        assert total == 0
+                    else:
+                        assert m[kind][k] / total == pytest.approx(want[kind][name], abs=1e-9)
+
+
+def test_view_command_on_every_input(ww, solve_dir, tmp_path):
+    out = _gt(
+        "werewolf", "view", str(ww / "g.jsonl"), "--out", str(tmp_path / "g.html"), cwd=tmp_path
+    )
+    assert out.strip() == str(tmp_path / "g.html")
+    out = _gt(
+        "werewolf",
+        "view",
+        str(ww / "arena"),
+        "--out",
+        str(tmp_path / "a" / "index.html"),
+        cwd=tmp_path,
+    )
+    assert "3 game pages beside it" in out
+    assert len(list((tmp_path / "a").rglob("game_*.html"))) == 3
+    out = _gt(
+        "werewolf", "view", str(solve_dir), "--out", str(tmp_path / "days.html"), cwd=tmp_path
+    )
+    assert (tmp_path / "days.html").stat().st_size > 1000
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    for argv, message in (
+        ([str(tmp_path / "nope")], "no such log or folder"),
+        ([str(tmp_path)], "not a Werewolf results folder"),
+        ([str(ww / "g.jsonl"), "--out", "g.txt"], "--out: end the file name in .html"),
+    ):
+        run = subprocess.run(
+            [sys.executable, "-m", "gt_llm.cli", "werewolf", "view", *argv],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env=env,
+        )
+        assert run.returncode != 0 and message in run.stderr and "Traceback" not in run.stderr
+
+
+@in_browser
+def test_solve_page_shows_every_decision_of_a_day(browser, solve_dir, tmp_path):
+    from games.werewolf.view.solve import write_solve_page
+
+    doc = json.loads((solve_dir / "decisions.json").read_text())
+    page = write_solve_page(solve_dir, tmp_path / "days.html")
+    browser.open(page)
+    _shot(browser, "werewolf_day_study.png")
+    seeds = sorted(
+        {d["game_seed"] for d in doc["days"]},
+        key=lambda s: [d["game_seed"] for d in doc["days"]].index(s),
+    )
+    assert browser.eval("document.querySelectorAll('tr.day-row').length") == len(seeds)
+    for k, seed in enumerate(seeds):
+        browser.click(f"tr.day-row:nth-child({k + 2})")
+        browser.eval("document.querySelectorAll('details.more').forEach(d => { d.open = true; })")
+        want = sum(len(d["decisions"]) for d in doc["days"] if d["game_seed"] == seed)
+        assert browser.eval("document.querySelectorAll('.decision-card').length") == want
+        cells = len(doc["tones"]) * len(doc["acts"])
+        assert (
+            browser.eval("document.querySelectorAll('.decision-card td.prob').length")
+            == want * cells
+        )
+        assert browser.eval("document.querySelector('#day h2').textContent").endswith(
+            f"seed {seed}"
+        )

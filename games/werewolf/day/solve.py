@@ -19,6 +19,9 @@ Written to ``--out`` (every file through :mod:`solvers.writers` or renamed into 
 * ``days.csv`` (per day and model: speakers, their roles, final NashConv,
   CFR-Gain, CFR-Gain of each side, ESS iteration), ``strategies.csv``
   (per model and role group: the CFR probability of each tone and act);
+* ``decisions.json`` — every decision point of every day and model: speaker,
+  role, the statements before it, CFR's reach and its probability of each
+  (tone, act) (:mod:`games.werewolf.day.exports`; ``werewolf view OUT`` draws it);
 * figures drawn from those files: ``fig_nashconv_cfrgain.png``,
   ``fig_side_gain.png``, ``fig_strategies.png``.
 
@@ -49,6 +52,7 @@ from games.engine.results import model_label
 from games.werewolf import rules
 from games.werewolf.day.abstraction import DEFAULT_ACTS, DEFAULT_TONES, Abstraction
 from games.werewolf.day.build import build_days
+from games.werewolf.day.exports import decisions_document
 from games.werewolf.day.figures import draw_all
 from games.werewolf.day.state import EXTRACTION, DaySettings
 from games.werewolf.day.steps import day_roots
@@ -228,6 +232,7 @@ def run_solve(settings: SolveSettings, *, model: ChatModel | None = None) -> Sol
     timings: dict[str, float] = {}
     day_rows: list[dict[str, Any]] = []
     strat_rows: list[dict[str, Any]] = []
+    solved = []  # (model, days, policies) for decisions.json
     for m in settings.models:
         ds = settings.day_settings(m)
         stats = ParseStats()
@@ -257,6 +262,7 @@ def run_solve(settings: SolveSettings, *, model: ChatModel | None = None) -> Sol
             for t in trees
         ]
         timings[f"solve_{m}_s"] = time.perf_counter() - t0
+        solved.append((m, subgames, policies))
         _write_curves(curves, out / f"curves_{m}.csv", per_tree=False, tag=tag)
         _write_curves(curves, out / f"curves_{m}_per_tree.csv", per_tree=True, tag=tag)
         ess = studies.ess_iterations(curves)
@@ -328,6 +334,7 @@ def run_solve(settings: SolveSettings, *, model: ChatModel | None = None) -> Sol
     summary["timings"] = timings
     write_csv(out / "days.csv", day_rows)
     write_csv(out / "strategies.csv", strat_rows)
+    write_json(out / "decisions.json", decisions_document(solved, label=label), indent=None)
     write_json(out / "summary.json", summary)
     draw_all(out)
     return SolveResult(out=out, summary=summary)

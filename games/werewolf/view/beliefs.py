@@ -44,7 +44,7 @@ def _seat_of(name: str, n: int) -> int | None:
 
 
 def _snapshot(state: Any, fields: Mapping[str, Any], others: Sequence[int], n: int) -> dict:
-    from games.werewolf.beliefs import belief_map
+    from games.werewolf.players.beliefs import belief_map
 
     beliefs = belief_map(state, others, fields)  # type: ignore[arg-type]
     players = []
@@ -93,8 +93,8 @@ def replay_beliefs(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
       cannot be replayed (an unknown model, a changed record format) is
       skipped with a warning and named in ``"skipped"``.
     """
-    from games.werewolf.beliefs import BeliefSettings, goal_text, make_seat_beliefs
-    from games.werewolf.prompts import player_name
+    from games.werewolf.players.beliefs import BeliefSettings, goal_text, make_seat_beliefs
+    from games.werewolf.players.prompts import player_name
     from games.werewolf.rules import Config
     from gt_llm.opponents import Evidence
 
