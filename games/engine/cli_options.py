@@ -31,9 +31,9 @@ import sys
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from gt_llm.argtypes import non_negative_int, positive_float, positive_int
 from gt_llm.cache import CachedModel, CacheOnlyModel, check_cache_file
 from gt_llm.chat import ChatModel
-from gt_llm.cli import non_negative_int, positive_float, positive_int
 from gt_llm.errors import ConfigurationError
 from gt_llm.registry import load_model, model_identity, parse_spec
 from gt_llm.safety import public_spec
