@@ -184,12 +184,16 @@ def atomic_write_json(path: str | os.PathLike[str], obj: Any, *, indent: int | N
 
 
 @contextlib.contextmanager
-def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
+def atomic_path(
+    path: str | os.PathLike[str], *, partial: str | os.PathLike[str] | None = None
+) -> Iterator[Path]:
     """Yields a temporary path beside ``path``; renames it over ``path`` when the block succeeds.
 
     The temporary name keeps ``path``'s ending (so ``savefig`` picks the right
-    format). The file is ``fsync``-ed before the rename; on an exception it is
-    removed and ``path`` is unchanged.
+    format). The file is ``fsync``-ed before the rename; on an exception
+    ``path`` is unchanged and the temporary file is removed, or, when
+    ``partial`` is given, kept under that name (what was written before the
+    failure, e.g. a game log up to the failing step: never under the final name).
     """
     dest = Path(path)
     fd, tmp_name = tempfile.mkstemp(
@@ -205,8 +209,14 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
             os.fsync(fh.fileno())
         os.replace(tmp, dest)
     except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
+        kept = False
+        if partial is not None:
+            with contextlib.suppress(OSError):
+                os.replace(tmp, partial)
+                kept = True
+        if not kept:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
         raise
     _fsync_dir(dest.parent)
 
@@ -560,6 +570,21 @@ class ResultsDir:
                 self._write_manifest()
             elif self._pending:
                 self._write_manifest()
+
+    def record(self, relative: str) -> Path:
+        """Lists a file in a sub-folder (``logs/game_000001.jsonl``) as this run's own.
+
+        For files another writer puts in place atomically (game logs); listed
+        before they exist, so that ``--force`` clears them even after a kill,
+        and only they are ever cleared.
+
+        Raises:
+          ResultsError: ``relative`` is not a plain relative path inside the folder.
+        """
+        if not _safe_relative(relative) or relative == MANIFEST_NAME or _is_cache(relative):
+            raise ResultsError(f"ResultsDir: {relative!r} is not a relative path inside the folder")
+        self._record(relative)
+        return self.path / relative
 
     def write_bytes(self, name: str, data: bytes) -> Path:
         """Atomically writes a result file and lists it in the manifest; returns its path."""
