@@ -70,8 +70,10 @@ FRUIT_SMALL = ("--inits", "1", "--iterations", "10", "--max-messages", "2",
         ("fruit-trading", "run", *FRUIT_SMALL),
         ("werewolf", "play", "--games", "2", "--no-progress"),
         ("werewolf", "arena", "--games", "2", "--no-progress"),
+        ("werewolf", "solve", "--days", "1", "--iterations", "5", "--models", "none",
+         "--no-progress"),
     ],
-    ids=["fruit-run", "werewolf-play-games", "werewolf-arena"],
+    ids=["fruit-run", "werewolf-play-games", "werewolf-arena", "werewolf-solve"],
 )  # fmt: skip
 def test_a_password_in_the_backend_url_reaches_no_file_and_no_terminal(
     server, env, tmp_path, command

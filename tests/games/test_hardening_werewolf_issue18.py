@@ -228,3 +228,31 @@ def test_force_on_a_series_clears_its_own_logs_only(tmp_path):
     manifest = json.loads((out / "manifest.json").read_text())
     assert "logs/game_000001.jsonl" in manifest["files"]
     assert "logs/game_000002.jsonl" not in manifest["files"]
+
+
+def test_an_identical_arena_rerun_resumes_and_force_clears_only_its_logs(tmp_path):
+    out = tmp_path / "arena"
+    base = ("werewolf", "arena", "--models", "none,gratr", "--no-progress", "--out", str(out))
+    code, _, err = run_main(*base, "--games", "4")
+    assert code == 0, err
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert {"arena.json", "arena.csv", "arena.png"} <= set(manifest["files"])
+    assert "logs/none_vs_gratr/game_0003.jsonl" in manifest["files"]
+    code, _, err = run_main(*base, "--games", "4")  # identical settings: resumed, not refused
+    assert code == 0, err
+    (out / "logs" / "none_vs_gratr" / "mine.txt").write_text("keep")
+    code, _, err = run_main(*base, "--games", "2", "--force")
+    assert code == 0, err
+    names = sorted(p.name for p in (out / "logs" / "none_vs_gratr").iterdir())
+    assert names == ["game_0000.jsonl", "game_0001.jsonl", "mine.txt"]
+
+
+def test_solve_lists_all_its_files_in_the_manifest(tmp_path):
+    out = tmp_path / "solve"
+    code, _, err = run_main("werewolf", "solve", "--days", "1", "--iterations", "5", "--models",
+                            "none", "--no-progress", "--out", str(out))  # fmt: skip
+    assert code == 0, err
+    files = set(json.loads((out / "manifest.json").read_text())["files"])
+    written = {p.name for p in out.iterdir() if p.is_file()} - {"manifest.json"}
+    written = {n for n in written if not n.startswith("llm_cache")}
+    assert written and written <= files, written - files
