@@ -438,13 +438,13 @@ def run_experiment(
     label = model_label(model)
     logger.info(
         "fruit trading: %s, %d inits, %d iterations",
-        label["label"],
+        label.label,
         settings.inits,
         settings.iterations,
     )
     timings: dict[str, float] = {}
     summary: dict[str, Any] = {
-        **label,
+        **label.to_json(),
         "settings": {k: v for k, v in dataclasses.asdict(settings).items() if k != "progress"},
         "variants": {},
     }
@@ -500,7 +500,7 @@ def run_experiment(
         timings[f"solve_{variant}_s"] = time.perf_counter() - t0
         curves_by_variant[variant] = curves
         slug = variant.replace("+", "_")
-        tag = {"backend": label["backend"], "model": label["model"]}
+        tag = {"backend": label.backend, "model": label.model}
         with run.atomic_path(f"curves_{slug}.csv") as tmp:
             curves.to_csv(tmp, columns=tag)
         with run.atomic_path(f"curves_{slug}_per_tree.csv") as tmp:

@@ -20,6 +20,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from games.engine.results import ModelLabel
 from games.fruit_trading.dialogue import Config, DialogueGame, DialogueState
 from games.fruit_trading.tree import GAME_NAME, Subgame
 from solvers import TreePolicy
@@ -50,7 +51,7 @@ def policy_document(
     policies: Sequence[TreePolicy],
     *,
     variant: str,
-    label: dict[str, Any],
+    label: ModelLabel,
 ) -> dict[str, Any]:
     """The JSON document of one variant's per-subgame CFR policies."""
     entries = []
@@ -63,16 +64,16 @@ def policy_document(
         entries.append(
             {
                 "init": sg.scenario.init,
-                "game": game_string(sg.config, sg.scenario.init, str(label.get("backend", ""))),
+                "game": game_string(sg.config, sg.scenario.init, label.backend),
                 "infosets": infosets,
             }
         )
     return {
         "format": FORMAT,
         "variant": variant,
-        "backend": label.get("backend"),
-        "model": label.get("model"),
-        "label": label.get("label"),
+        "backend": label.backend,
+        "model": label.model,
+        "label": label.label,
         "subgames": entries,
     }
 
@@ -170,12 +171,12 @@ def dialogue_lines(
     policies: Sequence[TreePolicy],
     *,
     variant: str,
-    label: dict[str, Any],
+    label: ModelLabel,
 ) -> str:
     """The text of ``dialogues_<variant>.jsonl``: one JSON line per leaf of every subgame."""
     lines = []
     for sg, pol in zip(subgames, policies, strict=True):
         for rec in leaf_records(sg, pol):
-            rec = {"variant": variant, "model": label.get("label"), **rec}
+            rec = {"variant": variant, "model": label.label, **rec}
             lines.append(json.dumps(rec, ensure_ascii=False))
     return "\n".join(lines) + "\n"

@@ -185,9 +185,9 @@ def _play_many(args: argparse.Namespace, config, model, write: Writer, run) -> i
 
     from tqdm.auto import tqdm
 
+    from games.engine.results import model_label
     from games.werewolf.deception.summary import pooled_summary
     from games.werewolf.play import runner
-    from games.werewolf.players.table import model_label
     from solvers.results import finite_or_none
 
     out = run.path
@@ -221,7 +221,7 @@ def _play_many(args: argparse.Namespace, config, model, write: Writer, run) -> i
                 played = [f.result() for f in futures]
     elapsed = time.perf_counter() - start
     results = [r for r, _ in played]
-    label = "rule players (no LLM, no prompts)" if model is None else model_label(model)
+    label = "rule players (no LLM, no prompts)" if model is None else model_label(model).label
     summary: dict = {
         "players": label,
         "config": config.as_dict(),
