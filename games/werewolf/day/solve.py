@@ -52,7 +52,14 @@ from games.werewolf.day.build import build_days
 from games.werewolf.day.figures import draw_all
 from games.werewolf.day.state import EXTRACTION, DaySettings
 from games.werewolf.day.steps import day_roots
-from games.werewolf.day.summary import _mean_std, _questions, _side_gains, strategy_by_role
+from games.werewolf.day.summary import (
+    DaySolveSummary,
+    ModelResult,
+    _questions,
+    _side_gains,
+    side_gains,
+    strategy_by_role,
+)
 from gt_llm.cache import CachedModel
 from gt_llm.chat import ChatModel
 from gt_llm.parsing import ParsePolicy, ParseStats
@@ -171,7 +178,7 @@ class SolveResult:
     """What :func:`run_solve` produced: the summary and where the files are."""
 
     out: Path
-    summary: dict[str, Any]
+    summary: DaySolveSummary
 
 
 # --- the run ---------------------------------------------------------------------
@@ -210,21 +217,13 @@ def run_solve(settings: SolveSettings, *, model: ChatModel | None = None) -> Sol
             max_answer_bytes=settings.max_answer_bytes,
         )
     label = model_label(model)
-    tag = {"backend": label["backend"], "model": label["model"]}
+    tag = {"backend": label.backend, "model": label.model}
     baseline_action = settings.abstraction.baseline_action()
 
     def baseline(tree: GameTree) -> TreePolicy:
         return pure_policy(tree, lambda key, legal: baseline_action)
 
-    summary: dict[str, Any] = {
-        **label,
-        "settings": {k: v for k, v in dataclasses.asdict(settings).items() if k != "progress"},
-        "baseline": "tone any, act nothing (say nothing new)",
-        "belief_reading": "dirichlet: posterior mean; gratr: P(werewolf) = (1 + a T) / 2 from "
-        "trust T (see games.werewolf.day.steps); none: no distribution",
-        "game_seeds": seeds,
-        "models": {},
-    }
+    results: dict[str, ModelResult] = {}
     timings: dict[str, float] = {}
     day_rows: list[dict[str, Any]] = []
     strat_rows: list[dict[str, Any]] = []
@@ -263,22 +262,14 @@ def run_solve(settings: SolveSettings, *, model: ChatModel | None = None) -> Sol
         sides = _side_gains(subgames, curves)
         with_wolf = [r for r in sides if r["werewolf_speaks"]]
         strategies = strategy_by_role(subgames, policies)
-        summary["models"][m] = {
-            "final": studies.final_metrics(curves),
-            "ess_first_iteration": ess,
-            "ess_days": sum(x is not None for x in ess),
-            "side_gain": {
-                "all_days": {
-                    "werewolf": _mean_std([r["werewolf_gain"] for r in sides]),
-                    "village": _mean_std([r["village_gain"] for r in sides]),
-                },
-                "days_with_werewolf_speaker": {
-                    "werewolf": _mean_std([r["werewolf_gain"] for r in with_wolf]),
-                    "village": _mean_std([r["village_gain"] for r in with_wolf]),
-                },
-            },
-            "strategies": strategies,
-            "trees": [
+        results[m] = ModelResult(
+            final=studies.final_metrics(curves),
+            ess_first_iteration=tuple(ess),
+            ess_days=sum(x is not None for x in ess),
+            side_gain_all_days=side_gains(sides),
+            side_gain_werewolf_days=side_gains(with_wolf),
+            strategies=strategies,
+            trees=tuple(
                 {
                     **sg.day_root.to_dict(),
                     "nodes": sg.tree.num_nodes,
@@ -286,9 +277,9 @@ def run_solve(settings: SolveSettings, *, model: ChatModel | None = None) -> Sol
                     "terminals": sg.tree.num_terminals,
                 }
                 for sg in subgames
-            ],
-            "parse": stats.to_dict(),
-        }
+            ),
+            parse=stats.to_dict(),
+        )
         for t, (sg, side) in enumerate(zip(subgames, sides, strict=True)):
             root = sg.day_root
             day_rows.append(
@@ -322,12 +313,20 @@ def run_solve(settings: SolveSettings, *, model: ChatModel | None = None) -> Sol
                                 **tag,
                             }
                         )
-    summary["questions"] = _questions(summary["models"], label["label"])
-    if isinstance(model, CachedModel):
-        summary["llm_calls"] = dataclasses.asdict(model.stats())
-    summary["timings"] = timings
+    summary = DaySolveSummary(
+        label=label,
+        settings={k: v for k, v in dataclasses.asdict(settings).items() if k != "progress"},
+        baseline="tone any, act nothing (say nothing new)",
+        belief_reading="dirichlet: posterior mean; gratr: P(werewolf) = (1 + a T) / 2 from "
+        "trust T (see games.werewolf.day.steps); none: no distribution",
+        game_seeds=tuple(seeds),
+        models=results,
+        questions=_questions(results, label.label),
+        llm_calls=dataclasses.asdict(model.stats()) if isinstance(model, CachedModel) else None,
+        timings=timings,
+    )
     write_csv(out / "days.csv", day_rows)
     write_csv(out / "strategies.csv", strat_rows)
-    write_json(out / "summary.json", summary)
+    write_json(out / "summary.json", summary.to_json())
     draw_all(out)
     return SolveResult(out=out, summary=summary)
