@@ -83,10 +83,10 @@ def _check_play_args(args: argparse.Namespace, num_players: int) -> None:
 def _seats(config, human: int | None, stdin, write: Writer, rules_players: bool) -> list:
     """Per seat a Player, or None for an LLM seat."""
     from games.werewolf.players.human import HumanPlayer
-    from games.werewolf.players.rule_based import ScriptedPlayer
+    from games.werewolf.players.rule_based import RuleBasedPlayer
 
     n = config.num_players
-    seats: list = [ScriptedPlayer() for _ in range(n)] if rules_players else [None] * n
+    seats: list = [RuleBasedPlayer() for _ in range(n)] if rules_players else [None] * n
     if human is not None:
         seats[human] = HumanPlayer(stdin.readline, write)
     return seats

@@ -1,6 +1,6 @@
 """``gt-llm werewolf solve``: the Werewolf day trees solved by CFR, per opponent model.
 
-For ``days`` days drawn from scripted games (seeds from ``--seed`` upward; games
+For ``days`` days drawn from rule-based games (seeds from ``--seed`` upward; games
 that end before day ``--day`` are skipped), and for each listeners' opponent
 model of ``--models``, the day tree (:mod:`games.werewolf.day.steps`) is materialised
 through the engine (batched, cached LLM calls: a re-run makes none) and solved
@@ -83,7 +83,7 @@ class SolveSettings:
 
     Attributes:
       preset: Rules preset (``arena`` or ``gratr``).
-      days: Days (one per scripted game) to solve.
+      days: Days (one per rule-based game) to solve.
       day: Which day of each game (the rules' round).
       speakers: K, speaking turns per day.
       order: Speaking order, ``bids`` or ``seats``.
@@ -92,7 +92,7 @@ class SolveSettings:
       acts: Act tokens of the abstraction.
       num_seeds: LLM seeds per statement.
       iterations: CFR iterations per day.
-      first_seed: Seed of the first scripted game.
+      first_seed: Seed of the first rule-based game.
       backend: Model spec.
       out: Output folder.
       cache: SQLite cache (default ``<out>/llm_cache.sqlite``).

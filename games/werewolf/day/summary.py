@@ -263,7 +263,7 @@ class DaySolveSummary:
       settings: The run's settings (``SolveSettings`` without ``progress``).
       baseline: The baseline CFR-Gain is measured against.
       belief_reading: How each opponent model's beliefs become a role distribution.
-      game_seeds: The seeds of the scripted games the days come from.
+      game_seeds: The seeds of the rule-based games the days come from.
       models: Per listeners' opponent model, its results.
       questions: The two questions, answered.
       llm_calls: The call cache's counters (None without a cache).
