@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
@@ -10,6 +9,7 @@ from matplotlib.figure import Figure
 
 from games.werewolf.day.summary import GROUPS, DaySolveSummary, load_summary
 from solvers.plots import plot_grouped_bars, plot_metric_panel, read_csv_rows, read_curves_csv
+from solvers.results import atomic_path
 
 __all__ = [
     "draw_all",
@@ -112,8 +112,7 @@ def draw_all(out: str | Path) -> list[Path]:
         ("fig_strategies.png", fig_strategies),
     ):
         fig = fn(out)
-        tmp = out / f".{name}.tmp.png"
-        fig.savefig(tmp, dpi=120)
-        os.replace(tmp, out / name)
+        with atomic_path(out / name) as tmp:
+            fig.savefig(tmp, dpi=120)
         paths.append(out / name)
     return paths
