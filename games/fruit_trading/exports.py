@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from games.engine.results import ModelLabel
-from games.fruit_trading.dialogue import Config, DialogueGame, DialogueState
+from games.fruit_trading.dialogue import Config, DialogueLogic, DialogueState
 from games.fruit_trading.tree import GAME_NAME, Subgame
 from solvers import TreePolicy
 
@@ -125,7 +125,7 @@ def load_tabular_policy(path: str | Path, init: int, game=None):
 
 
 def _leaves(
-    game: DialogueGame, node, probs: TreePolicy, index: dict[str, int], reach: float
+    game: DialogueLogic, node, probs: TreePolicy, index: dict[str, int], reach: float
 ) -> Iterator[tuple[DialogueState, float]]:
     if not node.children:
         yield node.state, reach
@@ -141,7 +141,7 @@ def _leaves(
 
 def leaf_records(subgame: Subgame, policy: TreePolicy) -> Iterator[dict[str, Any]]:
     """One JSON-ready record per leaf of a subgame (see the module docstring)."""
-    game = DialogueGame(subgame.config)
+    game = DialogueLogic(subgame.config)
     index = subgame.tree.key_to_infoset
     for state, reach in _leaves(game, subgame.root, policy, index, 1.0):
         pay = state.payoff

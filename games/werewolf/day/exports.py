@@ -16,7 +16,7 @@ from typing import Any
 
 from games.engine.results import ModelLabel
 from games.werewolf.day.build import DaySubgame
-from games.werewolf.day.steps import DayGame
+from games.werewolf.day.steps import DayLogic
 from solvers import TreePolicy
 
 __all__ = ["FORMAT", "decision_points", "decisions_document"]
@@ -32,7 +32,7 @@ def decision_points(subgame: DaySubgame, policy: TreePolicy) -> Iterator[dict[st
       policy: CFR's average policy on ``subgame.tree``.
     """
     root = subgame.day_root
-    game = DayGame(root.settings)
+    game = DayLogic(root.settings)
     ab = root.settings.abstraction
     tree = subgame.tree
     index = tree.key_to_infoset

@@ -55,7 +55,7 @@ from games.werewolf.day.build import DaySubgame, day_tree_name
 from games.werewolf.day.exports import decisions_document
 from games.werewolf.day.figures import draw_all
 from games.werewolf.day.state import EXTRACTION, DaySettings
-from games.werewolf.day.steps import DayGame, day_roots, root_step
+from games.werewolf.day.steps import DayLogic, day_roots, root_step
 from games.werewolf.day.summary import (
     DaySolveSummary,
     ModelResult,
@@ -238,7 +238,7 @@ def run_solve(
         ds = settings.day_settings(m)
         stats = ParseStats()
         solved = build_and_solve(
-            DayGame(ds),
+            DayLogic(ds),
             [root_step(ds, seed) for seed in seeds],
             model,
             baseline=baseline,

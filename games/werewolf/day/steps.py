@@ -102,7 +102,7 @@ from gt_llm.opponents import (
 from gt_llm.opponents import SpeechAct as ExtractedAct
 
 __all__ = [
-    "DayGame",
+    "DayLogic",
     "day_roots",
     "day_start",
     "werewolf_probabilities",
@@ -535,8 +535,8 @@ def day_roots(settings: DaySettings, num_games: int, *, first_seed: int = 0) -> 
 
 
 @dataclasses.dataclass(frozen=True)
-class DayGame:
-    """The Werewolf day for the engine (:class:`games.engine.protocol.LLMGame`)."""
+class DayLogic:
+    """The Werewolf day for the engine (:class:`games.engine.protocol.GameLogic`)."""
 
     settings: DaySettings
 
