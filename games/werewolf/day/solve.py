@@ -19,6 +19,9 @@ Written to ``--out`` (every file through :mod:`solvers.writers` or renamed into 
 * ``days.csv`` (per day and model: speakers, their roles, final NashConv,
   CFR-Gain, CFR-Gain of each side, ESS iteration), ``strategies.csv``
   (per model and role group: the CFR probability of each tone and act);
+* ``decisions.json`` — every decision point of every day and model: speaker,
+  role, the statements before it, CFR's reach and its probability of each
+  (tone, act) (:mod:`games.werewolf.day.exports`; ``werewolf view OUT`` draws it);
 * figures drawn from those files: ``fig_nashconv_cfrgain.png``,
   ``fig_side_gain.png``, ``fig_strategies.png``.
 
@@ -49,6 +52,7 @@ from games.engine.results import model_label
 from games.werewolf import rules
 from games.werewolf.day.abstraction import DEFAULT_ACTS, DEFAULT_TONES, Abstraction
 from games.werewolf.day.build import DaySubgame, day_tree_name
+from games.werewolf.day.exports import decisions_document
 from games.werewolf.day.figures import draw_all
 from games.werewolf.day.state import EXTRACTION, DaySettings
 from games.werewolf.day.steps import DayGame, day_roots, root_step
@@ -230,6 +234,7 @@ def run_solve(
     timings: dict[str, float] = {}
     day_rows: list[dict[str, Any]] = []
     strat_rows: list[dict[str, Any]] = []
+    per_model = []  # (model, days, policies) for decisions.json
     for m in settings.models:
         ds = settings.day_settings(m)
         stats = ParseStats()
@@ -256,6 +261,7 @@ def run_solve(
         timings[f"solve_{m}_s"] = solved.solve_s
         # The CFR average policies come with the curves: nothing is solved twice.
         subgames, curves, policies = solved.subgames, solved.curves, solved.policies
+        per_model.append((m, subgames, policies))
         ess = studies.ess_iterations(curves)
         sides = _side_gains(subgames, curves)
         with_wolf = [r for r in sides if r["werewolf_speaks"]]
@@ -325,6 +331,7 @@ def run_solve(
     summary["timings"] = timings
     write_csv(out / "days.csv", day_rows)
     write_csv(out / "strategies.csv", strat_rows)
+    write_json(out / "decisions.json", decisions_document(per_model, label=label), indent=None)
     write_json(out / "summary.json", summary)
     draw_all(out)
     return SolveResult(out=out, summary=summary)
