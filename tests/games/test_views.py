@@ -385,6 +385,8 @@ def test_model_markup_is_text_and_never_runs(browser, ww, tmp_path):
     browser.open(page, fragment="reveal")
     # open every <details> so the raw answers and the scratchpad are in the DOM
     browser.eval("document.querySelectorAll('details').forEach(d => { d.open = true; })")
+    # their contents are built on the toggle event, a later task: wait for the last one
+    browser.wait_for("[...document.querySelectorAll('details')].every(d => d.children.length > 1)")
     assert browser.eval("window.__pwned === undefined")
     assert browser.eval("document.querySelectorAll('img, main script').length") == 0
     statement = browser.eval("document.querySelector('.item.speech .statement').textContent")
@@ -577,6 +579,8 @@ def test_solve_page_shows_every_decision_of_a_day(browser, solve_dir, tmp_path):
         browser.click(f"tr.day-row:nth-child({k + 2})")
         browser.eval("document.querySelectorAll('details.more').forEach(d => { d.open = true; })")
         want = sum(len(d["decisions"]) for d in doc["days"] if d["game_seed"] == seed)
+        # <details> fill on their toggle event, which the browser dispatches as a later task
+        browser.wait_for(f"document.querySelectorAll('.decision-card').length >= {want}")
         assert browser.eval("document.querySelectorAll('.decision-card').length") == want
         cells = len(doc["tones"]) * len(doc["acts"])
         assert (
