@@ -217,7 +217,7 @@ class Browser:
             )
 
     def screenshot(self, path: str | os.PathLike[str]) -> Path:
-        """A PNG of the viewport."""
+        """A PNG of the viewport (scrolled to the top)."""
         self.eval("window.scrollTo(0, 0)")
         data = self.call("Page.captureScreenshot", session=True, format="png")["data"]
         path = Path(path)

@@ -51,10 +51,14 @@ def browser():
 
 
 def _shot(browser: Browser, name: str) -> None:
+    """With ``GT_LLM_SCREENSHOTS=DIR``, a screenshot of the page (256 colours: small files)."""
     folder = os.environ.get("GT_LLM_SCREENSHOTS")
     if folder:
+        from PIL import Image
+
         Path(folder).mkdir(parents=True, exist_ok=True)
-        browser.screenshot(Path(folder) / name)
+        path = browser.screenshot(Path(folder) / name)
+        Image.open(path).convert("RGB").quantize(colors=256).save(path, optimize=True)
 
 
 EVIL = "</script><script>window.__pwned = 1</script>&\u2028\u2029<!--"
@@ -361,8 +365,8 @@ def test_game_page_in_the_browser(browser, ww, tmp_path):
     assert "werewolf" not in browser.eval(
         f"[...{q}('.roster .seat')].map(e => e.innerText).join(' ')"
     )
-    _shot(browser, "werewolf_game.png")
     browser.click("#reveal")
+    _shot(browser, "werewolf_game.png")
     assert browser.eval(visible_roles) == len(roles)
     assert browser.eval(visible_night) > 0
     shown = browser.eval(f"[...{q}('.roster .role')].map(e => e.innerText)")
@@ -422,6 +426,7 @@ def test_arena_game_page_draws_the_trust_graph_of_each_step(browser, ww, tmp_pat
             "[...document.querySelectorAll('table.beliefs tr.belief-row td:nth-child(4)')].map(e => e.textContent)"
         )
         assert trusts == [f"{e['trust']:.2f}" for e in snap["players"]]
+    browser.eval("document.querySelector('.minds').scrollTop = 380")  # the graph in view
     _shot(browser, "werewolf_arena_game.png")
 
 
