@@ -21,7 +21,7 @@ from games.engine.cli_options import (
     results_folder,
     say,
 )
-from gt_llm.cli import non_negative_int, positive_int
+from gt_llm.argtypes import non_negative_int, positive_int
 from solvers.cfr import VARIANTS as CFR_VARIANTS
 
 logger = logging.getLogger(__name__)

@@ -352,7 +352,7 @@ def _replay(args: argparse.Namespace, *, write: Writer = say) -> int:
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Adds the ``werewolf`` command group (``play``, ``summary``, ``replay``, ``arena``, ``graph``)."""
     from games.engine.cli_options import add_common_options
-    from gt_llm.cli import non_negative_int, positive_int
+    from gt_llm.argtypes import non_negative_int, positive_int
 
     group = subparsers.add_parser(
         "werewolf",
