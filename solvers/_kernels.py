@@ -290,6 +290,102 @@ def cfr_run(
 
 
 @_jit
+def cfr_step(
+    tt,
+    num_players,
+    t0,
+    iterations,
+    current,
+    regret,
+    cumulative,
+    alternating,
+    rm_plus,
+    gamma,
+    discount,
+    alpha,
+    beta,
+    own,
+    cf,
+    val,
+    reach2,
+    val2,
+    evaluate,
+    want_dev,
+    baseline,
+    average,
+    mreach,
+    mseq,
+    q,
+    iset_parent,
+    choice,
+    ev,
+    br,
+    dev,
+    base_values,
+    out,
+):
+    """``iterations`` CFR iterations, then (if ``evaluate``) the average policy's metrics.
+
+    The per-iteration entry point of :class:`solvers.cfr.CFRSolver`: every
+    buffer belongs to the solver, so a call allocates nothing. With
+    ``evaluate`` the average policy is written to ``average``,
+    :func:`policy_metrics` fills ``ev``, ``br`` and (with ``want_dev``)
+    ``dev`` against ``baseline``, and ``out`` receives ``[NashConv,
+    CFR-Gain, NashConv per player, CFR-Gain per player]`` (CFR-Gain NaN
+    without ``want_dev``; ``base_values`` are the baseline's values).
+    """
+    for t in range(t0 + 1, t0 + iterations + 1):
+        cfr_iteration(
+            tt,
+            num_players,
+            t,
+            current,
+            regret,
+            cumulative,
+            alternating,
+            rm_plus,
+            gamma,
+            discount,
+            alpha,
+            beta,
+            own,
+            cf,
+            val,
+            reach2,
+            val2,
+        )
+    if evaluate:
+        normalize_rows(cumulative, tt[10], average)
+        policy_metrics(
+            tt,
+            num_players,
+            average,
+            baseline,
+            want_dev,
+            mreach,
+            mseq,
+            q,
+            iset_parent,
+            choice,
+            ev,
+            br,
+            dev,
+        )
+        np_ = num_players
+        total_nc = 0.0
+        total_gain = 0.0
+        for i in range(np_):
+            nc = br[i] - ev[i]
+            gain = dev[i] - base_values[i] if want_dev else np.nan
+            out[2 + i] = nc
+            out[2 + np_ + i] = gain
+            total_nc += nc
+            total_gain += gain
+        out[0] = total_nc
+        out[1] = total_gain
+
+
+@_jit
 def profile_reach(tt, policy, reach):
     """Reach probability of every node under one policy profile."""
     kind, player, parent, child_rank, chance_prob, infoset = tt[:6]
