@@ -10,8 +10,9 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from games.werewolf import rules, runner
-from games.werewolf.scripted import ScriptedPlayer
+from games.werewolf import rules
+from games.werewolf.play import runner
+from games.werewolf.players.rule_based import ScriptedPlayer
 from tests.games.werewolf_helpers import dealt
 
 log = logging.getLogger(__name__)
@@ -28,7 +29,8 @@ def test_same_seed_same_log(tmp_path):
     c = runner.play_game(cfg, seed=8, log=tmp_path / "c.jsonl")
     assert _records(a.log_path) == _records(b.log_path)
     assert a.digest == b.digest and a.digest != c.digest
-    assert not (tmp_path / "a.jsonl.tmp").exists()
+    # Every log was renamed into place: no temporary file is left.
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.jsonl", "b.jsonl", "c.jsonl"]
 
 
 def test_log_schema_and_replay(tmp_path):
