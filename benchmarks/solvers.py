@@ -461,6 +461,18 @@ def parallel_section() -> None:
 
 
 # --------------------------------------------------------------------------- 4. memory
+def _rss_mib() -> float:
+    """Resident memory of this process (Linux; NaN elsewhere)."""
+    try:
+        with open("/proc/self/status") as handle:
+            for line in handle:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return float("nan")
+
+
 def _traced(fn):
     import tracemalloc
 
@@ -480,21 +492,26 @@ def _traced(fn):
 def memory_section() -> None:
     print()
     print("4. Build memory: peak traced memory (tracemalloc) / bytes the tree stores;")
-    print("   held = traced memory still allocated after the call, minus the tree itself")
+    print("   held = traced memory still allocated after the call, minus the tree itself;")
+    print("   RSS held = growth of resident memory across the call, minus the tree (Linux)")
     print(
-        f"   {'build':<40} {'nodes':>9} {'stored MiB':>10} {'peak/stored':>11} {'held MiB':>9} {'s':>6}"
+        f"   {'build':<40} {'nodes':>9} {'stored MiB':>10} {'peak/stored':>11} {'held MiB':>9} "
+        f"{'RSS held':>9} {'s':>6}"
     )
     solvers.materialize(pyspiel.load_game("kuhn_poker"))  # one-off imports and caches
     worst = []
 
     def row(label, fn):
+        gc.collect()
+        rss_before = _rss_mib()
         tree, peak, current, seconds = _traced(fn)
+        rss_held = _rss_mib() - rss_before - tree.nbytes / 2**20
         ratio = peak / tree.nbytes
         held = (current - tree.nbytes) / 2**20
-        worst.append((tree.num_nodes, ratio, held))
+        worst.append((tree.num_nodes, ratio, held, tree.nbytes))
         print(
             f"   {label:<40} {tree.num_nodes:>9} {tree.nbytes / 2**20:>10.1f} {ratio:>10.2f}x "
-            f"{held:>9.1f} {seconds:>6.1f}"
+            f"{held:>9.1f} {rss_held:>9.1f} {seconds:>6.1f}"
         )
 
     for name in ARGS.memory_games:
@@ -516,13 +533,15 @@ def memory_section() -> None:
         )
         del columns
         gc.collect()
-    big = max(worst)
+    sized = [w for w in worst if w[3] >= 2**20]  # below 1 MiB fixed overheads dominate
+    top = max(sized, key=lambda w: w[1])
+    largest = max(w[0] for w in sized)
     goal(
-        f"build peak <= 2x stored at {big[0]:.3g} nodes",
-        f"{big[1]:.2f}x",
-        big[1] <= 2.0,
+        f"build peak <= 2x stored, trees of 1 MiB .. {largest:.3g} nodes",
+        f"worst {top[1]:.2f}x ({top[0]:.3g} nodes)",
+        top[1] <= 2.0,
     )
-    held = max(h for _, _, h in worst)
+    held = max(w[2] for w in worst)
     goal("nothing held after the build", f"max {held:.1f} MiB", held < 1.0)
 
 
