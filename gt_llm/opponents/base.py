@@ -9,11 +9,14 @@ trees do) without copying by hand. Every model can:
   what to whom, with a credibility in [-1, 1] and a time step);
 * ``belief(subject)`` — answer "what do I believe about / how far do I trust
   player X" with a frozen :class:`Belief` (a trust value, a distribution over
-  hypotheses where the model has one, and the evidence behind it);
-* ``consult(goal=..., subjects=...)`` — give the :class:`PromptFields` a prompt
-  needs to steer the player (typed data, never sentences: the sentences live
-  in a game's prompt book), together with the model after any update the
-  consultation itself makes (GRATR's retrieval updates trust, Algorithm 2);
+  hypotheses where the model has one, and the evidence behind it). It is the
+  one reading of a model: prompts, stand-ins, studies and figures all use it,
+  and reading never changes the model;
+* ``consult(goal=..., subjects=...)`` — a *decision*: give the
+  :class:`PromptFields` a prompt needs to steer the player (typed data, never
+  sentences: the sentences live in a game's prompt book), together with the
+  model after what the decision itself adds (GRATR's Eq. 9 feedback, as
+  evidence; every other model returns itself);
 * ``on_outcome(revealed, step=...)`` — update on an outcome (roles revealed);
 * ``snapshot()`` — a JSON-ready dict for logs.
 
@@ -73,6 +76,9 @@ class Evidence:
       credibility: For ``intent``: in [-1, 1], negative for hostility, positive
         for support, its magnitude the strength (GRATR's c(p_i, p_j)).
       certain: A fact (a seer's check, a revealed role): pinned, never overwritten.
+      negated: With ``certain``: the fact is that ``subject`` is *not* ``value``
+        (a werewolf knows its non-partners are not werewolves; a team check
+        finds "not a werewolf").
       text: The message text, when there is one (the retrieval baselines use it).
     """
 
@@ -85,6 +91,7 @@ class Evidence:
     actor: str = ""
     credibility: float = 0.0
     certain: bool = False
+    negated: bool = False
     text: str = ""
 
     def __post_init__(self) -> None:
@@ -98,6 +105,8 @@ class Evidence:
             raise ValueError("Evidence: an intent needs an actor (who acted towards subject)")
         if self.kind == "identity" and not self.value:
             raise ValueError("Evidence: an identity judgment needs a value (the hypothesis)")
+        if self.negated and not (self.certain and self.kind == "identity"):
+            raise ValueError("Evidence: negated is for certain identity facts only")
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (for snapshots and logs)."""
@@ -147,13 +156,15 @@ class MessageView(TypedDict):
 
 
 class ChainView(TypedDict):
-    """One GRATR evidence chain p_1 <- p_2 <- ... <- p_o (Eqs. 5-7)."""
+    """One GRATR evidence chain p_1 <- p_2 <- ... <- p_o (Eqs. 5-7; Eq. 8 weight, floored)."""
 
     players: list[str]
     edge_trusts: list[float]
     value: float
     u: float
     uncertainty: float
+    weight: float
+    floored: bool
 
 
 class PlayerView(TypedDict):
@@ -208,6 +219,9 @@ class OpponentContext:
         -1 if an adversary, 0 / missing if neither (fruits). GRATR turns identity
         judgments and certain facts into trust with it.
       self_role: The observer's own hypothesis, when it has one.
+      prior: Per hypothesis a prior weight (e.g. how many players have each role
+        among the others); empty: uniform. Dirichlet's prior mean and GRATR's
+        side masses use it.
       chat: A chat model the rerank baseline may use to score relevance.
     """
 
@@ -218,12 +232,14 @@ class OpponentContext:
     top_k: int = 5
     alignment: Mapping[str, float] = dataclasses.field(default_factory=dict)
     self_role: str | None = None
+    prior: Mapping[str, float] = dataclasses.field(default_factory=dict)
     chat: ChatModel | None = dataclasses.field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "players", tuple(self.players))
         object.__setattr__(self, "hypotheses", tuple(self.hypotheses))
         object.__setattr__(self, "alignment", MappingProxyType(dict(self.alignment)))
+        object.__setattr__(self, "prior", MappingProxyType(dict(self.prior)))
         if len(set(self.players)) != len(self.players):
             raise ValueError("OpponentContext: players must be distinct")
         if len(set(self.hypotheses)) != len(self.hypotheses):
@@ -237,6 +253,13 @@ class OpponentContext:
             raise ValueError(f"OpponentContext: alignment names unknown hypotheses {sorted(bad)}")
         if any(not -1.0 <= a <= 1.0 for a in self.alignment.values()):
             raise ValueError("OpponentContext: alignment values must be in [-1, 1]")
+        unknown = sorted(h for h in self.prior if h not in self.hypotheses)
+        if unknown:
+            raise ValueError(f"OpponentContext: prior names unknown hypotheses {unknown}")
+        if any(w < 0 for w in self.prior.values()) or (
+            self.prior and sum(self.prior.values()) <= 0
+        ):
+            raise ValueError("OpponentContext: prior weights must be >= 0 with a positive sum")
 
     def check_subject(self, where: str, subject: str) -> None:
         """Raises ValueError when ``players`` is fixed and does not hold ``subject``."""
@@ -255,7 +278,7 @@ class Consultation:
 
     Attributes:
       model: The model after the consultation (the same object for models whose
-        consultation is a pure read; GRATR's retrieval updates trust).
+        consultation adds nothing; GRATR adds its Eq. 9 feedback as evidence).
       fields: The prompt fields.
     """
 

@@ -230,9 +230,9 @@ def test_gratr_fields_and_belief_map(chat):
     assert views["Player 4"]["identity"] == "werewolf" and views["Player 4"]["pinned"]
     assert views["Player 4"]["stance"] == "adversary" and views["Player 4"]["trust"] == -1.0
     # The lie gave T = -0.8 (Eqs. 2-3); the consultation's retrieval (Eq. 8) then
-    # combined the chains to Player 6, and the fields show the trust after it.
+    # combined the chains to Player 6 (a read), and the fields show that reading.
     assert b.model.trust("Player 6") == pytest.approx(-0.8)
-    t6 = b2.model.trust("Player 6")
+    t6 = b2.model.belief("Player 6").value
     assert views["Player 6"]["stance"] == "adversary" and t6 < -0.1
     assert views["Player 6"]["trust"] == pytest.approx(t6, abs=1e-6)
     assert views["Player 6"]["chains"]
@@ -241,7 +241,7 @@ def test_gratr_fields_and_belief_map(chat):
     # Trust t -> (1 - t) / 2, averaged with the judgments' share of werewolf (1.0).
     assert bm[5]["werewolf"] == pytest.approx(0.5 * (1 - t6) / 2 + 0.5 * 1.0)
     # Player 7 was accused by a known werewolf (T = -1): Eq. 2 makes that support.
-    assert b2.model.trust("Player 7") > 0.1 and views["Player 7"]["stance"] == "ally"
+    assert b2.model.belief("Player 7").value > 0.1 and views["Player 7"]["stance"] == "ally"
     assert bm[6]["werewolf"] < 0.6 < bm[5]["werewolf"]
     for dist in bm.values():
         assert sum(dist.values()) == pytest.approx(1.0)
