@@ -67,7 +67,8 @@ class Evidence:
     Attributes:
       subject: The player the evidence is about (the target of an intent).
       value: For ``identity``: the hypothesis it points to (a role, a fruit); for
-        ``intent``: the intent type (``Attack``/``Defend``/``Deceive``), for logs.
+        ``intent``: the intent type (``Attack``/``Defend``/``Deceive``), for logs;
+        for ``message``: what kind of message it is (a speech act, ``vote``), if known.
       source: Where it came from (``"llm_guess"``, ``"intent"``, ``"moderator"``).
       step: The time step (message number, day); decay and ordering use it.
       weight: Confidence in [0, 1] of an identity judgment.
@@ -148,11 +149,18 @@ class Belief:
 
 
 class MessageView(TypedDict):
-    """One past message as a prompt shows it."""
+    """One past message as a prompt shows it.
+
+    ``subject`` is whom it is about and ``kind`` what it is (the message
+    evidence's ``value``, e.g. a speech act ``accuse`` or ``vote``; empty when
+    the game gives none), so that a reader can count what was retrieved.
+    """
 
     step: int
     speaker: str
     text: str
+    subject: str
+    kind: str
 
 
 class ChainView(TypedDict):
@@ -201,7 +209,13 @@ class PromptFields(TypedDict):
 
 
 def message_view(e: Evidence) -> MessageView:
-    return {"step": int(e.step), "speaker": e.actor, "text": e.text}
+    return {
+        "step": int(e.step),
+        "speaker": e.actor,
+        "text": e.text,
+        "subject": e.subject,
+        "kind": e.value,
+    }
 
 
 @dataclasses.dataclass(frozen=True)
