@@ -385,6 +385,70 @@ def append_history(
     return hist[-k:] if k else ()
 
 
+def prior_distribution(
+    context: OpponentContext, fact: str | None = None, excluded: Iterable[str] = ()
+) -> dict[str, float]:
+    """The context's prior over hypotheses (uniform without one), with certain facts applied.
+
+    A fact is one-hot; excluded hypotheses get 0 and the rest are renormalised.
+    Empty without hypotheses.
+    """
+    hyps = context.hypotheses
+    if fact is not None and fact in hyps:
+        return {h: float(h == fact) for h in hyps}
+    out = set(excluded)
+    w = {h: (float(context.prior.get(h, 0.0)) if context.prior else 1.0) for h in hyps}
+    w = {h: (0.0 if h in out else v) for h, v in w.items()}
+    if sum(w.values()) <= 0:
+        w = {h: (0.0 if h in out else 1.0) for h in hyps}
+    total = sum(w.values())
+    return {h: v / total for h, v in w.items()} if total > 0 else {}
+
+
+def side_of(context: OpponentContext, distribution: Mapping[str, float]) -> float:
+    """+1 / -1 when every hypothesis with mass is on the ally / adversary side, else 0."""
+    signs = {
+        (a > 0) - (a < 0)
+        for h, p in distribution.items()
+        if p > 0
+        for a in (float(context.alignment.get(h, 0.0)),)
+    }
+    return float(signs.pop()) if len(signs) == 1 else 0.0
+
+
+class FactsMixin:
+    """Certain facts for models that keep no beliefs (``none``, the retrieval baselines).
+
+    Such a model still knows what its seat knows for sure: ``belief(p)`` is the
+    context's prior with the facts applied (a fact is one-hot, a negative fact
+    removes a hypothesis), pinned when it fixes the role or the side. Subclasses
+    are frozen dataclasses with ``context``, ``facts`` and ``excluded`` fields.
+    """
+
+    context: OpponentContext
+    facts: Mapping[str, str]
+    excluded: Mapping[str, frozenset[str]]
+
+    def _with_fact(self, e: Evidence) -> Any:
+        """``self`` with a certain identity fact (others: ``self``); the first fact stays."""
+        if e.kind != "identity" or not e.certain or e.subject in self.facts:
+            return self
+        if e.negated:
+            excluded = dict(self.excluded)
+            excluded[e.subject] = excluded.get(e.subject, frozenset()) | {e.value}
+            return dataclasses.replace(self, excluded=excluded)  # type: ignore[type-var]
+        return dataclasses.replace(self, facts={**self.facts, e.subject: e.value})  # type: ignore[type-var]
+
+    def _fact_belief(self, subject: str, evidence: tuple[Evidence, ...] = ()) -> Belief:
+        dist = prior_distribution(
+            self.context, self.facts.get(subject), self.excluded.get(subject, ())
+        )
+        pinned = subject in self.facts or (
+            subject in self.excluded and side_of(self.context, dist) != 0.0
+        )
+        return Belief(subject=subject, distribution=dist, evidence=evidence, pinned=pinned)
+
+
 class HistoryMixin:
     """The last-K message history every model shows (shared, not copied per model).
 
@@ -439,9 +503,12 @@ __all__ = [
     "PromptFields",
     "Stance",
     "UNSURE",
+    "FactsMixin",
     "append_history",
     "clamp_unit",
     "message_view",
+    "prior_distribution",
+    "side_of",
     "stance_of",
     "top_probabilities",
 ]

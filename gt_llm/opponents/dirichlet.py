@@ -48,6 +48,7 @@ from gt_llm.opponents.base import (
     OpponentContext,
     OpponentModel,
     PlayerView,
+    side_of,
     top_probabilities,
 )
 
@@ -163,11 +164,14 @@ class DirichletBelief(HistoryMixin, OpponentModel):
     def belief(self, subject: str) -> Belief:
         self.context.check_subject("DirichletBelief.belief", subject)
         p = self.probabilities(subject)
+        dist = {h: float(x) for h, x in zip(self.hypotheses, p, strict=True)}
+        # A negative fact pins too when what remains is one side (a werewolf's non-partners).
+        side = subject in self.excluded and side_of(self.context, dist) != 0.0
         return Belief(
             subject=subject,
-            distribution={h: float(x) for h, x in zip(self.hypotheses, p, strict=True)},
+            distribution=dist,
             evidence=tuple(self.evidence.get(subject, ())),
-            pinned=subject in self.facts,
+            pinned=subject in self.facts or side,
         )
 
     def _player_view(self, subject: str) -> PlayerView:

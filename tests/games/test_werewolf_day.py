@@ -199,7 +199,7 @@ def test_abstraction_validates_and_encodes():
         _settings(speakers=0)
 
 
-def test_gratr_trust_is_read_as_a_werewolf_probability():
+def test_the_day_study_reads_each_model_by_its_belief():
     ctx = OpponentContext(
         players=("Player 1", "Player 2", "Player 3"),
         self_id="Player 1",
@@ -208,19 +208,17 @@ def test_gratr_trust_is_read_as_a_werewolf_probability():
         self_role="villager",
     )
     m = make_opponent_model("gratr", ctx)
-    out = D.werewolf_probabilities(m, [1, 2], werewolf_alignment=-1.0)
-    assert out[1]["werewolf"] == pytest.approx(0.5)  # trust 0: no idea
-    assert sum(out[1].values()) == pytest.approx(1.0)
+    out = D.werewolf_probabilities(m, [1, 2])
+    assert out[1]["werewolf"] == pytest.approx(1 / 3)  # trust 0: the (uniform) prior
+    assert out == {q: dict(m.belief(f"Player {q + 1}").distribution) for q in (1, 2)}
     m = m.observe(Evidence(subject="Player 3", value="werewolf", certain=True))
-    assert D.werewolf_probabilities(m, [2], werewolf_alignment=-1.0)[2]["werewolf"] == 1.0
+    assert D.werewolf_probabilities(m, [2])[2]["werewolf"] == 1.0
     none = make_opponent_model("none", ctx)
-    assert D.werewolf_probabilities(none, [1, 2], werewolf_alignment=-1.0) == {}
+    assert D.werewolf_probabilities(none, [1])[1]["werewolf"] == pytest.approx(1 / 3)
     dirichlet = make_opponent_model("dirichlet", ctx).observe(
         Evidence(subject="Player 2", value="werewolf")
     )
-    assert D.werewolf_probabilities(dirichlet, [1], werewolf_alignment=-1.0)[1][
-        "werewolf"
-    ] == pytest.approx(2 / 4)
+    assert D.werewolf_probabilities(dirichlet, [1])[1]["werewolf"] == pytest.approx(2 / 4)
 
 
 # --- determinism and the registry --------------------------------------------------
