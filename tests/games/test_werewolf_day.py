@@ -274,3 +274,26 @@ def test_strategies_by_role_on_the_hand_day(hand_day):
     # The villager's set after "nothing" is (almost) never reached: it weighs ~0.
     assert s["village"]["decisive"]["acts"]["accuse:least"] > 0.99
     assert s["village"]["all"]["reach"] == pytest.approx(1.0, abs=1e-9)
+
+
+def test_day_models_are_built_and_pinned_like_the_arenas():
+    from games.werewolf.players import beliefs as wb
+
+    settings = _settings(opponent_model="dirichlet")
+    for seed in range(40):
+        root = D._root_without_models(settings, seed)
+        wolf = next((p for p in root.living if root.role(p) == "werewolf"), None)
+        if wolf is None:
+            continue
+        m = D._initial_model(root, wolf)
+        arena = wb.make_seat_model("dirichlet", settings.config, wolf, "werewolf")
+        # One threshold rule and one prior everywhere.
+        assert m.threshold == arena.threshold == wb.BeliefSettings().threshold
+        assert dict(m.context.prior) == dict(arena.context.prior)
+        # A werewolf knows every side: partners are werewolves, everyone else is not.
+        for q in range(settings.config.num_players):
+            if q != wolf:
+                p_wolf = m.belief(f"Player {q + 1}").distribution["werewolf"]
+                assert p_wolf == (1.0 if root.role(q) == "werewolf" else 0.0)
+        return
+    pytest.fail("no day with a living werewolf")
