@@ -24,8 +24,8 @@ import sys
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from gt_llm.argtypes import non_negative_int, positive_float, positive_int
 from gt_llm.chat import ChatModel
-from gt_llm.cli import non_negative_int, positive_float, positive_int
 from gt_llm.registry import load_model, parse_spec
 from solvers.results import ResultsDir, ResultsError, prepare_results_dir
 

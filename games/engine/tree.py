@@ -8,8 +8,10 @@ persistent cache the number of backend calls equals the number of distinct
 requests, and a re-run makes none.
 
 :func:`subgame_tree` turns one expanded root into a :class:`solvers.GameTree`
-(decision -> optional seed chance -> ...), and :func:`whole_game_tree` puts a
-uniform chance node over several roots first (so each player's information
+(decision -> optional seed chance -> ...), :func:`build_subgames` does both
+for many roots at once (every game's tree builder: fruit trading's
+initialisations, Werewolf days, the ultimatum example), and
+:func:`whole_game_tree` puts a uniform chance node over several roots first (so each player's information
 sets are keyed by its own information only: private information stays
 private). The trees match what ``solvers.materialize`` walks from the game's
 OpenSpiel adapter (:mod:`games.engine.spiel`); the conformance suite checks it.
@@ -17,9 +19,10 @@ OpenSpiel adapter (:mod:`games.engine.spiel`); the conformance suite checks it.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, Generic, TypeVar
 
 from tqdm.auto import tqdm
 
@@ -29,7 +32,15 @@ from gt_llm.chat import ChatModel
 from gt_llm.parsing import ParsePolicy, ParseStats
 from solvers import GameTree, TreeBuilder
 
-__all__ = ["add_to_builder", "expand", "subgame_tree", "whole_game_tree"]
+__all__ = [
+    "Subgame",
+    "add_to_builder",
+    "build_subgames",
+    "expand",
+    "expand_from_steps",
+    "subgame_tree",
+    "whole_game_tree",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -221,3 +232,79 @@ def whole_game_tree(
     for i, n in enumerate(nodes):
         add_to_builder(b, game, n, parent=root, action=i, prob=1.0 / len(nodes))
     return b.build()
+
+
+@dataclasses.dataclass(frozen=True)
+class Subgame(Generic[S]):
+    """One root's expanded tree (every game state, for reports) and its game tree.
+
+    Games subclass it to name what their root holds (fruit trading's
+    scenario, a Werewolf day's root) as properties of ``root.state``.
+    """
+
+    root: ExpandedNode[S]
+    tree: GameTree
+
+    @property
+    def state(self) -> S:
+        """The root state."""
+        return self.root.state
+
+    def states(self) -> list[S]:
+        """Every state below and including the root, breadth-first."""
+        return self.root.states()
+
+
+SG = TypeVar("SG", bound=Subgame)
+
+
+def build_subgames(
+    game: LLMGame[S],
+    root_steps: Sequence[Any],
+    model: ChatModel,
+    *,
+    game_name: str | Callable[[S], str] = "",
+    subgame: Callable[..., SG] = Subgame,
+    policy: ParsePolicy | None = None,
+    stats: ParseStats | None = None,
+    max_concurrency: int | None = None,
+    progress: bool = True,
+    label: str = "",
+) -> list[SG]:
+    """Expands the trees below several roots together and builds each one's game tree.
+
+    Args:
+      game: The game.
+      root_steps: One step (or ready state) per root; their calls go out together.
+      model: The chat model (wrap it in the cache for resumable runs).
+      game_name: The trees' name, or a function of the root state giving it.
+      subgame: The class of the results (a :class:`Subgame` subclass), called
+        with ``root=`` and ``tree=``.
+      policy: Re-ask policy for unparseable answers.
+      stats: Parse counters (re-asks and fallbacks) to update.
+      max_concurrency: Bound on concurrent LLM calls.
+      progress: Show progress bars.
+      label: Progress-bar label.
+
+    Returns:
+      One subgame per root, in the order of ``root_steps``.
+    """
+    nodes = expand_from_steps(
+        game,
+        root_steps,
+        model,
+        policy=policy,
+        stats=stats,
+        max_concurrency=max_concurrency,
+        progress=progress,
+        label=label,
+    )
+    return [
+        subgame(
+            root=n,
+            tree=subgame_tree(
+                game, n, game_name=game_name(n.state) if callable(game_name) else game_name
+            ),
+        )
+        for n in nodes
+    ]

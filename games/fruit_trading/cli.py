@@ -3,7 +3,8 @@
 ``gt-llm fruit-trading run`` builds the subgame trees, solves them and writes
 tables, CSVs, exports and figures; ``gt-llm fruit-trading figures`` redraws the
 figures of an existing results folder; ``gt-llm fruit-trading compare DIR
-[DIR ...] --out DIR`` overlays several runs.
+[DIR ...] --out DIR`` overlays several runs; ``gt-llm fruit-trading view DIR
+--variant tone --init 3`` writes one subgame's dialogue tree as an HTML page.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from games.engine.cli_options import (
     results_folder,
     say,
 )
-from gt_llm.cli import positive_int
+from gt_llm.argtypes import non_negative_int, positive_int
 from solvers.cfr import VARIANTS as CFR_VARIANTS
 
 logger = logging.getLogger(__name__)
@@ -160,6 +161,27 @@ def _compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def _view(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from games.fruit_trading.view import write_fruit_page
+    from solvers.results import warn_if_incomplete
+
+    if not Path(args.dir).is_dir():
+        raise ValueError(
+            f"fruit-trading view: no folder {args.dir}; give a folder written by "
+            "`gt-llm fruit-trading run`"
+        )
+    out = args.out or str(
+        Path(args.dir) / f"view_{args.variant.replace('+', '_')}_init{args.init}.html"
+    )
+    if not out.endswith((".html", ".htm")):
+        raise ValueError("fruit-trading view --out: end the file name in .html")
+    warn_if_incomplete(args.dir, rerun=f"`gt-llm fruit-trading run --out {args.dir}`")
+    say(str(write_fruit_page(args.dir, args.variant, args.init, out)))
+    return 0
+
+
 def _add_figure_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--format", choices=("png", "pdf", "svg"), default="png", help="file format (png)"
@@ -262,4 +284,20 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     cmp.add_argument("--labels", default=None, help="comma-separated run labels, one per DIR")
     _add_figure_options(cmp)
     cmp.set_defaults(func=_compare)
+    view = sub.add_parser(
+        "view",
+        help="one subgame's dialogue tree as a self-contained HTML page",
+        description="Writes one subgame's dialogue tree (messages with tone, text, seed and "
+        "CFR reach probability; sigma_CFR beside the sigma_LLM baseline at each decision; "
+        "payoffs at the leaves) from a results folder's dialogues_*.jsonl and policy_*.json.",
+    )
+    view.add_argument("dir", metavar="DIR", help="results folder of `run`")
+    view.add_argument("--variant", default="tone", help="variant (default tone)")
+    view.add_argument(
+        "--init", type=non_negative_int, default=0, help="initialisation, from 0 (default 0)"
+    )
+    view.add_argument(
+        "--out", default=None, help="page to write (default DIR/view_<variant>_init<N>.html)"
+    )
+    view.set_defaults(func=_view)
     group.set_defaults(func=lambda args: (group.print_help(), 2)[1])

@@ -222,6 +222,22 @@ class PayoffRecord:
         return self.exact is None or tuple(float(x) for x in self.exact) != self.llm
 
 
+def history_information(names: Sequence[str], turns: Sequence[Turn], player: int) -> str:
+    """The part of ``player``'s information state after its private information.
+
+    Its own tones so far and the dialogue text: what the exported policy's keys
+    end with, so a viewer can find a decision's policy row from a leaf record.
+    """
+    own = [t.tone for t in turns if t.sender == player]
+    dialogue = prompts.render_dialogue(
+        [
+            {"sender": names[t.sender], "receiver": names[1 - t.sender], "text": t.text}
+            for t in turns
+        ]
+    )
+    return f"Your tones so far: {', '.join(own) if own else '(none)'}\n\nDialogue:\n{dialogue}"
+
+
 @dataclasses.dataclass(frozen=True)
 class DialogueState:
     """Everything that has happened in one negotiation (immutable)."""
@@ -288,11 +304,9 @@ class DialogueState:
         same text.
         """
         info = self.scenario.players[player]
-        own = [t.tone for t in self.turns if t.sender == player]
         return (
             f"You are {info.name} (player {player + 1}).\n{info.describe()}\n\n"
-            f"Your tones so far: {', '.join(own) if own else '(none)'}\n\n"
-            f"Dialogue:\n{self.dialogue_text()}"
+            + history_information(self.names, self.turns, player)
         )
 
     def belief_view(self, speaker: int) -> BeliefView:

@@ -48,21 +48,25 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-import sys
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from tqdm.auto import tqdm
 
-from games.engine.resources import solver_kernels_cached
+from games.engine.pipeline import build_and_solve
 from games.engine.results import model_label
 from games.fruit_trading import exports, report
-from games.fruit_trading.dialogue import Config
+from games.fruit_trading.dialogue import Config, DialogueGame
 from games.fruit_trading.rules import NAMINGS, POOLINGS, TONES
-from games.fruit_trading.tree import Subgame, build_subgames, whole_game_tree
+from games.fruit_trading.tree import (
+    GAME_NAME,
+    Subgame,
+    build_subgames,
+    root_steps,
+    whole_game_tree,
+)
 from gt_llm.cache import CachedModel
 from gt_llm.chat import ChatModel
 from gt_llm.parsing import ParsePolicy, ParseStats
@@ -395,14 +399,6 @@ def open_results(
     )
 
 
-def _say(settings: ExperimentSettings, message: str) -> None:
-    # A status line beside the progress bars (stderr), or a log line when they are off.
-    if settings.progress:
-        tqdm.write(message, file=sys.stderr)
-    else:
-        logger.info(message)
-
-
 def run_experiment(
     settings: ExperimentSettings,
     *,
@@ -434,7 +430,6 @@ def run_experiment(
             requests_per_minute=settings.requests_per_minute,
             timeout=settings.timeout,
         )
-    kernels_cached = solver_kernels_cached()
     label = model_label(model)
     logger.info(
         "fruit trading: %s, %d inits, %d iterations",
@@ -463,48 +458,32 @@ def run_experiment(
             pools=settings.pools,
         )
         stats = ParseStats()
-        t0 = time.perf_counter()
-        sgs = build_subgames(
-            range(settings.inits),
-            cfg,
-            model,
-            policy=ParsePolicy(),
-            stats=stats,
-            max_concurrency=settings.max_concurrency,
-            progress=settings.progress,
-            label=f"[{variant}] trees:",
-        )
-        timings[f"build_{variant}_s"] = time.perf_counter() - t0
-        subgames[variant] = sgs
-        trees = [sg.tree for sg in sgs]
-        if kernels_cached is not True:
-            # numba compiles the kernels on the first solve: ~30 s without output otherwise.
-            _say(settings, "compiling solver kernels (first run only, about half a minute) ...")
-            kernels_cached = True
-        t0 = time.perf_counter()
-        with tqdm(
-            total=len(trees),
-            desc=f"[{variant}] CFR curves",
-            unit="tree",
-            disable=not settings.progress,
-        ) as bar:
-            curves = cfr_curves(
-                trees,
-                any_baseline,
-                settings.iterations,
-                variant=settings.cfr_variant,
-                tree_names=[f"init{sg.scenario.init}" for sg in sgs],
-                processes=settings.processes,
-                on_tree_done=lambda _i, bar=bar: bar.update(1),
-            )
-        timings[f"solve_{variant}_s"] = time.perf_counter() - t0
-        curves_by_variant[variant] = curves
         slug = variant.replace("+", "_")
         tag = {"backend": label["backend"], "model": label["model"]}
-        with run.atomic_path(f"curves_{slug}.csv") as tmp:
-            curves.to_csv(tmp, columns=tag)
-        with run.atomic_path(f"curves_{slug}_per_tree.csv") as tmp:
-            curves.to_csv(tmp, per_tree=True, columns=tag)
+        solved = build_and_solve(
+            DialogueGame(cfg),
+            root_steps(range(settings.inits), cfg),
+            model,
+            baseline=any_baseline,
+            iterations=settings.iterations,
+            tree_name=lambda sg: f"init{sg.scenario.init}",
+            cfr_variant=settings.cfr_variant,
+            subgame=Subgame,
+            game_name=GAME_NAME,
+            run=run,
+            slug=slug,
+            tag=tag,
+            stats=stats,
+            max_concurrency=settings.max_concurrency,
+            processes=settings.processes,
+            progress=settings.progress,
+            label=f"[{variant}]",
+        )
+        timings[f"build_{variant}_s"] = solved.build_s
+        timings[f"solve_{variant}_s"] = solved.solve_s
+        sgs, curves, trees = solved.subgames, solved.curves, solved.trees
+        subgames[variant] = sgs
+        curves_by_variant[variant] = curves
         ess = studies.ess_iterations(curves)
         v: dict[str, Any] = {
             "trees": [
@@ -534,7 +513,7 @@ def run_experiment(
             v["guesses"] = report.guess_table(sgs)
             v["guesses_distinct"] = report.guess_table_distinct(sgs)
         # The final average policies come with the curves: no second CFR run per tree.
-        policies = list(curves.average_policies)
+        policies = solved.policies
         # Through the results folder, so the manifest lists them and --force clears them.
         policy_doc = exports.policy_document(sgs, policies, variant=variant, label=label)
         run.write_json(f"policy_{slug}.json", policy_doc)

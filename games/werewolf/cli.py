@@ -21,7 +21,9 @@
 * ``gt-llm werewolf summary game.jsonl [...]`` prints the deception summary of one
   log (several logs: pooled);
 * ``gt-llm werewolf replay game.jsonl`` re-applies a log and checks it reaches the
-  logged final state.
+  logged final state;
+* ``gt-llm werewolf view game.jsonl --out game.html`` (or a results folder) writes
+  self-contained HTML pages (:mod:`games.werewolf.view`).
 """
 
 from __future__ import annotations
@@ -350,7 +352,7 @@ def _replay(args: argparse.Namespace, *, write: Writer = say) -> int:
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Adds the ``werewolf`` command group (``play``, ``summary``, ``replay``, ``arena``, ``graph``)."""
     from games.engine.cli_options import add_common_options
-    from gt_llm.cli import non_negative_int, positive_int
+    from gt_llm.argtypes import non_negative_int, positive_int
 
     group = subparsers.add_parser(
         "werewolf",
@@ -414,10 +416,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     from games.werewolf.arena.graph import add_graph_parser
     from games.werewolf.arena.runner import add_arena_parser
     from games.werewolf.day.command import add_solve_parser
+    from games.werewolf.view.command import add_view_parser
 
     add_solve_parser(sub)  # the day as a CFR tree (issue 12)
     add_arena_parser(sub)  # opponent models against each other (issue 11)
     add_graph_parser(sub)  # a seat's GRATR trust graph from an arena log
+    add_view_parser(sub)  # logs and results folders as HTML pages (issue 20)
     group.set_defaults(func=lambda args: (group.print_help(), 2)[1])
 
 

@@ -29,7 +29,6 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import bm25s
 import numpy as np
 
 from gt_llm.opponents.base import (
@@ -65,6 +64,8 @@ def bm25_scores(documents: Sequence[str], query: str) -> np.ndarray:
     q = tokenize(query)
     if not documents or not q:
         return np.zeros(len(documents))
+    import bm25s  # here, not at import: it loads jax (about a second) in every process
+
     retriever = bm25s.BM25()
     retriever.index([tokenize(d) for d in documents], show_progress=False)
     return np.asarray(retriever.get_scores(q), dtype=float)

@@ -12,6 +12,7 @@ import games  # noqa: F401  (registers every game)
 import gt_llm
 import solvers
 from games.engine.registry import get_game_spec
+from games.engine.spiel import EngineGame
 from games.werewolf import rules
 from games.werewolf.day import abstraction, build, game, state
 from games.werewolf.day import steps as D
@@ -250,7 +251,10 @@ def test_the_same_day_builds_the_same_tree_twice(opponent_model):
 def test_the_day_game_is_registered_for_the_conformance_suite():
     spec = get_game_spec("werewolf-day")
     assert spec.short_name == state.SHORT_NAME
-    assert spec.conformance.build_tree is not None
+    # No builder of its own: the runner checks the engine's (EngineGame.build_tree).
+    assert spec.conformance.build_tree is None and spec.conformance.tree_game_strings
+    game = pyspiel.load_game(spec.conformance.tree_game_strings[0])
+    assert isinstance(game, EngineGame)
     for gs in spec.conformance.game_strings:
         assert pyspiel.load_game(gs).get_type().short_name == state.SHORT_NAME
 

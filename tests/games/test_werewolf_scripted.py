@@ -29,7 +29,8 @@ def test_same_seed_same_log(tmp_path):
     c = runner.play_game(cfg, seed=8, log=tmp_path / "c.jsonl")
     assert _records(a.log_path) == _records(b.log_path)
     assert a.digest == b.digest and a.digest != c.digest
-    assert not (tmp_path / "a.jsonl.tmp").exists()
+    # Every log was renamed into place: no temporary file is left.
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.jsonl", "b.jsonl", "c.jsonl"]
 
 
 def test_log_schema_and_replay(tmp_path):

@@ -228,7 +228,7 @@ def _csv_rows(summaries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 def add_arena_parser(sub: argparse._SubParsersAction) -> None:
     """Adds ``arena`` to the ``werewolf`` command group."""
     from games.engine.cli_options import add_common_options
-    from gt_llm.cli import positive_int
+    from gt_llm.argtypes import positive_int
 
     p = sub.add_parser(
         "arena",

@@ -15,7 +15,7 @@ from games.werewolf.day.abstraction import DEFAULT_ACTS, DEFAULT_TONES
 from games.werewolf.day.solve import SolveSettings, run_solve
 from games.werewolf.day.state import EXTRACTION, ORDERS
 from games.werewolf.day.summary import report_lines
-from gt_llm.cli import positive_int
+from gt_llm.argtypes import positive_int
 
 __all__ = [
     "add_solve_parser",
@@ -89,7 +89,7 @@ def _run(args: argparse.Namespace) -> int:
         )
     }
     run = open_results_dir(args, {"command": "werewolf solve", **fixed})
-    result = run_solve(settings)
+    result = run_solve(settings, results=run)
     run.finish()
     for line in report_lines(result.summary, result.out):
         say(line)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +11,7 @@ from matplotlib.figure import Figure
 
 from games.werewolf.day.summary import GROUPS
 from solvers.plots import plot_grouped_bars, plot_metric_panel, read_csv_rows, read_curves_csv
+from solvers.results import atomic_path
 
 __all__ = [
     "draw_all",
@@ -118,8 +118,7 @@ def draw_all(out: str | Path) -> list[Path]:
         ("fig_strategies.png", fig_strategies),
     ):
         fig = fn(out)
-        tmp = out / f".{name}.tmp.png"
-        fig.savefig(tmp, dpi=120)
-        os.replace(tmp, out / name)
+        with atomic_path(out / name) as tmp:
+            fig.savefig(tmp, dpi=120)
         paths.append(out / name)
     return paths

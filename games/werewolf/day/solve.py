@@ -19,6 +19,9 @@ Written to ``--out`` (every file through :mod:`solvers.writers` or renamed into 
 * ``days.csv`` (per day and model: speakers, their roles, final NashConv,
   CFR-Gain, CFR-Gain of each side, ESS iteration), ``strategies.csv``
   (per model and role group: the CFR probability of each tone and act);
+* ``decisions.json`` — every decision point of every day and model: speaker,
+  role, the statements before it, CFR's reach and its probability of each
+  (tone, act) (:mod:`games.werewolf.day.exports`; ``werewolf view OUT`` draws it);
 * figures drawn from those files: ``fig_nashconv_cfrgain.png``,
   ``fig_side_gain.png``, ``fig_strategies.png``.
 
@@ -41,23 +44,25 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-import time
 from pathlib import Path
 from typing import Any
 
+from games.engine.pipeline import build_and_solve
 from games.engine.results import model_label
 from games.werewolf import rules
 from games.werewolf.day.abstraction import DEFAULT_ACTS, DEFAULT_TONES, Abstraction
-from games.werewolf.day.build import build_days
+from games.werewolf.day.build import DaySubgame, day_tree_name
+from games.werewolf.day.exports import decisions_document
 from games.werewolf.day.figures import draw_all
 from games.werewolf.day.state import EXTRACTION, DaySettings
-from games.werewolf.day.steps import day_roots
+from games.werewolf.day.steps import DayGame, day_roots, root_step
 from games.werewolf.day.summary import _mean_std, _questions, _side_gains, strategy_by_role
 from gt_llm.cache import CachedModel
 from gt_llm.chat import ChatModel
-from gt_llm.parsing import ParsePolicy, ParseStats
+from gt_llm.parsing import ParseStats
 from gt_llm.registry import load_model
-from solvers import CFRSolver, Curves, GameTree, TreePolicy, cfr_curves, pure_policy, studies
+from solvers import GameTree, TreePolicy, pure_policy, studies
+from solvers.results import ResultsDir
 from solvers.writers import check_writable, write_csv, write_json
 
 __all__ = [
@@ -177,19 +182,20 @@ class SolveResult:
 # --- the run ---------------------------------------------------------------------
 
 
-def _write_curves(curves: Curves, path: Path, *, per_tree: bool, tag: dict[str, Any]) -> None:
-    # Curves.to_csv writes in place: write a temporary file and rename it.
-    tmp = path.with_name(f".{path.name}.tmp")
-    curves.to_csv(tmp, per_tree=per_tree, columns=tag)
-    os.replace(tmp, path)
-
-
-def run_solve(settings: SolveSettings, *, model: ChatModel | None = None) -> SolveResult:
+def run_solve(
+    settings: SolveSettings,
+    *,
+    model: ChatModel | None = None,
+    results: ResultsDir | None = None,
+) -> SolveResult:
     """Builds, solves and reports the day trees; see the module docstring.
 
     Args:
       settings: What to run (validated when built).
       model: A ready model (else ``settings.backend`` through the cache).
+      results: The opened results folder (``settings.out``), whose manifest
+        lists the curves; the caller finishes it. None writes into
+        ``settings.out`` directly.
 
     Raises:
       ValueError: an unwritable output folder, or too few games reach the day.
@@ -228,37 +234,34 @@ def run_solve(settings: SolveSettings, *, model: ChatModel | None = None) -> Sol
     timings: dict[str, float] = {}
     day_rows: list[dict[str, Any]] = []
     strat_rows: list[dict[str, Any]] = []
+    per_model = []  # (model, days, policies) for decisions.json
     for m in settings.models:
         ds = settings.day_settings(m)
         stats = ParseStats()
-        t0 = time.perf_counter()
-        subgames = build_days(
-            ds,
-            seeds,
+        solved = build_and_solve(
+            DayGame(ds),
+            [root_step(ds, seed) for seed in seeds],
             model,
-            policy=ParsePolicy(),
+            baseline=baseline,
+            iterations=settings.iterations,
+            tree_name=lambda sg: sg.day_root.label(),
+            cfr_variant=settings.cfr_variant,
+            subgame=DaySubgame,
+            game_name=day_tree_name,
+            run=results if results is not None else out,
+            slug=m,
+            tag=tag,
             stats=stats,
             max_concurrency=settings.max_concurrency,
+            processes=1,  # a handful of small trees: no worker processes
             progress=settings.progress,
-            label=f"[{m}] trees:",
+            label=f"[{m}]",
         )
-        timings[f"build_{m}_s"] = time.perf_counter() - t0
-        trees = [sg.tree for sg in subgames]
-        t0 = time.perf_counter()
-        curves = cfr_curves(
-            trees,
-            baseline,
-            settings.iterations,
-            variant=settings.cfr_variant,
-            tree_names=[sg.day_root.label() for sg in subgames],
-        )
-        policies = [
-            CFRSolver(t, variant=settings.cfr_variant).run(settings.iterations).average_policy()
-            for t in trees
-        ]
-        timings[f"solve_{m}_s"] = time.perf_counter() - t0
-        _write_curves(curves, out / f"curves_{m}.csv", per_tree=False, tag=tag)
-        _write_curves(curves, out / f"curves_{m}_per_tree.csv", per_tree=True, tag=tag)
+        timings[f"build_{m}_s"] = solved.build_s
+        timings[f"solve_{m}_s"] = solved.solve_s
+        # The CFR average policies come with the curves: nothing is solved twice.
+        subgames, curves, policies = solved.subgames, solved.curves, solved.policies
+        per_model.append((m, subgames, policies))
         ess = studies.ess_iterations(curves)
         sides = _side_gains(subgames, curves)
         with_wolf = [r for r in sides if r["werewolf_speaks"]]
@@ -328,6 +331,7 @@ def run_solve(settings: SolveSettings, *, model: ChatModel | None = None) -> Sol
     summary["timings"] = timings
     write_csv(out / "days.csv", day_rows)
     write_csv(out / "strategies.csv", strat_rows)
+    write_json(out / "decisions.json", decisions_document(per_model, label=label), indent=None)
     write_json(out / "summary.json", summary)
     draw_all(out)
     return SolveResult(out=out, summary=summary)

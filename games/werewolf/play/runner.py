@@ -33,7 +33,6 @@ import functools
 import hashlib
 import json
 import math
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -54,6 +53,7 @@ from games.werewolf.rules import (
     action_to_json,
     encode_action,
 )
+from solvers.results import atomic_path
 
 __all__ = [
     "SCHEMA",
@@ -212,12 +212,17 @@ def state_digest(state: GameState) -> str:
 
 
 class GameLog:
-    """A JSONL log written to ``path + '.tmp'`` and renamed into place on :meth:`close`."""
+    """A JSONL log written to a temporary file beside ``path``, renamed into place on :meth:`close`.
+
+    Through the project's one atomic writer (:func:`solvers.results.atomic_path`:
+    the file is fsync-ed before the rename).
+    """
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._tmp = self.path.with_name(self.path.name + ".tmp")
+        self._writing = atomic_path(self.path)
+        self._tmp = self._writing.__enter__()
         self._fh: IO[str] | None = self._tmp.open("w", encoding="utf-8")
 
     def write(self, type: str, **payload: Any) -> None:
@@ -230,7 +235,7 @@ class GameLog:
         if self._fh is not None:
             self._fh.close()
             self._fh = None
-            os.replace(self._tmp, self.path)
+            self._writing.__exit__(None, None, None)  # fsync, then rename into place
 
     def __enter__(self) -> GameLog:
         return self
