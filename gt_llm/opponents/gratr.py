@@ -965,8 +965,8 @@ def trust_graph_to_json(model: GratrModel) -> dict[str, Any]:
     }
 
 
-def _graphml_graph(model: GratrModel) -> nx.DiGraph:
-    # GraphML holds scalars only: lists go in as JSON strings.
+def trust_graph_graphml(model: GratrModel) -> nx.DiGraph:
+    """The graph with scalar attributes only, for GraphML (lists as JSON strings)."""
     h = nx.DiGraph()
     for n, d in model.nodes.items():
         h.add_node(
@@ -988,78 +988,51 @@ def _graphml_graph(model: GratrModel) -> nx.DiGraph:
     return h
 
 
-def write_trust_graph_json(model: GratrModel, path: str | os.PathLike[str]) -> None:
-    """Writes :func:`trust_graph_to_json` through the project's atomic writer."""
-    from solvers.results import atomic_write_json  # IO only when writing
-
-    atomic_write_json(path, trust_graph_to_json(model), indent=1)
-
-
-def write_trust_graph_graphml(model: GratrModel, path: str | os.PathLike[str]) -> None:
-    """Writes the graph as GraphML through the project's atomic writer."""
-    from solvers.results import atomic_path
-
-    with atomic_path(path) as tmp:
-        nx.write_graphml(_graphml_graph(model), tmp)
-
-
 def read_trust_graph_graphml(path: str | os.PathLike[str]) -> nx.DiGraph:
-    """Reads a GraphML file written by :func:`write_trust_graph_graphml` (scalars only)."""
+    """Reads a GraphML file of :func:`trust_graph_graphml` (scalars only)."""
     return nx.read_graphml(os.fspath(path))
 
 
-def draw_trust_graph(
-    model: GratrModel, path: str | os.PathLike[str], *, title: str | None = None
-) -> None:
-    """Draws the graph to an image file (matplotlib, Agg).
+def trust_graph_figure(model: GratrModel, *, title: str | None = None) -> Any:
+    """The graph drawn as a matplotlib figure (the caller saves and closes it).
 
     Nodes are coloured by trust (red -1 ... green +1, pinned nodes outlined);
     edges are green for positive trust, red for negative, grey for 0, with width
-    proportional to |T|.
+    proportional to |T|. Writing files is the caller's (games write through the
+    project's atomic writer).
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     g = model.graph
     order = sorted(g.nodes)
     fig, ax = plt.subplots(figsize=(6, 6))
-    try:
-        pos = nx.circular_layout(order)
-        nx.draw_networkx_nodes(
-            g,
-            pos,
-            nodelist=order,
-            node_color=[float(g.nodes[n]["trust"]) for n in order],
-            cmap="RdYlGn",
-            vmin=-1,
-            vmax=1,
-            edgecolors=["black" if g.nodes[n]["pinned"] else "none" for n in order],
-            ax=ax,
-        )
-        nx.draw_networkx_labels(g, pos, font_size=8, ax=ax)
-        edges = list(g.edges(data="trust"))
-        nx.draw_networkx_edges(
-            g,
-            pos,
-            edgelist=[(a, b) for a, b, _ in edges],
-            edge_color=[
-                "tab:green" if t > 0 else "tab:red" if t < 0 else "grey" for *_, t in edges
-            ],
-            width=[0.5 + 4.0 * abs(t) for *_, t in edges],
-            arrows=True,
-            connectionstyle="arc3,rad=0.1",
-            ax=ax,
-        )
-        ax.set_title(title or f"GRATR trust graph of {model.context.self_id or 'observer'}")
-        ax.set_axis_off()
-        from solvers.results import atomic_path
-
-        with atomic_path(path) as tmp:
-            fig.savefig(tmp, format=tmp.suffix.lstrip(".") or "png", dpi=120)
-    finally:
-        plt.close(fig)
+    pos = nx.circular_layout(order)
+    nx.draw_networkx_nodes(
+        g,
+        pos,
+        nodelist=order,
+        node_color=[float(g.nodes[n]["trust"]) for n in order],
+        cmap="RdYlGn",
+        vmin=-1,
+        vmax=1,
+        edgecolors=["black" if g.nodes[n]["pinned"] else "none" for n in order],
+        ax=ax,
+    )
+    nx.draw_networkx_labels(g, pos, font_size=8, ax=ax)
+    edges = list(g.edges(data="trust"))
+    nx.draw_networkx_edges(
+        g,
+        pos,
+        edgelist=[(a, b) for a, b, _ in edges],
+        edge_color=["tab:green" if t > 0 else "tab:red" if t < 0 else "grey" for *_, t in edges],
+        width=[0.5 + 4.0 * abs(t) for *_, t in edges],
+        arrows=True,
+        connectionstyle="arc3,rad=0.1",
+        ax=ax,
+    )
+    ax.set_title(title or f"GRATR trust graph of {model.context.self_id or 'observer'}")
+    ax.set_axis_off()
+    return fig
 
 
 __all__ = [
@@ -1076,12 +1049,11 @@ __all__ = [
     "chain_value",
     "chain_weight",
     "combine_chains",
-    "draw_trust_graph",
     "make_gratr",
     "merge_edge_trust",
     "node_trust_update",
     "read_trust_graph_graphml",
+    "trust_graph_figure",
+    "trust_graph_graphml",
     "trust_graph_to_json",
-    "write_trust_graph_graphml",
-    "write_trust_graph_json",
 ]

@@ -15,12 +15,9 @@ from gt_llm.opponents.gratr import (
     backward_increment,
     chain_value,
     combine_chains,
-    draw_trust_graph,
     merge_edge_trust,
     read_trust_graph_graphml,
     trust_graph_to_json,
-    write_trust_graph_graphml,
-    write_trust_graph_json,
 )
 
 
@@ -296,15 +293,17 @@ def test_export_json_graphml_and_drawing(g0, tmp_path):
     data = json.loads(json.dumps(trust_graph_to_json(m)))
     assert {n["id"] for n in data["nodes"]} == set(PLAYERS)
     assert {(e["source"], e["target"]) for e in data["edges"]} == {(p(1), p(2)), (p(3), p(1))}
-    write_trust_graph_json(m, tmp_path / "g.json")
+    from games.werewolf.arena.graph import write_trust_graph  # the games write files
+
+    write_trust_graph(m, tmp_path / "g.json")
     assert json.loads((tmp_path / "g.json").read_text()) == data
-    write_trust_graph_graphml(m, tmp_path / "g.graphml")
+    write_trust_graph(m, tmp_path / "g.graphml")
     h = read_trust_graph_graphml(tmp_path / "g.graphml")
     assert isinstance(h, nx.DiGraph)
     assert h.number_of_nodes() == 8 and h.number_of_edges() == 2
     assert h.edges[p(3), p(1)]["trust"] == pytest.approx(m.edge_trust(p(3), p(1)))
     assert h.nodes[p(5)]["fact"] == "werewolf"
-    draw_trust_graph(m, tmp_path / "g.png")
+    write_trust_graph(m, tmp_path / "g.png")
     assert (tmp_path / "g.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert sorted(x.name for x in tmp_path.iterdir()) == ["g.graphml", "g.json", "g.png"]
 
