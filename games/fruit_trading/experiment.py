@@ -58,7 +58,7 @@ import numpy as np
 from games.engine.pipeline import build_and_solve
 from games.engine.results import model_label
 from games.fruit_trading import exports, report
-from games.fruit_trading.dialogue import Config, DialogueGame
+from games.fruit_trading.dialogue import Config, DialogueLogic
 from games.fruit_trading.rules import NAMINGS, POOLINGS, TONES
 from games.fruit_trading.tree import (
     GAME_NAME,
@@ -450,13 +450,13 @@ def run_experiment(
     label = model_label(model)
     logger.info(
         "fruit trading: %s, %d inits, %d iterations",
-        label["label"],
+        label.label,
         settings.inits,
         settings.iterations,
     )
     timings: dict[str, float] = {}
     summary: dict[str, Any] = {
-        **label,
+        **label.to_json(),
         "settings": settings.public(),
         "variants": {},
     }
@@ -476,9 +476,9 @@ def run_experiment(
         )
         stats = ParseStats()
         slug = variant.replace("+", "_")
-        tag = {"backend": label["backend"], "model": label["model"]}
+        tag = {"backend": label.backend, "model": label.model}
         solved = build_and_solve(
-            DialogueGame(cfg),
+            DialogueLogic(cfg),
             root_steps(range(settings.inits), cfg),
             model,
             baseline=any_baseline,

@@ -89,10 +89,10 @@ def _check_play_args(args: argparse.Namespace, num_players: int) -> None:
 def _seats(config, human: int | None, stdin, write: Writer, rules_players: bool) -> list:
     """Per seat a Player, or None for an LLM seat."""
     from games.werewolf.players.human import HumanPlayer
-    from games.werewolf.players.rule_based import ScriptedPlayer
+    from games.werewolf.players.rule_based import RuleBasedPlayer
 
     n = config.num_players
-    seats: list = [ScriptedPlayer() for _ in range(n)] if rules_players else [None] * n
+    seats: list = [RuleBasedPlayer() for _ in range(n)] if rules_players else [None] * n
     if human is not None:
         seats[human] = HumanPlayer(stdin.readline, write)
     return seats
@@ -199,9 +199,9 @@ def _play(args: argparse.Namespace, *, stdin=None, write: Writer = say) -> int:
 def _play_many(args: argparse.Namespace, config, model, write: Writer, run) -> int:
     from tqdm.auto import tqdm
 
+    from games.engine.results import model_label
     from games.werewolf.deception.summary import pooled_summary
     from games.werewolf.play import runner
-    from games.werewolf.players.table import model_label
     from solvers.results import finite_or_none
 
     out = run.path
@@ -230,7 +230,7 @@ def _play_many(args: argparse.Namespace, config, model, write: Writer, run) -> i
             played = _run_all(game, seeds, jobs, on_done=lambda: bar.update(1))
     elapsed = time.perf_counter() - start
     results = [r for r, _ in played]
-    label = "rule players (no LLM, no prompts)" if model is None else model_label(model)
+    label = "rule players (no LLM, no prompts)" if model is None else model_label(model).label
     summary: dict = {
         "players": label,
         "config": config.as_dict(),

@@ -292,7 +292,7 @@ def play_game(
 
     Args:
         config: the rules settings.
-        players: one per seat; default scripted players everywhere.
+        players: one per seat; default rule-based players everywhere.
         seed: seeds chance and every player's generator.
         log: a path (JSONL, written atomically) or an open :class:`GameLog` (left open,
             so callers can add their own records), or None.
@@ -303,12 +303,12 @@ def play_game(
         table: who decides (e.g. :class:`~games.werewolf.players.table.LLMTable`); replaces
             ``players`` and ``decide_batch``.
     """
-    from games.werewolf.players.rule_based import ScriptedPlayer
+    from games.werewolf.players.rule_based import RuleBasedPlayer
 
     n = config.num_players
     if table is None:
         if players is None:
-            players = [ScriptedPlayer() for _ in range(n)]
+            players = [RuleBasedPlayer() for _ in range(n)]
         if len(players) != n:
             raise ValueError(f"play_game: {len(players)} players for {n} seats; pass one per seat")
         table = SeatTable(players, decide_batch)
