@@ -7,6 +7,7 @@ fake chat-completions server (tests/llm/fake_server.py), as a new user would.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import subprocess
 import sys
@@ -303,3 +304,82 @@ def test_a_full_disk_names_the_file(tmp_path, monkeypatch):
         atomic_write_text(tmp_path / "summary.json", "{}")
     assert "summary.json" in str(err.value) and "No space left" in str(err.value)
     assert list(tmp_path.iterdir()) == []
+
+
+# -- 14. no orphans when the parent is killed -----------------------------------------------------
+
+
+def _processes_with(marker: str) -> list[int]:
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            if marker.encode() in (proc / "environ").read_bytes():
+                found.append(int(proc.name))
+        except OSError:
+            continue
+    return found
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGKILL"])
+def test_killing_a_run_with_worker_processes_leaves_no_orphan(env, tmp_path, sig):
+    import os
+    import signal
+    import time
+
+    marker = f"GT_LLM_ORPHAN_TEST={os.getpid()}_{sig}"
+    name, _, value = marker.partition("=")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gt_llm.cli", "fruit-trading", "run", "--inits", "4",
+         "--iterations", "200000", "--max-messages", "4", "--processes", "2", "--no-progress",
+         "--no-whole-game", "--out", str(tmp_path / "o")],
+        env=dict(env, **{name: value}), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    deadline = time.monotonic() + 120
+    while not (tmp_path / "o" / "manifest.json").exists():  # running, past the checks
+        assert proc.poll() is None and time.monotonic() < deadline
+        time.sleep(0.1)
+    time.sleep(3.0)  # into the solves
+    proc.send_signal(getattr(signal, sig))
+    proc.wait(timeout=30)
+    deadline = time.monotonic() + 5
+    while _processes_with(marker) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = _processes_with(marker)
+    for pid in left:  # never leave them behind, even when the test fails
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    assert left == []
+
+
+# -- 8/9. size flags refused from the estimate, before any call, in one line naming the flag -------
+
+HUGE = "1" + "0" * 400
+
+
+@pytest.mark.parametrize(
+    ("args", "flag"),
+    [
+        (("fruit-trading", "run", "--max-messages", "5000"), "--max-messages"),
+        (("fruit-trading", "run", "--max-messages", "1000000"), "--max-messages"),
+        (("fruit-trading", "run", "--max-messages", "200"), "--max-messages"),
+        (("fruit-trading", "run", "--iterations", HUGE), "--iterations"),
+        (("werewolf", "play", "--games", "100000000000"), "--games"),
+        (("werewolf", "arena", "--games", "100000000000"), "--games"),
+        (("werewolf", "solve", "--iterations", "3000000000"), "--iterations"),
+        (("werewolf", "solve", "--iterations", "99999999999999999999"), "--iterations"),
+        (("werewolf", "solve", "--days", "100000000000"), "--days"),
+    ],
+)
+def test_size_flags_are_refused_before_any_call_naming_the_flag(server, tmp_path, args, flag):
+    import time
+
+    start = time.monotonic()
+    code, err = run_main(*args, "--backend", f"openai:m@{server.url}/v1", "--out",
+                         str(tmp_path / "o"))  # fmt: skip
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and flag in lines[0], err[-800:]
+    assert len(lines[0]) < 400  # no 240-digit counts
+    assert server.request_count == 0 and not (tmp_path / "o").exists()
+    assert time.monotonic() - start < 30

@@ -256,3 +256,15 @@ def test_solve_lists_all_its_files_in_the_manifest(tmp_path):
     written = {p.name for p in out.iterdir() if p.is_file()} - {"manifest.json"}
     written = {n for n in written if not n.startswith("llm_cache")}
     assert written and written <= files, written - files
+
+
+def test_graph_refuses_a_step_the_log_does_not_have(tmp_path):
+    out = tmp_path / "arena"
+    code, _, err = run_main("werewolf", "arena", "--models", "none,gratr", "--games", "1",
+                            "--no-progress", "--out", str(out))  # fmt: skip
+    assert code == 0, err
+    log = out / "logs" / "none_vs_gratr" / "game_0000.jsonl"
+    code, _, err = run_main("werewolf", "graph", str(log), "--player", "0", "--step", "999999",
+                            "--out", str(tmp_path / "g.json"))  # fmt: skip
+    assert code == 2 and "--step" in err and "999999" in err, err
+    assert not (tmp_path / "g.json").exists()

@@ -94,6 +94,10 @@ def _check_arena_args(args: argparse.Namespace) -> tuple[Config, tuple[str, ...]
         overrides["roles"] = rules.RoleSet.parse(args.roles)
     config = rules.preset(args.preset, **overrides)
     check_seating(config)
+    from games.werewolf.estimate import check_games
+
+    # Every pair's games are kept until the report: the size, before any call.
+    check_games(len(model_pairs(models)) * args.games, flag="--games")
     BeliefSettings(k=args.k, top_k=args.top_k, threshold=args.threshold)
     return config, models
 

@@ -23,6 +23,7 @@ from games.werewolf.day.solve import SolveSettings, run_solve
 from games.werewolf.day.state import EXTRACTION, ORDERS
 from games.werewolf.day.steps import day_roots
 from games.werewolf.day.summary import report_lines
+from games.werewolf.estimate import check_solve
 from gt_llm.argtypes import positive_int
 
 __all__ = [
@@ -83,6 +84,7 @@ def _run(args: argparse.Namespace) -> int:
     # The game's precondition (enough games reach the day), the backend, key and cache,
     # all before the folder is touched; then the manifest (complete: false), refusal of a
     # folder with other settings (--force clears only its listed files), then the run.
+    check_solve(days=args.days, models=len(settings.models), iterations=args.iterations)
     day_roots(settings.day_settings(settings.models[0]), settings.days, first_seed=args.seed)
     model = prepare_model(args)
     try:
