@@ -383,3 +383,64 @@ def test_size_flags_are_refused_before_any_call_naming_the_flag(server, tmp_path
     assert len(lines[0]) < 400  # no 240-digit counts
     assert server.request_count == 0 and not (tmp_path / "o").exists()
     assert time.monotonic() - start < 30
+
+
+# -- 11. damaged results folders: one line naming the file, no traceback ---------------------------
+
+
+def _damage_folder(out: Path, how: str) -> str:
+    summary = out / "summary.json"
+    curves = out / "curves_tone.csv"
+    data = json.loads(summary.read_text())
+    if how == "summary-is-a-list":
+        summary.write_text("[1, 2]")
+        return "summary.json"
+    if how == "summary-truncated":
+        summary.write_text(summary.read_text()[:200])
+        return "summary.json"
+    if how == "summary-deeply-nested":
+        summary.write_text('{"a": ' + "[" * 100000 + "]" * 100000 + "}")
+        return "summary.json"
+    if how == "variant-is-a-string":
+        data["variants"]["tone"] = "oops"
+    elif how == "final-missing":
+        del data["variants"]["tone"]["final"]
+    elif how == "settings-wrong-type":
+        data["settings"]["inits"] = "thirty"
+    if how in ("variant-is-a-string", "final-missing", "settings-wrong-type"):
+        summary.write_text(json.dumps(data))
+        return "summary.json"
+    if how == "curves-empty":
+        curves.write_text("")
+    elif how == "curves-header-only":
+        curves.write_text(curves.read_text().splitlines()[0] + "\n")
+    elif how == "curves-not-a-number":
+        lines = curves.read_text().splitlines()
+        cells = lines[2].split(",")
+        cells[1] = "banana"
+        lines[2] = ",".join(cells)
+        curves.write_text("\n".join(lines) + "\n")
+    elif how == "curves-truncated-row":
+        lines = curves.read_text().splitlines()
+        curves.write_text("\n".join([*lines[:3], lines[3][:5]]) + "\n")
+    elif how == "manifest-files-not-a-list":
+        manifest = json.loads((out / "manifest.json").read_text())
+        manifest["files"] = "all of them"
+        (out / "manifest.json").write_text(json.dumps(manifest))
+        return "manifest.json"
+    return "curves_tone.csv"
+
+
+FOLDER_DAMAGES = ["summary-is-a-list", "summary-truncated", "summary-deeply-nested",
+                  "variant-is-a-string", "final-missing", "settings-wrong-type", "curves-empty",
+                  "curves-header-only", "curves-not-a-number", "curves-truncated-row",
+                  "manifest-files-not-a-list"]  # fmt: skip
+
+
+@pytest.mark.parametrize("how", FOLDER_DAMAGES)
+def test_damaged_results_folders_are_reported_in_one_line(finished, how):
+    name = _damage_folder(finished, how)
+    code, err = run_main("fruit-trading", "figures", "--out", str(finished))
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1, err[-1500:]
+    assert name in lines[0] and "Traceback" not in err, lines[0]
