@@ -8,7 +8,7 @@ calls.
 * **Series and arena.** Every finished game's result (final state, counters,
   deception summary) is kept until the summary is written: about 144 KB a
   game measured (``werewolf play --games 220`` vs ``--games 20`` with the
-  stand-in: 29 MB more peak memory), 256 KiB counted.
+  stand-in: 29 MB more peak memory), 256 KiB counted, above a measured base.
 * **Solve.** The CFR curves of every day tree are kept: the same count as the
   fruit-trading experiment (:data:`games.fruit_trading.estimate.CURVE_VALUES`
   float64 values per tree and iteration, every iteration recorded).
@@ -22,8 +22,12 @@ __all__ = ["check_games", "check_solve", "games_bytes", "solve_bytes"]
 
 #: Bytes counted per finished game kept in memory (measured about 144 KB).
 BYTES_PER_GAME = 256 * 1024
-#: Interpreter, libraries, the model and one game in flight.
-BASE_BYTES = 400 * 2**20
+#: Interpreter, libraries, the model and one game in flight (measured 176 MiB peak for
+#: ``werewolf play --games 20`` with the stand-in; benchmarks/estimates.py).
+BASE_BYTES = 192 * 2**20
+#: The same for ``werewolf solve``, which also loads the solver kernels and builds trees
+#: (measured 433 MiB for ``--days 4 --iterations 2000``).
+SOLVE_BASE_BYTES = 400 * 2**20
 
 
 def games_bytes(games: int) -> int:
@@ -45,7 +49,8 @@ def solve_bytes(trees: int, iterations: int) -> int:
     """Peak memory of ``werewolf solve`` with ``trees`` day trees, about (curves dominate)."""
     from games.fruit_trading.estimate import CURVE_VALUES, ITERATION_ARRAYS
 
-    return BASE_BYTES + trees * iterations * CURVE_VALUES * 8 + iterations * ITERATION_ARRAYS * 8
+    curves = trees * iterations * CURVE_VALUES * 8 + iterations * ITERATION_ARRAYS * 8
+    return SOLVE_BASE_BYTES + curves
 
 
 def check_solve(*, days: int, models: int, iterations: int) -> None:

@@ -268,3 +268,28 @@ def test_graph_refuses_a_step_the_log_does_not_have(tmp_path):
                             "--out", str(tmp_path / "g.json"))  # fmt: skip
     assert code == 2 and "--step" in err and "999999" in err, err
     assert not (tmp_path / "g.json").exists()
+
+
+def test_four_werewolf_series_sharing_a_cache_pay_each_distinct_call_once(tmp_path):
+    # Issue 18, point 5, as written: four `werewolf play --games 8` at once on one cache.
+    import sqlite3
+
+    cache = tmp_path / "shared.sqlite"
+    with FakeChatServer() as server:
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-m", "gt_llm.cli", "-q", "werewolf", "play", "--games", "8",
+                 "--no-progress", "--cache", str(cache), "--out", str(tmp_path / f"s{i}"),
+                 "--backend", f"openai:m@{server.url}/v1"],
+                env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            )
+            for i in range(4)
+        ]  # fmt: skip
+        for p in procs:
+            _, err = p.communicate(timeout=600)
+            assert p.returncode == 0, err[-1500:]
+        requests = server.request_count
+    conn = sqlite3.connect(cache)
+    distinct = conn.execute("SELECT COUNT(*) FROM calls").fetchone()[0]
+    conn.close()
+    assert distinct > 1000 and requests == distinct
