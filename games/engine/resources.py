@@ -43,6 +43,20 @@ def available_memory_bytes() -> int | None:
         return None
 
 
+#: float64 values a CFR curves object holds per tree and recorded iteration (3 metrics
+#: + 2 x 2 per player); every command that keeps curves counts its memory with these.
+CURVE_VALUES = 7
+#: Per-iteration values per study besides the per-tree ones (schedule, means, stds,
+#: counts, ratios, and the CSV rows written from them); calibrated with
+#: benchmarks/estimates.py.
+ITERATION_ARRAYS = 64
+
+
+def curves_bytes(trees: int, iterations: int, studies: int = 1) -> int:
+    """Memory of the CFR curves of ``trees`` trees over ``iterations`` iterations, about."""
+    return trees * iterations * CURVE_VALUES * 8 + studies * iterations * ITERATION_ARRAYS * 8
+
+
 def format_bytes(n: float) -> str:
     """``1536`` -> ``'1.5 KiB'``; beyond a thousand PiB, ``'1000+ PiB'``.
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from games.engine.resources import format_bytes, require_memory
+from games.engine.resources import curves_bytes, format_bytes, require_memory
 from games.fruit_trading.rules import TONES
 
 __all__ = ["WorkEstimate", "check_fits", "estimate_work"]
@@ -34,11 +34,6 @@ __all__ = ["WorkEstimate", "check_fits", "estimate_work"]
 BYTES_PER_NODE = 1536
 #: Model requests per node, measured at the paper's defaults with the stand-in.
 CALLS_PER_NODE = 1.2
-#: float64 values a curves object holds per tree and iteration (3 metrics + 2 x 2 per player).
-CURVE_VALUES = 7
-#: Per-iteration values per variant besides the per-tree ones (schedule, means, stds,
-#: counts, ratios, and the CSV rows written from them).
-ITERATION_ARRAYS = 64
 #: Interpreter, libraries and compiled kernels.
 BASE_BYTES = 400 * 2**20
 #: Largest subgame a run may build (1.5 KiB a node: 150 GB). Beyond it the count is not
@@ -124,12 +119,7 @@ def estimate_work(
     trees = inits * variants
     nodes = trees * per_tree
     # Trees are built per variant and all kept until the end; so are the curves.
-    memory = (
-        BASE_BYTES
-        + nodes * BYTES_PER_NODE
-        + trees * iterations * CURVE_VALUES * 8
-        + variants * iterations * ITERATION_ARRAYS * 8
-    )
+    memory = BASE_BYTES + nodes * BYTES_PER_NODE + curves_bytes(trees, iterations, variants)
     return WorkEstimate(
         trees=trees,
         nodes_per_tree=per_tree,

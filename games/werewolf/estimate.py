@@ -10,13 +10,13 @@ calls.
   game measured (``werewolf play --games 220`` vs ``--games 20`` with the
   stand-in: 29 MB more peak memory), 256 KiB counted, above a measured base.
 * **Solve.** The CFR curves of every day tree are kept: the same count as the
-  fruit-trading experiment (:data:`games.fruit_trading.estimate.CURVE_VALUES`
+  fruit-trading experiment (:func:`games.engine.resources.curves_bytes`:
   float64 values per tree and iteration, every iteration recorded).
 """
 
 from __future__ import annotations
 
-from games.engine.resources import require_memory
+from games.engine.resources import curves_bytes, require_memory
 
 __all__ = ["check_games", "check_solve", "games_bytes", "solve_bytes"]
 
@@ -47,10 +47,7 @@ def check_games(games: int, *, flag: str = "--games") -> None:
 
 def solve_bytes(trees: int, iterations: int) -> int:
     """Peak memory of ``werewolf solve`` with ``trees`` day trees, about (curves dominate)."""
-    from games.fruit_trading.estimate import CURVE_VALUES, ITERATION_ARRAYS
-
-    curves = trees * iterations * CURVE_VALUES * 8 + iterations * ITERATION_ARRAYS * 8
-    return SOLVE_BASE_BYTES + curves
+    return SOLVE_BASE_BYTES + curves_bytes(trees, iterations)
 
 
 def check_solve(*, days: int, models: int, iterations: int) -> None:
