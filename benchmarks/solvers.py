@@ -161,25 +161,25 @@ def cpp_reference(game, tree, baseline, iterations: int):
 
     Returns (nash_conv, cfr_gain, seconds spent outside the CFR-Gain evaluation).
     """
-    start = time.perf_counter()
+    start = time.process_time()
     cached = pyspiel.convert_to_cached_tree(game)
     base = os_policy.python_policy_to_pyspiel_policy(
         solvers.to_tabular_policy(tree, baseline, game)
     )
     root = cached.new_initial_state()
     solver = pyspiel.CFRSolver(cached)
-    gain_s = time.perf_counter()
+    gain_s = time.process_time()
     base_values = pyspiel.expected_returns(root, base, -1, True)
-    gain_s = time.perf_counter() - gain_s
+    gain_s = time.process_time() - gain_s
     nash, gain = np.zeros(iterations), np.zeros(iterations)
     for k in range(iterations):
         solver.evaluate_and_update_policy()
         avg = solver.average_policy()
         nash[k] = pyspiel.nash_conv(cached, avg)
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         gain[k] = _pyspiel_cfr_gain(root, avg, base, base_values)
-        gain_s += time.perf_counter() - t0
-    return nash, gain, time.perf_counter() - start - gain_s
+        gain_s += time.process_time() - t0
+    return nash, gain, time.process_time() - start - gain_s
 
 
 def cpp_tuned_reference(game, tree, baseline, iterations: int):
