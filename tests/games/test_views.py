@@ -14,8 +14,6 @@ import json
 import math
 import os
 import re
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -29,6 +27,7 @@ from games.werewolf.view.index import folder_kind, write_folder_pages
 from games.werewolf.view.page import game_page
 from games.werewolf.view.timeline import game_data, log_counts, read_records
 from solvers.results import ResultsError
+from tests.cli_runner import run_cli
 from tests.headless_chromium import Browser, find_chromium
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -156,15 +155,11 @@ def test_fruit_view_errors_name_the_fix(fruit_dir):
 
 def test_fruit_view_cli(fruit_dir, tmp_path):
     out = tmp_path / "page.html"
-    cmd = [sys.executable, "-m", "gt_llm.cli", "fruit-trading", "view", str(fruit_dir)]
-    ok = subprocess.run(
-        [*cmd, "--init", "1", "--out", str(out)], capture_output=True, text=True, cwd=ROOT
-    )
+    cmd = ["fruit-trading", "view", str(fruit_dir)]
+    ok = run_cli([*cmd, "--init", "1", "--out", str(out)], cwd=ROOT)
     assert ok.returncode == 0, ok.stderr
     assert ok.stdout.strip() == str(out) and out.stat().st_size > 1000
-    bad = subprocess.run(
-        [*cmd, "--out", str(tmp_path / "p.txt")], capture_output=True, text=True, cwd=ROOT
-    )
+    bad = run_cli([*cmd, "--out", str(tmp_path / "p.txt")], cwd=ROOT)
     assert bad.returncode != 0 and "--out: end the file name in .html" in bad.stderr
 
 
@@ -195,15 +190,8 @@ def test_fruit_page_shows_the_whole_tree(browser, fruit_dir, tmp_path):
 
 
 def _gt(*argv: str, cwd: Path) -> str:
-    """Runs ``gt-llm ARGV`` (this checkout) and returns its output; fails the test on error."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    run = subprocess.run(
-        [sys.executable, "-m", "gt_llm.cli", *argv],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env,
-    )
+    """Runs ``gt-llm ARGV`` in this process (``tests/cli_runner.py``); fails the test on error."""
+    run = run_cli(argv, cwd=cwd)
     assert run.returncode == 0, run.stderr
     return run.stdout
 
@@ -566,19 +554,12 @@ def test_view_command_on_every_input(ww, solve_dir, tmp_path):
         "werewolf", "view", str(solve_dir), "--out", str(tmp_path / "days.html"), cwd=tmp_path
     )
     assert (tmp_path / "days.html").stat().st_size > 1000
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     for argv, message in (
         ([str(tmp_path / "nope")], "no such log or folder"),
         ([str(tmp_path)], "not a Werewolf results folder"),
         ([str(ww / "g.jsonl"), "--out", "g.txt"], "--out: end the file name in .html"),
     ):
-        run = subprocess.run(
-            [sys.executable, "-m", "gt_llm.cli", "werewolf", "view", *argv],
-            capture_output=True,
-            text=True,
-            cwd=tmp_path,
-            env=env,
-        )
+        run = run_cli(["werewolf", "view", *argv], cwd=tmp_path)
         assert run.returncode != 0 and message in run.stderr and "Traceback" not in run.stderr
 
 
