@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from tqdm.auto import tqdm
 
 from games.engine.calls import run_batched
-from games.engine.protocol import CHANCE, ExpandedNode, LLMGame, S
+from games.engine.protocol import CHANCE, ExpandedNode, GameLogic, S
 from gt_llm.chat import ChatModel
 from gt_llm.parsing import ParsePolicy, ParseStats
 
@@ -50,7 +50,7 @@ logger = logging.getLogger(__name__)
 CHUNK = 2048
 
 
-def _branches(game: LLMGame[S], state: S) -> list[tuple[int, int | None]]:
+def _branches(game: GameLogic[S], state: S) -> list[tuple[int, int | None]]:
     """The (action, outcome) keys of a non-terminal state's children, in tree order."""
     if game.current_player(state) == CHANCE:
         return [(int(o), None) for o, _ in game.chance_outcomes(state)]
@@ -65,7 +65,7 @@ def _branches(game: LLMGame[S], state: S) -> list[tuple[int, int | None]]:
 
 
 def expand(
-    game: LLMGame[S],
+    game: GameLogic[S],
     roots: Sequence[S],
     model: ChatModel,
     *,
@@ -135,7 +135,7 @@ def expand(
 
 
 def expand_from_steps(
-    game: LLMGame[S],
+    game: GameLogic[S],
     root_steps: Sequence[Any],
     model: ChatModel,
     *,
@@ -170,7 +170,7 @@ def expand_from_steps(
 
 def add_to_builder(
     builder: TreeBuilder,
-    game: LLMGame[S],
+    game: GameLogic[S],
     node: ExpandedNode[S],
     *,
     parent: int | None = None,
@@ -218,7 +218,7 @@ def add_to_builder(
         queue = nxt
 
 
-def subgame_tree(game: LLMGame[S], node: ExpandedNode[S], *, game_name: str = "") -> GameTree:
+def subgame_tree(game: GameLogic[S], node: ExpandedNode[S], *, game_name: str = "") -> GameTree:
     """The game tree below one expanded root."""
     from solvers import TreeBuilder
 
@@ -228,7 +228,7 @@ def subgame_tree(game: LLMGame[S], node: ExpandedNode[S], *, game_name: str = ""
 
 
 def whole_game_tree(
-    game: LLMGame[S], nodes: Sequence[ExpandedNode[S]], *, game_name: str = ""
+    game: GameLogic[S], nodes: Sequence[ExpandedNode[S]], *, game_name: str = ""
 ) -> GameTree:
     """A uniform chance node over the roots, then each root's tree."""
     from solvers import TreeBuilder
@@ -265,7 +265,7 @@ SG = TypeVar("SG", bound=Subgame)
 
 
 def build_subgames(
-    game: LLMGame[S],
+    game: GameLogic[S],
     root_steps: Sequence[Any],
     model: ChatModel,
     *,
