@@ -34,7 +34,7 @@ from gt_llm.backends.openai_compat import parse_spec_rest
 from gt_llm.errors import GtLlmError
 from gt_llm.registry import backend_info
 from gt_llm.retry import RetryPolicy
-from gt_llm.safety import redact, terminal_safe
+from gt_llm.safety import RedactingFilter, public_spec, redact, terminal_safe
 
 logger = logging.getLogger("gt_llm.cli")
 
@@ -299,6 +299,16 @@ def _configure_logging(verbose: int, quiet: bool) -> None:
     else:
         level = logging.WARNING
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", force=True)
+    # Every line and traceback logged by any module is redacted on its way out.
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(RedactingFilter())
+
+
+def _redacting_excepthook(kind, value, tb) -> None:  # type: ignore[no-untyped-def]
+    # An unexpected error still prints its traceback, without the secrets it may quote.
+    import traceback
+
+    sys.stderr.write(redact("".join(traceback.format_exception(kind, value, tb))))
 
 
 def _error(message: str) -> int:
@@ -314,8 +324,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     Args:
       argv: Arguments without the program name (default ``sys.argv[1:]``).
     """
+    # Credentials in any argument (a backend URL's user:password, query keys) are
+    # registered before anything can print them, and the command line itself, which
+    # manifests record, keeps only the public labels.
+    raw = list(sys.argv[1:] if argv is None else argv)
+    for arg in raw:
+        public_spec(arg)
+    sys.argv = [public_spec(a) for a in sys.argv]
+    sys.excepthook = _redacting_excepthook
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(raw)
     _configure_logging(args.verbose, args.quiet)
     func: Callable[[argparse.Namespace], int] | None = getattr(args, "func", None)
     if func is None:

@@ -2,7 +2,7 @@
 
 * :mod:`games.engine.calls` — the call driver: :class:`Call`, :func:`run_sync`,
   :func:`run_batched` (steps are generators of Calls);
-* :mod:`games.engine.protocol` — what a game implements (:class:`LLMGame`)
+* :mod:`games.engine.protocol` — what a game implements (:class:`GameLogic`)
   and the expanded-tree node (:class:`ExpandedNode`);
 * :mod:`games.engine.tree` — batched, cached tree expansion and
   :class:`solvers.GameTree` building (:func:`expand`, :func:`subgame_tree`,
@@ -20,7 +20,7 @@ See ``docs/architecture.md``.
 
 from games.engine.calls import Call, Step, run_batched, run_sync
 from games.engine.cli_options import add_common_options, load_model_from_args
-from games.engine.protocol import CHANCE, ExpandedNode, LLMGame
+from games.engine.protocol import CHANCE, ExpandedNode, GameLogic
 from games.engine.registry import (
     ConformanceParams,
     GameSpec,
@@ -47,7 +47,7 @@ __all__ = [
     "ExpandedNode",
     "GameSpec",
     "InformationStateObserver",
-    "LLMGame",
+    "GameLogic",
     "RootCache",
     "Step",
     "add_common_options",

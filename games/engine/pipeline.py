@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Generic
 
 from tqdm.auto import tqdm
 
-from games.engine.protocol import LLMGame, S
+from games.engine.protocol import GameLogic, S
 from games.engine.resources import solver_kernels_cached
 from games.engine.tree import SG, Subgame, build_subgames
 from gt_llm.chat import ChatModel
@@ -75,7 +75,7 @@ def _status(message: str, progress: bool) -> None:
 
 
 def build_and_solve(
-    game: LLMGame[S],
+    game: GameLogic[S],
     root_steps: Sequence[Any],
     model: ChatModel,
     *,

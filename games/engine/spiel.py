@@ -14,7 +14,7 @@
 * :class:`InformationStateObserver` — a string-only observer returning the
   player's information state (perfect recall);
 * :class:`EngineGame` and :class:`EngineState` — a generic ``pyspiel.Game`` /
-  ``pyspiel.State`` pair over an :class:`games.engine.protocol.LLMGame`: an
+  ``pyspiel.State`` pair over a :class:`games.engine.protocol.GameLogic`: an
   optional uniform chance node over several roots, then decisions, seed
   chance nodes and chance states exactly as the protocol describes, each
   move realised by :func:`games.engine.calls.run_sync`. Its tree is the one
@@ -32,7 +32,7 @@ import numpy as np
 import pyspiel
 
 from games.engine.calls import Step, run_sync
-from games.engine.protocol import CHANCE, LLMGame
+from games.engine.protocol import CHANCE, GameLogic
 from gt_llm.chat import ChatModel
 from gt_llm.parsing import ParsePolicy, ParseStats
 from gt_llm.registry import load_model
@@ -195,18 +195,18 @@ class InformationStateObserver:
 
 
 class EngineGame(pyspiel.Game, Generic[S]):
-    """A ``pyspiel.Game`` over an :class:`LLMGame`.
+    """A ``pyspiel.Game`` over a :class:`GameLogic`.
 
-    Subclasses call :meth:`setup_engine` before ``super().__init__(game_type,
+    Subclasses call :meth:`setup_logic` before ``super().__init__(game_type,
     game_info, params)`` and may override :meth:`root_label` and
     :attr:`state_class`.
     """
 
     state_class: type[EngineState] = None  # type: ignore[assignment]  # set below
 
-    def setup_engine(
+    def setup_logic(
         self,
-        engine: LLMGame[S],
+        logic: GameLogic[S],
         model: ChatModel,
         roots: Sequence[Callable[[], Step[S] | S]],
         *,
@@ -215,7 +215,7 @@ class EngineGame(pyspiel.Game, Generic[S]):
         """Sets the game logic, the model and the root steps.
 
         Args:
-          engine: The game logic.
+          logic: The game logic (states and steps).
           model: The chat model every move uses.
           roots: One factory per root (a uniform chance node picks the root
             when there are several): a step, or the root state itself when it
@@ -223,8 +223,8 @@ class EngineGame(pyspiel.Game, Generic[S]):
           parse_policy: Re-ask policy (default :class:`ParsePolicy`).
         """
         if not roots:
-            raise ValueError("EngineGame.setup_engine: give at least one root")
-        self.engine = engine
+            raise ValueError("EngineGame.setup_logic: give at least one root")
+        self.logic = logic
         self.model = model
         self.root_steps = tuple(roots)
         self.parse_policy = parse_policy or ParsePolicy()
@@ -259,7 +259,7 @@ class EngineGame(pyspiel.Game, Generic[S]):
         from games.engine.tree import build_subgames, whole_game_tree
 
         subgames = build_subgames(
-            self.engine,
+            self.logic,
             [make() for make in self.root_steps],
             self.model,
             game_name=self.get_type().short_name,
@@ -270,7 +270,7 @@ class EngineGame(pyspiel.Game, Generic[S]):
         if len(subgames) == 1:
             return subgames[0].tree
         return whole_game_tree(
-            self.engine, [sg.root for sg in subgames], game_name=self.get_type().short_name
+            self.logic, [sg.root for sg in subgames], game_name=self.get_type().short_name
         )
 
     def make_py_observer(
@@ -356,14 +356,14 @@ class EngineState(pyspiel.State, Generic[S]):
     def current_player(self) -> int:
         if self.inner is None or self.pending is not None:
             return pyspiel.PlayerId.CHANCE
-        engine = self.get_game().engine
-        if engine.is_terminal(self.inner):
+        logic = self.get_game().logic
+        if logic.is_terminal(self.inner):
             return pyspiel.PlayerId.TERMINAL
-        player = engine.current_player(self.inner)
+        player = logic.current_player(self.inner)
         return pyspiel.PlayerId.CHANCE if player == CHANCE else player
 
     def _legal_actions(self, player: int) -> list[int]:
-        return [int(a) for a in self.get_game().engine.legal_actions(self.inner)]
+        return [int(a) for a in self.get_game().logic.legal_actions(self.inner)]
 
     def chance_outcomes(self) -> list[tuple[int, float]]:
         game = self.get_game()
@@ -371,23 +371,21 @@ class EngineState(pyspiel.State, Generic[S]):
             n = game.num_roots()
             return [(i, 1.0 / n) for i in range(n)]
         if self.pending is not None:
-            return list(game.engine.seed_outcomes(self.inner, self.pending))
-        return list(game.engine.chance_outcomes(self.inner))
+            return list(game.logic.seed_outcomes(self.inner, self.pending))
+        return list(game.logic.chance_outcomes(self.inner))
 
     def _apply_action(self, action: int) -> None:
         game = self.get_game()
-        engine = game.engine
+        logic = game.logic
         if self.inner is None:
             self.inner = game.root_state(action)
         elif self.pending is not None:
             pending, self.pending = self.pending, None
-            self.inner = game.run(engine.step(self.inner, pending, int(action)))
-        elif engine.current_player(self.inner) != CHANCE and engine.seed_outcomes(
-            self.inner, action
-        ):
+            self.inner = game.run(logic.step(self.inner, pending, int(action)))
+        elif logic.current_player(self.inner) != CHANCE and logic.seed_outcomes(self.inner, action):
             self.pending = int(action)
         else:
-            self.inner = game.run(engine.step(self.inner, int(action), None))
+            self.inner = game.run(logic.step(self.inner, int(action), None))
 
     def _action_to_string(self, player: int, action: int) -> str:
         game = self.get_game()
@@ -395,25 +393,25 @@ class EngineState(pyspiel.State, Generic[S]):
             return game.root_label(action)
         if self.pending is not None:
             return f"seed={action}"
-        return game.engine.action_to_string(self.inner, action)
+        return game.logic.action_to_string(self.inner, action)
 
     def is_terminal(self) -> bool:
         return (
             self.inner is not None
             and self.pending is None
-            and self.get_game().engine.is_terminal(self.inner)
+            and self.get_game().logic.is_terminal(self.inner)
         )
 
     def returns(self) -> list[float]:
         if not self.is_terminal():
             return [0.0] * self.get_game().num_players()
-        return [float(r) for r in self.get_game().engine.returns(self.inner)]
+        return [float(r) for r in self.get_game().logic.returns(self.inner)]
 
     def information_state_string(self, player: int | None = None) -> str:
         player = self.current_player() if player is None else player
         if self.inner is None:
             return ""
-        return self.get_game().engine.information_state(self.inner, player)
+        return self.get_game().logic.information_state(self.inner, player)
 
     def observation_string(self, player: int | None = None) -> str:
         return self.information_state_string(player)

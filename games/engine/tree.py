@@ -22,15 +22,17 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Callable, Sequence
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from tqdm.auto import tqdm
 
 from games.engine.calls import run_batched
-from games.engine.protocol import CHANCE, ExpandedNode, LLMGame, S
+from games.engine.protocol import CHANCE, ExpandedNode, GameLogic, S
 from gt_llm.chat import ChatModel
 from gt_llm.parsing import ParsePolicy, ParseStats
-from solvers import GameTree, TreeBuilder
+
+if TYPE_CHECKING:  # solvers (numba) loads when a tree is first built, not with every game
+    from solvers import GameTree, TreeBuilder
 
 __all__ = [
     "Subgame",
@@ -48,7 +50,7 @@ logger = logging.getLogger(__name__)
 CHUNK = 2048
 
 
-def _branches(game: LLMGame[S], state: S) -> list[tuple[int, int | None]]:
+def _branches(game: GameLogic[S], state: S) -> list[tuple[int, int | None]]:
     """The (action, outcome) keys of a non-terminal state's children, in tree order."""
     if game.current_player(state) == CHANCE:
         return [(int(o), None) for o, _ in game.chance_outcomes(state)]
@@ -63,7 +65,7 @@ def _branches(game: LLMGame[S], state: S) -> list[tuple[int, int | None]]:
 
 
 def expand(
-    game: LLMGame[S],
+    game: GameLogic[S],
     roots: Sequence[S],
     model: ChatModel,
     *,
@@ -133,7 +135,7 @@ def expand(
 
 
 def expand_from_steps(
-    game: LLMGame[S],
+    game: GameLogic[S],
     root_steps: Sequence[Any],
     model: ChatModel,
     *,
@@ -168,7 +170,7 @@ def expand_from_steps(
 
 def add_to_builder(
     builder: TreeBuilder,
-    game: LLMGame[S],
+    game: GameLogic[S],
     node: ExpandedNode[S],
     *,
     parent: int | None = None,
@@ -216,17 +218,21 @@ def add_to_builder(
         queue = nxt
 
 
-def subgame_tree(game: LLMGame[S], node: ExpandedNode[S], *, game_name: str = "") -> GameTree:
+def subgame_tree(game: GameLogic[S], node: ExpandedNode[S], *, game_name: str = "") -> GameTree:
     """The game tree below one expanded root."""
+    from solvers import TreeBuilder
+
     b = TreeBuilder(num_players=game.num_players, game_name=game_name)
     add_to_builder(b, game, node)
     return b.build()
 
 
 def whole_game_tree(
-    game: LLMGame[S], nodes: Sequence[ExpandedNode[S]], *, game_name: str = ""
+    game: GameLogic[S], nodes: Sequence[ExpandedNode[S]], *, game_name: str = ""
 ) -> GameTree:
     """A uniform chance node over the roots, then each root's tree."""
+    from solvers import TreeBuilder
+
     b = TreeBuilder(num_players=game.num_players, game_name=game_name)
     root = b.add_chance()
     for i, n in enumerate(nodes):
@@ -259,7 +265,7 @@ SG = TypeVar("SG", bound=Subgame)
 
 
 def build_subgames(
-    game: LLMGame[S],
+    game: GameLogic[S],
     root_steps: Sequence[Any],
     model: ChatModel,
     *,

@@ -12,17 +12,22 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from typing import TYPE_CHECKING
 
 from games.engine.cli_options import (
     add_common_options,
+    attach_cache,
     check_backend,
     check_out,
-    load_model_from_args,
+    prepare_model,
     results_folder,
     say,
 )
 from gt_llm.argtypes import non_negative_int, positive_int
 from solvers.cfr import VARIANTS as CFR_VARIANTS
+
+if TYPE_CHECKING:
+    from games.fruit_trading.experiment import ExperimentSettings
 
 logger = logging.getLogger(__name__)
 
@@ -42,17 +47,19 @@ def _variants(text: str) -> tuple[str, ...]:
             f"unknown variant(s) {', '.join(bad) or '(none)'}; "
             f"choose from {', '.join(known_variants())}"
         )
+    repeated = sorted({v for v in names if names.count(v) > 1})
+    if repeated:
+        raise argparse.ArgumentTypeError(
+            f"variant(s) named twice: {', '.join(repeated)}; give each once"
+        )
     return names
 
 
-def _run(args: argparse.Namespace) -> int:
-    from games.fruit_trading.estimate import check_fits, estimate_work
-    from games.fruit_trading.experiment import ExperimentSettings, run_experiment
+def settings_from_args(args: argparse.Namespace) -> ExperimentSettings:
+    """The experiment ``fruit-trading run`` runs for these parsed options."""
+    from games.fruit_trading.experiment import ExperimentSettings
 
-    # Every check before the first model call: flags (argparse types), backend, folder, size.
-    check_backend(args)
-    check_out(args)
-    settings = ExperimentSettings(
+    return ExperimentSettings(
         inits=args.inits,
         iterations=args.iterations,
         variants=args.variants,
@@ -74,6 +81,16 @@ def _run(args: argparse.Namespace) -> int:
         names=args.names,
         pools=args.pools,
     )
+
+
+def _run(args: argparse.Namespace) -> int:
+    from games.fruit_trading.estimate import check_fits, estimate_work
+    from games.fruit_trading.experiment import run_experiment
+
+    # Every check before the first model call: flags (argparse types), backend, folder, size.
+    check_backend(args)
+    check_out(args)
+    settings = settings_from_args(args)
     estimate = estimate_work(
         inits=settings.inits,
         iterations=settings.iterations,
@@ -84,9 +101,14 @@ def _run(args: argparse.Namespace) -> int:
     check_fits(estimate, inits=settings.inits, iterations=settings.iterations)
     if not args.no_progress:
         sys.stderr.write(estimate.describe() + "\n")
-    with results_folder(args, settings.results_settings()) as run:
-        model = load_model_from_args(args)
-        result = run_experiment(settings, model=model, results=run)
+    # Backend, key and cache checked before --out is touched (--force clears only then).
+    model = prepare_model(args)
+    try:
+        with results_folder(args, settings.results_settings(), model) as run:
+            model = attach_cache(args, model)
+            result = run_experiment(settings, model=model, results=run)
+    finally:
+        model.close()
     s = result.summary
     lines = [f"fruit trading results in {result.out}  (model: {s['label']})"]
     for variant, v in s["variants"].items():
@@ -138,6 +160,7 @@ def _compare(args: argparse.Namespace) -> int:
     from games.fruit_trading.figures import write_comparison
     from solvers.results import read_json, warn_if_incomplete
 
+    check_out(args)  # an empty --out would write into the current folder
     missing = [d for d in args.dirs if not (Path(d) / "summary.json").exists()]
     if missing:
         raise ValueError(

@@ -539,8 +539,8 @@ def opening_step(state: DialogueState) -> Generator[Any, Any, DialogueState]:
 
 
 @dataclasses.dataclass(frozen=True)
-class DialogueGame:
-    """Fruit trading for the engine (:class:`games.engine.protocol.LLMGame`).
+class DialogueLogic:
+    """Fruit trading for the engine (:class:`games.engine.protocol.GameLogic`).
 
     Decisions are tones; each is followed by a uniform chance node over the
     ``config.num_seeds`` LLM seeds of the message (Lindström et al. Fig. 4).

@@ -58,7 +58,7 @@ import numpy as np
 from games.engine.pipeline import build_and_solve
 from games.engine.results import model_label
 from games.fruit_trading import exports, report
-from games.fruit_trading.dialogue import Config, DialogueGame
+from games.fruit_trading.dialogue import Config, DialogueLogic
 from games.fruit_trading.rules import NAMINGS, POOLINGS, TONES
 from games.fruit_trading.tree import (
     GAME_NAME,
@@ -71,6 +71,7 @@ from gt_llm.cache import CachedModel
 from gt_llm.chat import ChatModel
 from gt_llm.parsing import ParsePolicy, ParseStats
 from gt_llm.registry import load_model, parse_spec
+from gt_llm.safety import public_spec
 from solvers import (
     DECISION,
     GameTree,
@@ -245,24 +246,40 @@ class ExperimentSettings:
     def results_settings(self) -> dict[str, Any]:
         """The settings that determine the results, as the results folder's manifest records them.
 
-        Where and how calls are made (folder, cache, concurrency, rate,
-        timeout, progress bars) does not change the results and is left out,
-        so a resumed run with another ``--rpm`` is the same run.
+        Every field except those declared in :data:`NON_RESULT_SETTINGS`
+        (where and how calls are made: folder, cache, concurrency, rate,
+        timeout, progress bars, worker processes; the backend, which the
+        manifest records and compares on its own), so that a new field is
+        compared unless it is declared harmless, and a resumed run with
+        another ``--rpm`` is the same run.
         """
-        keep = (
-            "inits",
-            "iterations",
-            "variants",
-            "max_messages",
-            "num_seeds",
-            "scenario_seed",
-            "payoff",
-            "cfr_variant",
-            "whole_game_iterations",
-            "generalisation",
-            "whole_game",
-        )
-        return {k: getattr(self, k) for k in keep}
+        return {
+            f.name: getattr(self, f.name)
+            for f in dataclasses.fields(self)
+            if f.name not in NON_RESULT_SETTINGS
+        }
+
+    def public(self) -> dict[str, Any]:
+        """Every setting, the backend as its public label (no credentials), for summaries."""
+        out = {k: v for k, v in dataclasses.asdict(self).items() if k != "progress"}
+        out["backend"] = public_spec(self.backend)
+        return out
+
+
+#: Fields of :class:`ExperimentSettings` that do not change the results (see
+#: :meth:`ExperimentSettings.results_settings`); every other field is compared.
+NON_RESULT_SETTINGS = frozenset(
+    {
+        "backend",
+        "out",
+        "cache",
+        "max_concurrency",
+        "requests_per_minute",
+        "timeout",
+        "progress",
+        "processes",
+    }
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -388,7 +405,7 @@ def open_results(
       solvers.results.ResultsError: the folder is empty, unwritable, or holds
         results of other settings and ``force`` is false.
     """
-    backend, model_name = parse_spec(settings.backend)
+    backend, model_name = parse_spec(public_spec(settings.backend))
     return prepare_results_dir(
         settings.out,
         settings.results_settings(),
@@ -433,14 +450,14 @@ def run_experiment(
     label = model_label(model)
     logger.info(
         "fruit trading: %s, %d inits, %d iterations",
-        label["label"],
+        label.label,
         settings.inits,
         settings.iterations,
     )
     timings: dict[str, float] = {}
     summary: dict[str, Any] = {
-        **label,
-        "settings": {k: v for k, v in dataclasses.asdict(settings).items() if k != "progress"},
+        **label.to_json(),
+        "settings": settings.public(),
         "variants": {},
     }
     subgames: dict[str, list[Subgame]] = {}
@@ -459,9 +476,9 @@ def run_experiment(
         )
         stats = ParseStats()
         slug = variant.replace("+", "_")
-        tag = {"backend": label["backend"], "model": label["model"]}
+        tag = {"backend": label.backend, "model": label.model}
         solved = build_and_solve(
-            DialogueGame(cfg),
+            DialogueLogic(cfg),
             root_steps(range(settings.inits), cfg),
             model,
             baseline=any_baseline,

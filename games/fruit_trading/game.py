@@ -56,7 +56,7 @@ from games.engine.spiel import (
 from games.fruit_trading import scripted  # noqa: F401  (registers the scripted answers)
 from games.fruit_trading.dialogue import (
     Config,
-    DialogueGame,
+    DialogueLogic,
     DialogueState,
     initial_state,
     opening_step,
@@ -135,8 +135,8 @@ class FruitTradingGame(EngineGame[DialogueState]):
             names=str(p["names"]),
             pools=str(p["pools"]),
         )
-        self.setup_engine(
-            DialogueGame(self.config),
+        self.setup_logic(
+            DialogueLogic(self.config),
             model if model is not None else shared_model(str(p["backend"]), str(p["cache"])),
             [lambda i=i: self._opening(i) for i in self.inits],
         )

@@ -23,7 +23,7 @@ from games.engine.calls import Step
 from games.engine.protocol import ExpandedNode
 from games.fruit_trading.dialogue import (
     Config,
-    DialogueGame,
+    DialogueLogic,
     DialogueState,
     initial_state,
     opening_step,
@@ -61,7 +61,7 @@ def expand(
 ) -> list[ExpandedNode[DialogueState]]:
     """Expands the negotiations of several initialisations together, opening first."""
     return engine_tree.expand_from_steps(
-        DialogueGame(config),
+        DialogueLogic(config),
         [opening_step(initial_state(s, config)) for s in scenarios],
         model,
         policy=policy,
@@ -74,7 +74,7 @@ def expand(
 
 def subgame_tree(node: ExpandedNode[DialogueState], config: Config) -> GameTree:
     """The game tree of one initialisation."""
-    return engine_tree.subgame_tree(DialogueGame(config), node, game_name=GAME_NAME)
+    return engine_tree.subgame_tree(DialogueLogic(config), node, game_name=GAME_NAME)
 
 
 def whole_game_tree(nodes: Sequence[ExpandedNode[DialogueState]], config: Config) -> GameTree:
@@ -91,7 +91,7 @@ def whole_game_tree(nodes: Sequence[ExpandedNode[DialogueState]], config: Config
     share a player's private information share its opening information sets.
     """
     return engine_tree.whole_game_tree(
-        DialogueGame(config), nodes, game_name=f"{GAME_NAME}(init=-1)"
+        DialogueLogic(config), nodes, game_name=f"{GAME_NAME}(init=-1)"
     )
 
 
@@ -124,7 +124,7 @@ def build_subgames(
       label: Progress-bar label.
     """
     return engine_tree.build_subgames(
-        DialogueGame(config),
+        DialogueLogic(config),
         root_steps(inits, config),
         model,
         game_name=GAME_NAME,

@@ -60,7 +60,7 @@ class Deal:
 
 @dataclasses.dataclass(frozen=True)
 class Ultimatum:
-    """The rules (an :class:`games.engine.LLMGame`)."""
+    """The game logic (a :class:`games.engine.GameLogic`)."""
 
     pie: int
     num_seeds: int
@@ -119,7 +119,7 @@ class UltimatumGame(EngineGame[Deal]):
         if pie < 1 or seeds < 1:
             raise ValueError(f"{SHORT_NAME}: pie and num_seeds must be >= 1, got {pie}, {seeds}")
         model = shared_model(str(p["backend"]), str(p["cache"]))
-        self.setup_engine(Ultimatum(pie, seeds), model, [lambda: Deal(pie)])
+        self.setup_logic(Ultimatum(pie, seeds), model, [lambda: Deal(pie)])
         info = engine_game_info(
             num_actions=3, max_chance_outcomes=seeds, num_players=2, utility_bounds=(0, pie),
             max_game_length=3,  # the tone, the seed, the answer

@@ -39,7 +39,7 @@ class Card:
 
 
 @dataclasses.dataclass(frozen=True)
-class CardGame:
+class CardLogic:
     leak: bool = False
     noisy: bool = False
     num_players: int = 2
@@ -87,8 +87,8 @@ class CardGame:
 class CardSpielGame(EngineGame[Card]):
     def __init__(self, params: dict[str, Any] | None = None):
         p = {**_PARAMS, **(params or {})}
-        self.setup_engine(
-            CardGame(leak=bool(p["leak"]), noisy=bool(p["noisy"])),
+        self.setup_logic(
+            CardLogic(leak=bool(p["leak"]), noisy=bool(p["noisy"])),
             shared_model("scripted"),
             [Card],
         )

@@ -19,7 +19,7 @@ import pytest
 
 import solvers
 from games.engine.calls import Call, run_batched, run_sync
-from games.engine.protocol import CHANCE, ExpandedNode, LLMGame
+from games.engine.protocol import CHANCE, ExpandedNode, GameLogic
 from games.engine.spiel import EngineGame, RootCache, engine_game_info, engine_game_type
 from games.engine.tree import expand, subgame_tree, whole_game_tree
 from gt_llm.chat import ChatModel, ChatRequest, ChatResponse, Message
@@ -155,7 +155,7 @@ class ToyState:
 
 
 @dataclasses.dataclass(frozen=True)
-class ToyGame:
+class ToyLogic:
     """Chance deals a secret (0.3 / 0.7); player 0 claims (seeded LLM call); player 1 guesses."""
 
     num_players: int = 2
@@ -203,7 +203,7 @@ class ToyGame:
 
 
 def test_toy_game_satisfies_the_protocol():
-    assert isinstance(ToyGame(), LLMGame)
+    assert isinstance(ToyLogic(), GameLogic)
 
 
 _TOY_TYPE = engine_game_type(
@@ -216,7 +216,7 @@ class ToySpielGame(EngineGame[ToyState]):
     def __init__(self, params: dict[str, Any] | None = None):
         p = {"roots": 1, **(params or {})}
         # Roots that need no call: the root state itself.
-        self.setup_engine(ToyGame(), _TOY_MODEL, [ToyState] * int(p["roots"]))
+        self.setup_logic(ToyLogic(), _TOY_MODEL, [ToyState] * int(p["roots"]))
         info = engine_game_info(
             num_actions=3,
             max_chance_outcomes=max(2, int(p["roots"])),
@@ -282,8 +282,8 @@ def test_toy_adapter_shapes_and_strings():
 @pytest.mark.parametrize("roots", [1, 3])
 def test_expanded_tree_equals_materialized_toy_tree(roots):
     game = pyspiel.load_game(f"python_engine_toy_test(roots={roots})")
-    nodes = expand(ToyGame(), [ToyState()] * roots, _TOY_MODEL, progress=False)
-    built = subgame_tree(ToyGame(), nodes[0]) if roots == 1 else whole_game_tree(ToyGame(), nodes)
+    nodes = expand(ToyLogic(), [ToyState()] * roots, _TOY_MODEL, progress=False)
+    built = subgame_tree(ToyLogic(), nodes[0]) if roots == 1 else whole_game_tree(ToyLogic(), nodes)
     walked = solvers.materialize(game)
     assert built.num_nodes == walked.num_nodes
     np.testing.assert_array_equal(np.sort(built.kind), np.sort(walked.kind))
@@ -300,15 +300,15 @@ def test_expanded_tree_equals_materialized_toy_tree(roots):
 
 
 def test_expand_max_depth_stops_early_and_leaves_become_terminals():
-    nodes = expand(ToyGame(), [ToyState()], _TOY_MODEL, progress=False, max_depth=1)
+    nodes = expand(ToyLogic(), [ToyState()], _TOY_MODEL, progress=False, max_depth=1)
     assert sorted(nodes[0].children) == [(0, None), (1, None)]
     assert all(not c.children for c in nodes[0].children.values())
-    tree = subgame_tree(ToyGame(), nodes[0])
+    tree = subgame_tree(ToyLogic(), nodes[0])
     assert tree.num_terminals == 2
 
 
 def test_expanded_node_states_are_breadth_first():
-    nodes = expand(ToyGame(), [ToyState()], _TOY_MODEL, progress=False)
+    nodes = expand(ToyLogic(), [ToyState()], _TOY_MODEL, progress=False)
     states = nodes[0].states()
     assert states[0] == ToyState()
     assert [s.secret for s in states[1:3]] == [0, 1]

@@ -51,11 +51,12 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from games.engine.cli_options import Writer, say
+from games.engine.results import model_label
 from games.werewolf import rules
 from games.werewolf.arena.matches import (
     check_seating,
@@ -65,9 +66,9 @@ from games.werewolf.arena.matches import (
     summarize_pair,
 )
 from games.werewolf.arena.report import _fmt_rate, fig_win_rates
+from games.werewolf.arena.results import ArenaReport, PairSummary
 from games.werewolf.deception.summary import pooled_summary
 from games.werewolf.players.beliefs import BeliefSettings
-from games.werewolf.players.table import model_label
 from games.werewolf.rules import Config
 
 __all__ = [
@@ -156,43 +157,42 @@ def run_arena(args: argparse.Namespace, *, write: Writer | None = None) -> int:
                 deception.append(dec)
                 bar.update(1)
             summary = summarize_pair(games, a, b)
-            summary["deception_analyses"] = pooled_summary(deception).to_dict()
-            summaries.append(summary)
+            summaries.append(
+                dataclasses.replace(summary, deception_analyses=pooled_summary(deception))
+            )
     finally:
         bar.close()
     cstats = chat.stats() if hasattr(chat, "stats") else None
-    report = {
-        "backend": chat.spec,
-        "stand_in": chat.backend == "scripted",
-        "note": model_label(chat),
-        "preset": args.preset,
-        "config": config.as_dict(),
-        "models": list(models),
-        "games_per_pair": args.games,
-        "seeds": [args.seed, args.seed + args.games - 1],
-        "settings": dataclasses.asdict(settings),
-        "pairs": summaries,
-        "llm_calls": {
+    report = ArenaReport(
+        backend=chat.spec,
+        stand_in=chat.backend == "scripted",
+        note=model_label(chat).label,
+        preset=args.preset,
+        config=config.as_dict(),
+        models=tuple(models),
+        games_per_pair=args.games,
+        seeds=(args.seed, args.seed + args.games - 1),
+        settings=dataclasses.asdict(settings),
+        pairs=tuple(summaries),
+        llm_calls={
             "new": cstats.misses if cstats else None,
             "cached": cstats.hits if cstats else None,
         },
-        "seconds": time.perf_counter() - start,
-    }
-    write_json(out / "arena.json", report)
+        seconds=time.perf_counter() - start,
+    )
+    write_json(out / "arena.json", report.to_json())
     write_csv(out / "arena.csv", _csv_rows(summaries))
     # The same chart the notebook shows (with 95 % intervals), written atomically.
     with run.atomic_path("arena.png") as tmp:
         fig_win_rates(report).savefig(tmp, dpi=110)
     run.finish()
     for s in summaries:
-        a, b = s["pair"]
-        write(f"{a} vs {b}: {s['games']} games ({s['draws']} draws), {model_label(chat)}")
+        a, b = s.pair
+        write(f"{a} vs {b}: {s.games} games ({s.draws} draws), {report.note}")
         for m in (a, b):
-            row = s["models"][m]
-            write(
-                f"  {m:11s} " + "  ".join(f"{k} {_fmt_rate(row[k])}" for k in ("TWR", "WWR", "LWR"))
-            )
-            fl = row.get("eq8_floor")
+            row = s.models[m]
+            write(f"  {m:11s} " + "  ".join(f"{k} {_fmt_rate(r)}" for k, r in row.rates.items()))
+            fl = row.eq8_floor
             if fl:
                 write(
                     f"  {'':11s} Eq. 8 floor bound in {fl['bound']} of {fl['combinations']} "
@@ -205,19 +205,19 @@ def run_arena(args: argparse.Namespace, *, write: Writer | None = None) -> int:
     return 0
 
 
-def _csv_rows(summaries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def _csv_rows(summaries: Sequence[PairSummary]) -> list[dict[str, Any]]:
     rows = []
     for s in summaries:
-        a, b = s["pair"]
+        a, b = s.pair
         for m in (a, b):
-            row = s["models"][m]
-            r: dict[str, Any] = {"pair": f"{a} vs {b}", "model": m, "games": s["games"]}
-            for k in ("TWR", "WWR", "LWR"):
-                r[k] = row[k]["rate"]
-                r[f"{k}_lo"], r[f"{k}_hi"] = row[k]["ci95"]
+            row = s.models[m]
+            r: dict[str, Any] = {"pair": f"{a} vs {b}", "model": m, "games": s.games}
+            for k, rate in row.rates.items():
+                r[k] = rate.rate
+                r[f"{k}_lo"], r[f"{k}_hi"] = rate.ci95
             for role in ("werewolf", "witch", "guard", "seer", "doctor", "villager"):
-                sc = row["action_scores"].get(role)
-                r[f"score_{role}"] = sc["mean"] if sc else None
+                sc = row.action_scores.get(role)
+                r[f"score_{role}"] = sc.mean if sc else None
             rows.append(r)
     return rows
 

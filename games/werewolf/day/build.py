@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from games.engine import tree as engine_tree
 from games.werewolf.day.state import SHORT_NAME, DayRoot, DaySettings, DayState
-from games.werewolf.day.steps import DayGame, root_step
+from games.werewolf.day.steps import DayLogic, root_step
 from gt_llm.chat import ChatModel
 from gt_llm.parsing import ParsePolicy, ParseStats
 from solvers import GameTree
@@ -44,7 +44,7 @@ def build_days(
 ) -> list[DaySubgame]:
     """Expands the trees of several days together (:func:`games.engine.tree.build_subgames`)."""
     return engine_tree.build_subgames(
-        DayGame(settings),
+        DayLogic(settings),
         [root_step(settings, s) for s in seeds],
         model,
         game_name=day_tree_name,
@@ -63,7 +63,7 @@ def day_tree_name(state: DayState) -> str:
 
 def whole_day_tree(subgames: Sequence[DaySubgame]) -> GameTree:
     """A uniform chance node over the days, then each day's tree."""
-    game = DayGame(subgames[0].day_root.settings)
+    game = DayLogic(subgames[0].day_root.settings)
     return engine_tree.whole_game_tree(
         game, [sg.root for sg in subgames], game_name=f"{SHORT_NAME}(game_seed=-1)"
     )

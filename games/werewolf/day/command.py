@@ -110,7 +110,10 @@ def add_solve_parser(subparsers: argparse._SubParsersAction) -> None:
         help="rules preset (default arena)",
     )
     p.add_argument(
-        "--days", type=positive_int, default=30, help="days (scripted games) to solve (default 30)"
+        "--days",
+        type=positive_int,
+        default=30,
+        help="days (rule-based games) to solve (default 30)",
     )
     p.add_argument("--day", type=positive_int, default=1, help="which day of each game (default 1)")
     p.add_argument(
@@ -147,6 +150,6 @@ def add_solve_parser(subparsers: argparse._SubParsersAction) -> None:
         "--cfr", choices=("cfr", "cfr+", "linear"), default="cfr", help="CFR variant (default cfr)"
     )
     add_common_options(
-        p, out="results/werewolf_day", seed_help="seed of the first scripted game (default 0)"
+        p, out="results/werewolf_day", seed_help="seed of the first rule-based game (default 0)"
     )
     p.set_defaults(func=_run)

@@ -14,8 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from games.engine.results import ModelLabel
 from games.werewolf.day.build import DaySubgame
-from games.werewolf.day.steps import DayGame
+from games.werewolf.day.steps import DayLogic
 from solvers import TreePolicy
 
 __all__ = ["FORMAT", "decision_points", "decisions_document"]
@@ -31,7 +32,7 @@ def decision_points(subgame: DaySubgame, policy: TreePolicy) -> Iterator[dict[st
       policy: CFR's average policy on ``subgame.tree``.
     """
     root = subgame.day_root
-    game = DayGame(root.settings)
+    game = DayLogic(root.settings)
     ab = root.settings.abstraction
     tree = subgame.tree
     index = tree.key_to_infoset
@@ -80,7 +81,7 @@ def decision_points(subgame: DaySubgame, policy: TreePolicy) -> Iterator[dict[st
 def decisions_document(
     per_model: Sequence[tuple[str, Sequence[DaySubgame], Sequence[TreePolicy]]],
     *,
-    label: dict[str, Any],
+    label: ModelLabel,
 ) -> dict[str, Any]:
     """``decisions.json``: every day's decision points per opponent model.
 
@@ -104,9 +105,9 @@ def decisions_document(
             )
     return {
         "format": FORMAT,
-        "backend": label.get("backend"),
-        "model": label.get("model"),
-        "label": label.get("label"),
+        "backend": label.backend,
+        "model": label.model,
+        "label": label.label,
         "tones": list(tones),
         "acts": list(acts),
         "days": days,

@@ -23,7 +23,7 @@ from games.engine.spiel import (
 from games.werewolf import rules
 from games.werewolf.day.abstraction import DEFAULT_ACTS, DEFAULT_TONES, Abstraction
 from games.werewolf.day.state import SHORT_NAME, DaySettings, DayState
-from games.werewolf.day.steps import DayGame, day_roots, root_step
+from games.werewolf.day.steps import DayLogic, day_roots, root_step
 from games.werewolf.rules import Config
 from gt_llm.chat import ChatModel
 
@@ -102,8 +102,8 @@ class WerewolfDayGame(EngineGame[DayState]):
             if not 1 <= num_games <= _MAX_GAMES:
                 raise ValueError(f"python_werewolf_day: num_games must be in [1, {_MAX_GAMES}]")
             self.seeds = tuple(day_roots(self.settings, num_games))
-        self.setup_engine(
-            DayGame(self.settings),
+        self.setup_logic(
+            DayLogic(self.settings),
             model if model is not None else shared_model(str(p["backend"]), str(p["cache"])),
             [functools.partial(root_step, self.settings, s) for s in self.seeds],
         )

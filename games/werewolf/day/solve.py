@@ -1,6 +1,6 @@
 """``gt-llm werewolf solve``: the Werewolf day trees solved by CFR, per opponent model.
 
-For ``days`` days drawn from scripted games (seeds from ``--seed`` upward; games
+For ``days`` days drawn from rule-based games (seeds from ``--seed`` upward; games
 that end before day ``--day`` are skipped), and for each listeners' opponent
 model of ``--models``, the day tree (:mod:`games.werewolf.day.steps`) is materialised
 through the engine (batched, cached LLM calls: a re-run makes none) and solved
@@ -55,8 +55,15 @@ from games.werewolf.day.build import DaySubgame, day_tree_name
 from games.werewolf.day.exports import decisions_document
 from games.werewolf.day.figures import draw_all
 from games.werewolf.day.state import EXTRACTION, DaySettings
-from games.werewolf.day.steps import DayGame, day_roots, root_step
-from games.werewolf.day.summary import _mean_std, _questions, _side_gains, strategy_by_role
+from games.werewolf.day.steps import DayLogic, day_roots, root_step
+from games.werewolf.day.summary import (
+    DaySolveSummary,
+    ModelResult,
+    _questions,
+    _side_gains,
+    side_gains,
+    strategy_by_role,
+)
 from gt_llm.cache import CachedModel
 from gt_llm.chat import ChatModel
 from gt_llm.parsing import ParseStats
@@ -81,7 +88,7 @@ class SolveSettings:
 
     Attributes:
       preset: Rules preset (``arena`` or ``gratr``).
-      days: Days (one per scripted game) to solve.
+      days: Days (one per rule-based game) to solve.
       day: Which day of each game (the rules' round).
       speakers: K, speaking turns per day.
       order: Speaking order, ``bids`` or ``seats``.
@@ -90,7 +97,7 @@ class SolveSettings:
       acts: Act tokens of the abstraction.
       num_seeds: LLM seeds per statement.
       iterations: CFR iterations per day.
-      first_seed: Seed of the first scripted game.
+      first_seed: Seed of the first rule-based game.
       backend: Model spec.
       out: Output folder.
       cache: SQLite cache (default ``<out>/llm_cache.sqlite``).
@@ -176,7 +183,7 @@ class SolveResult:
     """What :func:`run_solve` produced: the summary and where the files are."""
 
     out: Path
-    summary: dict[str, Any]
+    summary: DaySolveSummary
 
 
 # --- the run ---------------------------------------------------------------------
@@ -216,21 +223,13 @@ def run_solve(
             max_answer_bytes=settings.max_answer_bytes,
         )
     label = model_label(model)
-    tag = {"backend": label["backend"], "model": label["model"]}
+    tag = {"backend": label.backend, "model": label.model}
     baseline_action = settings.abstraction.baseline_action()
 
     def baseline(tree: GameTree) -> TreePolicy:
         return pure_policy(tree, lambda key, legal: baseline_action)
 
-    summary: dict[str, Any] = {
-        **label,
-        "settings": {k: v for k, v in dataclasses.asdict(settings).items() if k != "progress"},
-        "baseline": "tone any, act nothing (say nothing new)",
-        "belief_reading": "every model: belief(p).distribution (dirichlet: posterior mean; "
-        "gratr: prior side masses weighed by its trust; none: the prior with the certain facts)",
-        "game_seeds": seeds,
-        "models": {},
-    }
+    by_model: dict[str, ModelResult] = {}
     timings: dict[str, float] = {}
     day_rows: list[dict[str, Any]] = []
     strat_rows: list[dict[str, Any]] = []
@@ -239,7 +238,7 @@ def run_solve(
         ds = settings.day_settings(m)
         stats = ParseStats()
         solved = build_and_solve(
-            DayGame(ds),
+            DayLogic(ds),
             [root_step(ds, seed) for seed in seeds],
             model,
             baseline=baseline,
@@ -266,22 +265,14 @@ def run_solve(
         sides = _side_gains(subgames, curves)
         with_wolf = [r for r in sides if r["werewolf_speaks"]]
         strategies = strategy_by_role(subgames, policies)
-        summary["models"][m] = {
-            "final": studies.final_metrics(curves),
-            "ess_first_iteration": ess,
-            "ess_days": sum(x is not None for x in ess),
-            "side_gain": {
-                "all_days": {
-                    "werewolf": _mean_std([r["werewolf_gain"] for r in sides]),
-                    "village": _mean_std([r["village_gain"] for r in sides]),
-                },
-                "days_with_werewolf_speaker": {
-                    "werewolf": _mean_std([r["werewolf_gain"] for r in with_wolf]),
-                    "village": _mean_std([r["village_gain"] for r in with_wolf]),
-                },
-            },
-            "strategies": strategies,
-            "trees": [
+        by_model[m] = ModelResult(
+            final=studies.final_metrics(curves),
+            ess_first_iteration=tuple(ess),
+            ess_days=sum(x is not None for x in ess),
+            side_gain_all_days=side_gains(sides),
+            side_gain_werewolf_days=side_gains(with_wolf),
+            strategies=strategies,
+            trees=tuple(
                 {
                     **sg.day_root.to_dict(),
                     "nodes": sg.tree.num_nodes,
@@ -289,9 +280,9 @@ def run_solve(
                     "terminals": sg.tree.num_terminals,
                 }
                 for sg in subgames
-            ],
-            "parse": stats.to_dict(),
-        }
+            ),
+            parse=stats.to_dict(),
+        )
         for t, (sg, side) in enumerate(zip(subgames, sides, strict=True)):
             root = sg.day_root
             day_rows.append(
@@ -325,13 +316,21 @@ def run_solve(
                                 **tag,
                             }
                         )
-    summary["questions"] = _questions(summary["models"], label["label"])
-    if isinstance(model, CachedModel):
-        summary["llm_calls"] = dataclasses.asdict(model.stats())
-    summary["timings"] = timings
+    summary = DaySolveSummary(
+        label=label,
+        settings={k: v for k, v in dataclasses.asdict(settings).items() if k != "progress"},
+        baseline="tone any, act nothing (say nothing new)",
+        belief_reading="every model: belief(p).distribution (dirichlet: posterior mean; "
+        "gratr: prior side masses weighed by its trust; none: the prior with the certain facts)",
+        game_seeds=tuple(seeds),
+        models=by_model,
+        questions=_questions(by_model, label.label),
+        llm_calls=dataclasses.asdict(model.stats()) if isinstance(model, CachedModel) else None,
+        timings=timings,
+    )
     write_csv(out / "days.csv", day_rows)
     write_csv(out / "strategies.csv", strat_rows)
     write_json(out / "decisions.json", decisions_document(per_model, label=label), indent=None)
-    write_json(out / "summary.json", summary)
+    write_json(out / "summary.json", summary.to_json())
     draw_all(out)
     return SolveResult(out=out, summary=summary)

@@ -1,10 +1,10 @@
 """The Werewolf day as a solvable game tree (``python_werewolf_day``).
 
-One day of Werewolf, cut out of a seeded scripted game, becomes a finite tree
+One day of Werewolf, cut out of a seeded rule-based game, becomes a finite tree
 of LLM tone and speech-act decisions that CFR solves (the Werewolf analogue of
 the fruit-trading subgames of Lindström et al.):
 
-* **Root.** A scripted game (rule-based players, :func:`games.werewolf.play.runner.play_game`
+* **Root.** A rule-based game (:func:`games.werewolf.play.runner.play_game`
   with ``seed=game_seed``) is replayed up to the start of the debate of day
   ``day``: roles, who lives, every event each player saw. Each living player's
   opponent model (``opponent_model``: ``none``, ``dirichlet`` or ``gratr``) is
@@ -104,7 +104,7 @@ from gt_llm.opponents import (
 from gt_llm.opponents import SpeechAct as ExtractedAct
 
 __all__ = [
-    "DayGame",
+    "DayLogic",
     "day_roots",
     "day_start",
     "werewolf_probabilities",
@@ -383,7 +383,7 @@ def statement_step(state: DayState, action: int, outcome: int) -> Step[DayState]
 def day_start(
     config: Config, seed: int, day: int
 ) -> tuple[GameState, tuple[tuple[int, int], ...]] | None:
-    """The rules state at the start of day ``day``'s debate in the seeded scripted game.
+    """The rules state at the start of day ``day``'s debate in the seeded rule-based game.
 
     Plays the game with the rule-based players (:func:`games.werewolf.play.runner.play_game`)
     and replays its records up to that point. Returns the state and the day's
@@ -478,7 +478,7 @@ def root_step(settings: DaySettings, seed: int) -> Step[DayState]:
     root = _root_without_models(settings, seed)
     if root is None:
         raise ValueError(
-            f"python_werewolf_day: the scripted game of seed {seed} ends before day "
+            f"python_werewolf_day: the rule-based game of seed {seed} ends before day "
             f"{settings.day}; choose another game_seed or an earlier day"
         )
     n = settings.config.num_players
@@ -492,7 +492,7 @@ def root_step(settings: DaySettings, seed: int) -> Step[DayState]:
 
 
 def day_roots(settings: DaySettings, num_games: int, *, first_seed: int = 0) -> list[int]:
-    """The seeds of the first ``num_games`` scripted games that reach day ``settings.day``.
+    """The seeds of the first ``num_games`` rule-based games that reach day ``settings.day``.
 
     Raises:
       ValueError: too few games reach the day among ``_SCAN_FACTOR * num_games`` seeds.
@@ -502,7 +502,7 @@ def day_roots(settings: DaySettings, num_games: int, *, first_seed: int = 0) -> 
     while len(seeds) < num_games:
         if seed - first_seed >= _SCAN_FACTOR * num_games:
             raise ValueError(
-                f"day_roots: only {len(seeds)} of {seed - first_seed} scripted games reach day "
+                f"day_roots: only {len(seeds)} of {seed - first_seed} rule-based games reach day "
                 f"{settings.day}; choose an earlier day or fewer days"
             )
         if day_start(settings.config, seed, settings.day) is not None:
@@ -515,8 +515,8 @@ def day_roots(settings: DaySettings, num_games: int, *, first_seed: int = 0) -> 
 
 
 @dataclasses.dataclass(frozen=True)
-class DayGame:
-    """The Werewolf day for the engine (:class:`games.engine.protocol.LLMGame`)."""
+class DayLogic:
+    """The Werewolf day for the engine (:class:`games.engine.protocol.GameLogic`)."""
 
     settings: DaySettings
 

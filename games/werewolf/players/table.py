@@ -55,6 +55,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from games.engine.calls import run_batched
+from games.engine.results import model_label
 from games.werewolf import rules
 from games.werewolf.deception.tracking import (
     EVENT_PEER,
@@ -77,7 +78,6 @@ __all__ = [
     "BeliefProvider",
     "LLMTable",
     "PublicObservation",
-    "model_label",
     "play_llm_game",
 ]
 
@@ -130,13 +130,6 @@ class BeliefProvider(Protocol):
 
 #: Makes a seat's provider from its knowledge once roles are dealt (None: no model).
 BeliefFactory = Callable[[Knowledge], "BeliefProvider | None"]
-
-
-def model_label(model: ChatModel) -> str:
-    """What produced the answers: ``"scripted:rules-v2 (rule-based stand-in, not an LLM)"``."""
-    if model.backend == "scripted":
-        return f"{model.spec} (rule-based stand-in, not an LLM)"
-    return model.spec
 
 
 class _Recorder(ChatModel):
@@ -211,7 +204,7 @@ class LLMTable:
         self.seed = int(seed)
         self.seats = seats
         self.model = _Recorder(model)
-        self.label = model_label(model)
+        self.label = model_label(model).label
         self.belief_factory = belief_factory
         self.history_limit = history_limit
         self.policy = policy or ParsePolicy()
