@@ -320,8 +320,8 @@ def run_solve(
         label=label,
         settings={k: v for k, v in dataclasses.asdict(settings).items() if k != "progress"},
         baseline="tone any, act nothing (say nothing new)",
-        belief_reading="dirichlet: posterior mean; gratr: P(werewolf) = (1 + a T) / 2 from "
-        "trust T (see games.werewolf.day.steps); none: no distribution",
+        belief_reading="every model: belief(p).distribution (dirichlet: posterior mean; "
+        "gratr: prior side masses weighed by its trust; none: the prior with the certain facts)",
         game_seeds=tuple(seeds),
         models=by_model,
         questions=_questions(by_model, label.label),
