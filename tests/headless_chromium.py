@@ -156,6 +156,16 @@ class Browser:
             raise BrowserError(f"chromium: {expression[:60]!r} threw {r['exceptionDetails']}")
         return r["result"].get("value")
 
+    def wait_for(self, expression: str, *, timeout: float = 10) -> Any:
+        """Polls an expression until it is truthy (e.g. after a ``toggle`` event, which
+        the browser dispatches as a later task) and returns its value."""
+        deadline = time.monotonic() + timeout
+        while not (value := self.eval(expression)):
+            if time.monotonic() > deadline:
+                raise BrowserError(f"chromium: {expression[:80]!r} stayed false")
+            time.sleep(0.02)
+        return value
+
     def frame_eval(self, expression: str, *, timeout: float = 10) -> Any:
         """The value of an expression in the page's first ``<iframe>`` once it is rendered.
 
@@ -207,7 +217,7 @@ class Browser:
             )
 
     def screenshot(self, path: str | os.PathLike[str]) -> Path:
-        """A PNG of the viewport."""
+        """A PNG of the viewport (scrolled to the top)."""
         self.eval("window.scrollTo(0, 0)")
         data = self.call("Page.captureScreenshot", session=True, format="png")["data"]
         path = Path(path)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Callable, Sequence
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from tqdm.auto import tqdm
 
@@ -30,7 +30,9 @@ from games.engine.calls import run_batched
 from games.engine.protocol import CHANCE, ExpandedNode, GameLogic, S
 from gt_llm.chat import ChatModel
 from gt_llm.parsing import ParsePolicy, ParseStats
-from solvers import GameTree, TreeBuilder
+
+if TYPE_CHECKING:  # solvers (numba) loads when a tree is first built, not with every game
+    from solvers import GameTree, TreeBuilder
 
 __all__ = [
     "Subgame",
@@ -218,6 +220,8 @@ def add_to_builder(
 
 def subgame_tree(game: GameLogic[S], node: ExpandedNode[S], *, game_name: str = "") -> GameTree:
     """The game tree below one expanded root."""
+    from solvers import TreeBuilder
+
     b = TreeBuilder(num_players=game.num_players, game_name=game_name)
     add_to_builder(b, game, node)
     return b.build()
@@ -227,6 +231,8 @@ def whole_game_tree(
     game: GameLogic[S], nodes: Sequence[ExpandedNode[S]], *, game_name: str = ""
 ) -> GameTree:
     """A uniform chance node over the roots, then each root's tree."""
+    from solvers import TreeBuilder
+
     b = TreeBuilder(num_players=game.num_players, game_name=game_name)
     root = b.add_chance()
     for i, n in enumerate(nodes):

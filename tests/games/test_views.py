@@ -14,8 +14,6 @@ import json
 import math
 import os
 import re
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -29,6 +27,7 @@ from games.werewolf.view.index import folder_kind, write_folder_pages
 from games.werewolf.view.page import game_page
 from games.werewolf.view.timeline import game_data, log_counts, read_records
 from solvers.results import ResultsError
+from tests.cli_runner import run_cli
 from tests.headless_chromium import Browser, find_chromium
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,10 +50,14 @@ def browser():
 
 
 def _shot(browser: Browser, name: str) -> None:
+    """With ``GT_LLM_SCREENSHOTS=DIR``, a screenshot of the page (256 colours: small files)."""
     folder = os.environ.get("GT_LLM_SCREENSHOTS")
     if folder:
+        from PIL import Image
+
         Path(folder).mkdir(parents=True, exist_ok=True)
-        browser.screenshot(Path(folder) / name)
+        path = browser.screenshot(Path(folder) / name)
+        Image.open(path).convert("RGB").quantize(colors=256).save(path, optimize=True)
 
 
 EVIL = "</script><script>window.__pwned = 1</script>&\u2028\u2029<!--"
@@ -152,15 +155,11 @@ def test_fruit_view_errors_name_the_fix(fruit_dir):
 
 def test_fruit_view_cli(fruit_dir, tmp_path):
     out = tmp_path / "page.html"
-    cmd = [sys.executable, "-m", "gt_llm.cli", "fruit-trading", "view", str(fruit_dir)]
-    ok = subprocess.run(
-        [*cmd, "--init", "1", "--out", str(out)], capture_output=True, text=True, cwd=ROOT
-    )
+    cmd = ["fruit-trading", "view", str(fruit_dir)]
+    ok = run_cli([*cmd, "--init", "1", "--out", str(out)], cwd=ROOT)
     assert ok.returncode == 0, ok.stderr
     assert ok.stdout.strip() == str(out) and out.stat().st_size > 1000
-    bad = subprocess.run(
-        [*cmd, "--out", str(tmp_path / "p.txt")], capture_output=True, text=True, cwd=ROOT
-    )
+    bad = run_cli([*cmd, "--out", str(tmp_path / "p.txt")], cwd=ROOT)
     assert bad.returncode != 0 and "--out: end the file name in .html" in bad.stderr
 
 
@@ -191,15 +190,8 @@ def test_fruit_page_shows_the_whole_tree(browser, fruit_dir, tmp_path):
 
 
 def _gt(*argv: str, cwd: Path) -> str:
-    """Runs ``gt-llm ARGV`` (this checkout) and returns its output; fails the test on error."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    run = subprocess.run(
-        [sys.executable, "-m", "gt_llm.cli", *argv],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env,
-    )
+    """Runs ``gt-llm ARGV`` in this process (``tests/cli_runner.py``); fails the test on error."""
+    run = run_cli(argv, cwd=cwd)
     assert run.returncode == 0, run.stderr
     return run.stdout
 
@@ -282,8 +274,7 @@ def test_belief_snapshots_match_the_graph_command(ww):
                 graph = rebuild_trust_graph(records, snap["seat"], snap["step"])
                 for e in snap["players"]:
                     want = graph.belief(f"Player {e['p'] + 1}").value
-                    # the snapshot was read for a decision (consult) or purely
-                    assert e["trust"] == pytest.approx(want, abs=0.006) or snap["consulted"]
+                    assert e["trust"] == pytest.approx(want, abs=0.006)
                 edges = {(a, b) for a, b, _ in snap["edges"]}
                 assert len(edges) == graph.graph.number_of_edges()
             elif model == "dirichlet":
@@ -361,8 +352,8 @@ def test_game_page_in_the_browser(browser, ww, tmp_path):
     assert "werewolf" not in browser.eval(
         f"[...{q}('.roster .seat')].map(e => e.innerText).join(' ')"
     )
-    _shot(browser, "werewolf_game.png")
     browser.click("#reveal")
+    _shot(browser, "werewolf_game.png")
     assert browser.eval(visible_roles) == len(roles)
     assert browser.eval(visible_night) > 0
     shown = browser.eval(f"[...{q}('.roster .role')].map(e => e.innerText)")
@@ -385,6 +376,8 @@ def test_model_markup_is_text_and_never_runs(browser, ww, tmp_path):
     browser.open(page, fragment="reveal")
     # open every <details> so the raw answers and the scratchpad are in the DOM
     browser.eval("document.querySelectorAll('details').forEach(d => { d.open = true; })")
+    # their contents are built on the toggle event, a later task: wait for the last one
+    browser.wait_for("[...document.querySelectorAll('details')].every(d => d.children.length > 1)")
     assert browser.eval("window.__pwned === undefined")
     assert browser.eval("document.querySelectorAll('img, main script').length") == 0
     statement = browser.eval("document.querySelector('.item.speech .statement').textContent")
@@ -420,6 +413,7 @@ def test_arena_game_page_draws_the_trust_graph_of_each_step(browser, ww, tmp_pat
             "[...document.querySelectorAll('table.beliefs tr.belief-row td:nth-child(4)')].map(e => e.textContent)"
         )
         assert trusts == [f"{e['trust']:.2f}" for e in snap["players"]]
+    browser.eval("document.querySelector('.minds').scrollTop = 380")  # the graph in view
     _shot(browser, "werewolf_arena_game.png")
 
 
@@ -544,19 +538,12 @@ def test_view_command_on_every_input(ww, solve_dir, tmp_path):
         "werewolf", "view", str(solve_dir), "--out", str(tmp_path / "days.html"), cwd=tmp_path
     )
     assert (tmp_path / "days.html").stat().st_size > 1000
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     for argv, message in (
         ([str(tmp_path / "nope")], "no such log or folder"),
         ([str(tmp_path)], "not a Werewolf results folder"),
         ([str(ww / "g.jsonl"), "--out", "g.txt"], "--out: end the file name in .html"),
     ):
-        run = subprocess.run(
-            [sys.executable, "-m", "gt_llm.cli", "werewolf", "view", *argv],
-            capture_output=True,
-            text=True,
-            cwd=tmp_path,
-            env=env,
-        )
+        run = run_cli(["werewolf", "view", *argv], cwd=tmp_path)
         assert run.returncode != 0 and message in run.stderr and "Traceback" not in run.stderr
 
 
@@ -577,6 +564,8 @@ def test_solve_page_shows_every_decision_of_a_day(browser, solve_dir, tmp_path):
         browser.click(f"tr.day-row:nth-child({k + 2})")
         browser.eval("document.querySelectorAll('details.more').forEach(d => { d.open = true; })")
         want = sum(len(d["decisions"]) for d in doc["days"] if d["game_seed"] == seed)
+        # <details> fill on their toggle event, which the browser dispatches as a later task
+        browser.wait_for(f"document.querySelectorAll('.decision-card').length >= {want}")
         assert browser.eval("document.querySelectorAll('.decision-card').length") == want
         cells = len(doc["tones"]) * len(doc["acts"])
         assert (

@@ -200,6 +200,11 @@ def test_arena_cli_every_model_and_resume_through_the_cache(tmp_path):
             # Sides alternate: one game on each side per model.
             assert row["WWR"]["games"] == 1 and row["LWR"]["games"] == 1
             assert row["TWR"]["wins"] == row["WWR"]["wins"] + row["LWR"]["wins"]
+            # Only GRATR seats count Eq. 8's floor; the count is never more than the combinations.
+            fl = row["eq8_floor"]
+            assert (fl is not None) == (m == "gratr")
+            if fl is not None:
+                assert 0 <= fl["bound"] <= fl["combinations"] and fl["combinations"] > 0
         assert s["models"][a]["TWR"]["wins"] + s["models"][b]["TWR"]["wins"] + s["draws"] == 2
         assert "peer_detection" in s["deception_analyses"]
         logs = sorted((out / "logs" / f"{a}_vs_{b}").glob("game_*.jsonl"))

@@ -44,6 +44,9 @@ def test_help_lists_subcommands(child_env):
     proc = entry_point(child_env, "--help")
     assert proc.returncode == 0
     assert "backends" in proc.stdout and "ask" in proc.stdout
+    # The game commands come from the games plugin, loaded by name in a fresh process.
+    assert all(g in proc.stdout for g in ("fruit-trading", "werewolf", "ultimatum"))
+    assert "failed to load" not in proc.stdout and proc.stderr == ""
 
 
 def test_backends(child_env):

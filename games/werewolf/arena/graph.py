@@ -67,10 +67,35 @@ def rebuild_trust_graph(records: Sequence[Mapping[str, Any]], player: int, step:
     return model
 
 
+def write_trust_graph(model: GratrModel, path: str | Path, *, title: str | None = None) -> None:
+    """Writes a trust graph by the file's ending: .json, .graphml, or an image (.png/.svg/.pdf).
+
+    Through the project's atomic writer (``solvers.results``).
+    """
+    import matplotlib.pyplot as plt
+    import networkx as nx
+
+    from gt_llm.opponents import trust_graph_figure, trust_graph_graphml, trust_graph_to_json
+    from solvers.results import atomic_path, atomic_write_json
+
+    suffix = Path(path).suffix.lower()
+    if suffix == ".json":
+        atomic_write_json(path, trust_graph_to_json(model), indent=1)
+        return
+    if suffix == ".graphml":
+        with atomic_path(path) as tmp:
+            nx.write_graphml(trust_graph_graphml(model), tmp)
+        return
+    fig = trust_graph_figure(model, title=title)
+    try:
+        with atomic_path(path) as tmp:
+            fig.savefig(tmp, format=suffix.lstrip(".") or "png", dpi=120)
+    finally:
+        plt.close(fig)
+
+
 def run_graph(args: argparse.Namespace, *, write: Writer | None = None) -> int:
     """``gt-llm werewolf graph LOG --player P --step S --out FILE`` (.png/.svg/.json/.graphml)."""
-    from gt_llm.opponents import draw_trust_graph, write_trust_graph_json
-    from gt_llm.opponents.gratr import write_trust_graph_graphml
 
     write = write or say
     suffix = Path(args.out).suffix.lower()
@@ -83,16 +108,11 @@ def run_graph(args: argparse.Namespace, *, write: Writer | None = None) -> int:
     records = runner.read_log(args.log)
     model = rebuild_trust_graph(records, args.player, args.step)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    if suffix == ".json":
-        write_trust_graph_json(model, args.out)
-    elif suffix == ".graphml":
-        write_trust_graph_graphml(model, args.out)
-    else:
-        draw_trust_graph(
-            model,
-            args.out,
-            title=f"{prompts.player_name(args.player)}'s trust graph at step {args.step}",
-        )
+    write_trust_graph(
+        model,
+        args.out,
+        title=f"{prompts.player_name(args.player)}'s trust graph at step {args.step}",
+    )
     write(f"trust graph of seat {args.player} at step {args.step} written to {args.out}")
     return 0
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -138,6 +138,8 @@ class ArenaGame:
         correct)`` per judgment made at a consultation.
       statements: ``(round, speaker, deceptive in truth)`` per statement.
       log_path: The game's JSONL log.
+      floor_counts: ``(model, FloorCount as a dict)`` per seat whose model counts
+        GRATR's Eq. 8 floor and Eq. 9 skips, at the end of the game.
     """
 
     index: int
@@ -152,6 +154,7 @@ class ArenaGame:
     identification: tuple[tuple[str, str, int, str, bool], ...]
     statements: tuple[tuple[int, int, bool], ...]
     log_path: str | None = None
+    floor_counts: tuple[tuple[str, Mapping[str, int]], ...] = ()
 
     @property
     def winning_model(self) -> str | None:
@@ -313,6 +316,11 @@ def play_arena_game(
                 (s.round, s.speaker, bool(s.deceptive)) for s in table.tracker.statements
             ),
             log_path=str(log) if log is not None else None,
+            floor_counts=tuple(
+                (table.seat_models[p], fc)
+                for p, a in sorted(table.adapters.items())
+                if (fc := a.floor_count()) is not None
+            ),
         )
         if glog is not None:
             glog.write("arena", **_game_dict(game))
@@ -404,6 +412,7 @@ def summarize_pair(games: Sequence[ArenaGame], a: str, b: str) -> PairSummary:
                 )
                 for side, v in sorted(dec.items())
             },
+            eq8_floor=_floor_totals(games, m),
         )
     return PairSummary(
         pair=(a, b),
@@ -411,3 +420,11 @@ def summarize_pair(games: Sequence[ArenaGame], a: str, b: str) -> PairSummary:
         draws=sum(g.winner == rules.DRAW for g in games),
         models=models,
     )
+
+
+def _floor_totals(games: Sequence[ArenaGame], model: str) -> dict[str, int] | None:
+    """GRATR's Eq. 8 floor and Eq. 9 counts summed over ``model``'s seats (None: not GRATR)."""
+    counts = [fc for g in games for m, fc in g.floor_counts if m == model]
+    if not counts:
+        return None
+    return {k: int(sum(c[k] for c in counts)) for k in counts[0]}

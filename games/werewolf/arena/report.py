@@ -157,7 +157,7 @@ def trust_graph_moments(
     Raises:
       ValueError: the log has no GRATR seat (or as :func:`rebuild_trust_graph`).
     """
-    from gt_llm.opponents import draw_trust_graph
+    from games.werewolf.arena.graph import write_trust_graph
 
     records = runner.read_log(log)
     inits = [r for r in records if r.get("type") == "belief_init" and r["model"] == "gratr"]
@@ -197,7 +197,7 @@ def trust_graph_moments(
     paths = []
     for step, when in moments.items():
         path = out_dir / f"trust_graph_seat{player}_step{step}.png"
-        draw_trust_graph(
+        write_trust_graph(
             rebuild_trust_graph(records, player, step),
             path,
             title=f"{prompts.player_name(player)} ({role}, GRATR): step {step}, {when}\n"

@@ -104,6 +104,10 @@ class ModelSummary:
       identification: Role-identification accuracy by observer's team, round and
         true role; None for a model that infers no identities.
       deception: Per side (``werewolf`` / ``leader``), its statements' deception.
+      eq8_floor: For GRATR, how often Eq. 8's weight floor bound and Eq. 9 was
+        skipped for a zero divisor, summed over the model's seats (JSON
+        ``eq8_floor``: ``bound``, ``combinations``, ``decisive``, ``skipped``);
+        None for the other models.
     """
 
     twr: WinRate
@@ -112,6 +116,7 @@ class ModelSummary:
     action_scores: Mapping[str, MeanScore]
     identification: Identification | None
     deception: Mapping[str, DeceptionRate]
+    eq8_floor: Mapping[str, int] | None = None
 
     @property
     def rates(self) -> dict[str, WinRate]:
@@ -135,6 +140,7 @@ class ModelSummary:
                 else None
             ),
             "deception": {side: d.to_json() for side, d in self.deception.items()},
+            "eq8_floor": dict(self.eq8_floor) if self.eq8_floor is not None else None,
         }
 
     @classmethod
@@ -157,6 +163,11 @@ class ModelSummary:
                 else None
             ),
             deception={side: DeceptionRate.from_json(x) for side, x in d["deception"].items()},
+            eq8_floor=(
+                {k: int(v) for k, v in d["eq8_floor"].items()}
+                if d.get("eq8_floor") is not None
+                else None
+            ),
         )
 
 

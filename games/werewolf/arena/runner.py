@@ -31,6 +31,11 @@ Reported per pair (JSON, CSV, bar chart):
 * **Deception** — per model and side, statements made and the share that
   contradicts the speaker's knowledge (``rules.is_deceptive_in_truth`` with the
   seer's checks up to that round).
+* **Eq. 8's weight floor** (``eq8_floor``, GRATR seats only) — over the
+  decisions of the model's seats: Eq. 8 combinations, how many had a chain
+  weight raised to the floor (``bound``), how many of those combined two or
+  more chains (``decisive``: only there does the floor change the result), and
+  Eq. 9 updates skipped for a zero divisor (``skipped``).
 
 Resuming: every call goes through the SQLite cache (``--cache``, default
 ``OUT/llm_cache.sqlite``), so re-running a finished or interrupted arena replays
@@ -185,8 +190,15 @@ def run_arena(args: argparse.Namespace, *, write: Writer | None = None) -> int:
         a, b = s.pair
         write(f"{a} vs {b}: {s.games} games ({s.draws} draws), {report.note}")
         for m in (a, b):
-            rates = s.models[m].rates
-            write(f"  {m:11s} " + "  ".join(f"{k} {_fmt_rate(r)}" for k, r in rates.items()))
+            row = s.models[m]
+            write(f"  {m:11s} " + "  ".join(f"{k} {_fmt_rate(r)}" for k, r in row.rates.items()))
+            fl = row.eq8_floor
+            if fl:
+                write(
+                    f"  {'':11s} Eq. 8 floor bound in {fl['bound']} of {fl['combinations']} "
+                    f"combinations ({fl['decisive']} with several chains); "
+                    f"Eq. 9 skipped {fl['skipped']} times (zero divisor)"
+                )
     if cstats is not None:
         write(f"LLM calls: {cstats.misses} new, {cstats.hits} from the cache")
     write(f"results in {out / 'arena.json'}, {out / 'arena.csv'}, {out / 'arena.png'}")

@@ -119,12 +119,12 @@ class BeliefProvider(Protocol):
         """Takes in one public statement or vote (in game order)."""
         ...
 
-    def beliefs(self) -> Mapping[int, Mapping[str, float]]:
-        """``{player: {role: probability}}`` for the seat's prompts (may be empty)."""
+    def beliefs(self, phase: str = "") -> Mapping[int, Mapping[str, float]]:
+        """``{player: {role: probability}}`` for a decision of ``phase`` (may be empty)."""
         ...
 
-    def belief_lines(self) -> str:
-        """The prompt's belief text; "" to render it from :meth:`beliefs`."""
+    def belief_lines(self, phase: str = "") -> str:
+        """The prompt's belief text for ``phase``; "" to render it from :meth:`beliefs`."""
         ...
 
 
@@ -286,7 +286,7 @@ class LLMTable:
                 legal,
                 seed=self._seed(state, phase, p),
                 rng=rngs.get(p, self._spare_rng(state, p)),
-                **self._extras(p),
+                **self._extras(p, phase),
             )
             for p, view, legal, phase in asks
         ]
@@ -332,14 +332,15 @@ class LLMTable:
         # A seat asked ahead of its step draws a defaulted action from its own stream.
         return np.random.default_rng(self._seed(state, "default", seat))
 
-    def _extras(self, p: int) -> dict[str, Any]:
+    def _extras(self, p: int, phase: str = "") -> dict[str, Any]:
+        # The phase picks the decision kind a provider consults for (night, vote, statement).
         provider = self.providers.get(p)
         return {
             "texts": self.texts,
             "scratchpad": self.pads[p],
             "suspicion": self.tracker.scores_of(p),
-            "beliefs": provider.beliefs() if provider is not None else None,
-            "belief_text": provider.belief_lines() if provider is not None else "",
+            "beliefs": provider.beliefs(phase) if provider is not None else None,
+            "belief_text": provider.belief_lines(phase) if provider is not None else "",
             "history_limit": self.history_limit,
         }
 

@@ -53,11 +53,14 @@ def _snapshot(state: Any, fields: Mapping[str, Any], others: Sequence[int], n: i
         if p is None:
             continue
         dist = beliefs.get(p) or {}
+        # Trust as the model holds it (what `werewolf graph` draws); a view's trust is
+        # the retrieval's reading of it, which only a consultation commits.
+        value = state.model.belief(view.get("player", "")).value
         entry: dict[str, Any] = {
             "p": p,
             "id": view.get("identity"),
             "pw": _r(dist.get("werewolf")) if dist else None,
-            "trust": _r(view.get("trust")),
+            "trust": _r(value),
             "stance": view.get("stance"),
         }
         if state.name == "dirichlet" and dist:
