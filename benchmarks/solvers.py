@@ -161,25 +161,25 @@ def cpp_reference(game, tree, baseline, iterations: int):
 
     Returns (nash_conv, cfr_gain, seconds spent outside the CFR-Gain evaluation).
     """
-    start = time.perf_counter()
+    start = time.process_time()
     cached = pyspiel.convert_to_cached_tree(game)
     base = os_policy.python_policy_to_pyspiel_policy(
         solvers.to_tabular_policy(tree, baseline, game)
     )
     root = cached.new_initial_state()
     solver = pyspiel.CFRSolver(cached)
-    gain_s = time.perf_counter()
+    gain_s = time.process_time()
     base_values = pyspiel.expected_returns(root, base, -1, True)
-    gain_s = time.perf_counter() - gain_s
+    gain_s = time.process_time() - gain_s
     nash, gain = np.zeros(iterations), np.zeros(iterations)
     for k in range(iterations):
         solver.evaluate_and_update_policy()
         avg = solver.average_policy()
         nash[k] = pyspiel.nash_conv(cached, avg)
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         gain[k] = _pyspiel_cfr_gain(root, avg, base, base_values)
-        gain_s += time.perf_counter() - t0
-    return nash, gain, time.perf_counter() - start - gain_s
+        gain_s += time.process_time() - t0
+    return nash, gain, time.process_time() - start - gain_s
 
 
 def cpp_tuned_reference(game, tree, baseline, iterations: int):
@@ -231,10 +231,11 @@ def python_reference(game, tree, baseline, iterations: int) -> tuple[np.ndarray,
     return nash, gain
 
 
-def timed(fn, *args):
-    start = time.perf_counter()
+def timed(fn, *args, clock=time.process_time):
+    """(seconds, result) of one call; CPU time unless ``clock`` says otherwise."""
+    start = clock()
     out = fn(*args)
-    return time.perf_counter() - start, out
+    return clock() - start, out
 
 
 # --------------------------------------------------------------------------- 1. the loop
@@ -416,7 +417,10 @@ def parallel_section() -> None:
     trees = [fruit_shaped_tree(ARGS.seed + s) for s in range(ARGS.trees)]
     baselines = [solvers.pure_policy(t, first_action) for t in trees]
     workers = ARGS.processes
-    start_s, _ = timed(lambda: solvers.cfr_curves(trees[:2], baselines[:2], 1, processes=workers))
+    start_s, _ = timed(
+        lambda: solvers.cfr_curves(trees[:2], baselines[:2], 1, processes=workers),
+        clock=time.perf_counter,
+    )
     print()
     print(f"3. Parallel workers: cfr_curves(processes={workers}) against processes=1 (threads,")
     print("   kernels release the GIL; same curves; wall time, needs an idle machine); first pool")
@@ -547,11 +551,11 @@ def memory_section() -> None:
 
 # --------------------------------------------------------------------------- 5. OpenSpiel
 def run_workload(label, games, iterations, python_tree_iterations, rows, checks, first_call):
-    start = time.perf_counter()
+    start = time.process_time()
     trees = [solvers.materialize(g) for g in games]
     baselines = [solvers.pure_policy(t, first_action) for t in trees]
     curves = solvers.cfr_curves(trees, baselines, iterations, processes=1)
-    ours_s = time.perf_counter() - start
+    ours_s = time.process_time() - start
     if first_call:
         ours_s += IMPORT_SECONDS
 
@@ -636,7 +640,9 @@ def openspiel_section() -> None:
         False,
     )
     print()
-    print("5. Against OpenSpiel: CFR + NashConv + CFR-Gain every iteration (seconds, one worker;")
+    print(
+        "5. Against OpenSpiel: CFR + NashConv + CFR-Gain every iteration (CPU seconds, one worker;"
+    )
     print(f"   {load()})")
     header = (
         f"   {'workload':<14} {'trees x iters':>13} {'nodes':>6} {'ours':>7} {'C++ ref':>8} "

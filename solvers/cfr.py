@@ -226,7 +226,9 @@ class CFRSolver:
         n = tree.num_nodes
         self._own = np.empty(n)
         self._cf = np.empty(n)
-        self._val = np.empty(n)
+        # One block of values per player, terminal entries filled once (the passes skip leaves).
+        self._val = np.empty(tree.num_players * n)
+        _kernels.prefill_terminal_values(tree.kernel_arrays, tree.num_players, self._val)
         m = 1 if self._variant.alternating_updates else n
         self._reach2 = np.empty((m, tree.num_players + 1))
         self._val2 = np.empty((m, tree.num_players))
