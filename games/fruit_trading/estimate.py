@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from games.engine.resources import format_bytes, require_memory
+from games.engine.resources import curves_bytes, format_bytes, format_count, require_memory
 from games.fruit_trading.rules import TONES
 
 __all__ = ["WorkEstimate", "check_fits", "estimate_work"]
@@ -29,10 +29,6 @@ __all__ = ["WorkEstimate", "check_fits", "estimate_work"]
 BYTES_PER_NODE = 4096
 #: Model requests per node, measured at the paper's defaults with the stand-in.
 CALLS_PER_NODE = 1.2
-#: float64 values a curves object holds per tree and iteration (3 metrics + 2 x 2 per player).
-CURVE_VALUES = 7
-#: Per-iteration arrays besides the per-tree ones (schedule, means, stds, counts).
-ITERATION_ARRAYS = 16
 #: Interpreter, libraries and compiled kernels.
 BASE_BYTES = 400 * 2**20
 #: Largest subgame a run may build (4 KiB a node: 400 GB). Beyond it the count is not
@@ -118,12 +114,7 @@ def estimate_work(
     trees = inits * variants
     nodes = trees * per_tree
     # Trees are built per variant and all kept until the end; so are the curves.
-    memory = (
-        BASE_BYTES
-        + nodes * BYTES_PER_NODE
-        + trees * iterations * CURVE_VALUES * 8
-        + variants * iterations * ITERATION_ARRAYS * 8
-    )
+    memory = BASE_BYTES + nodes * BYTES_PER_NODE + curves_bytes(trees, iterations, groups=variants)
     return WorkEstimate(
         trees=trees,
         nodes_per_tree=per_tree,
@@ -140,7 +131,7 @@ def check_fits(estimate: WorkEstimate, *, inits: int, iterations: int) -> None:
     Raises:
       ValueError: naming the flags and the fix.
     """
-    shown = f"{iterations:,}" if len(str(iterations)) <= 15 else _compact(iterations)
+    shown = format_count(iterations)
     require_memory(
         estimate.memory_bytes,
         what=(
