@@ -157,7 +157,11 @@ class RedactingFilter(logging.Filter):
     _formatter = logging.Formatter()
 
     def filter(self, record: logging.LogRecord) -> bool:
-        record.msg = redact(record.getMessage())
+        try:
+            message = record.getMessage()
+        except (TypeError, ValueError):  # arguments that do not fit the format: kept raw
+            message = f"{record.msg} {record.args}"
+        record.msg = redact(message)
         record.args = None
         if record.exc_info:
             record.exc_text = redact(self._formatter.formatException(record.exc_info))

@@ -309,6 +309,10 @@ def check_writable(out: str | os.PathLike[str], *, caller: str) -> Path:
 # -- reading -----------------------------------------------------------------------------------
 
 
+#: Largest JSON or CSV result file the readers accept (ours are far smaller).
+MAX_READ_BYTES = 256 * 1024 * 1024
+
+
 def read_json(path: str | os.PathLike[str], *, rerun: str = "the command that wrote it") -> Any:
     """Reads a JSON file, naming the file and the fix when it is not valid JSON.
 
@@ -317,11 +321,18 @@ def read_json(path: str | os.PathLike[str], *, rerun: str = "the command that wr
       rerun: What to re-run to rewrite it, for the message.
 
     Raises:
-      ResultsError: the file is missing or not valid JSON, e.g.
-        ``summary.json is not valid JSON (Expecting value at line 1 column 1): re-run ...``.
+      ResultsError: the file is missing, larger than :data:`MAX_READ_BYTES`,
+        nested too deeply or not valid JSON, e.g. ``summary.json is not valid
+        JSON (Expecting value at line 1 column 1): re-run ...``.
     """
     p = Path(path)
     try:
+        size = p.stat().st_size
+        if size > MAX_READ_BYTES:
+            raise ResultsError(
+                f"{p}: {size:,} bytes, more than the {MAX_READ_BYTES:,} a result file may hold: "
+                f"re-run {rerun}"
+            )
         raw = p.read_bytes()
     except FileNotFoundError:
         raise ResultsError(f"{p.name} is missing in {p.parent}: re-run {rerun}") from None
@@ -337,6 +348,8 @@ def read_json(path: str | os.PathLike[str], *, rerun: str = "the command that wr
             f"{p.name} is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}) "
             f"in {p.parent}: re-run {rerun}"
         ) from None
+    except RecursionError:
+        raise ResultsError(f"{p}: JSON nested too deeply: re-run {rerun}") from None
 
 
 def read_manifest(out: str | os.PathLike[str]) -> dict[str, Any] | None:
@@ -351,6 +364,13 @@ def read_manifest(out: str | os.PathLike[str]) -> dict[str, Any] | None:
     data = read_json(path, rerun="the command that wrote this folder")
     if not isinstance(data, dict):
         raise ResultsError(f"{MANIFEST_NAME} in {out} is not a JSON object: re-run the command")
+    expected = {"settings": dict, "files": list, "complete": bool}
+    for key, kind in expected.items():
+        if key in data and not isinstance(data[key], kind):
+            raise ResultsError(
+                f"{path}: '{key}' must be a JSON {'object' if kind is dict else kind.__name__}, "
+                f"got {type(data[key]).__name__}: re-run the command that wrote this folder"
+            )
     return data
 
 

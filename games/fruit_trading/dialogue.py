@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from games.engine.calls import Call
+from games.engine.calls import Call, Step
 from games.fruit_trading import prompts
 from games.fruit_trading.rules import (
     FRUITS,
@@ -412,7 +412,7 @@ def _message_request(state: DialogueState, speaker: int, tone: str, seed: int) -
     return prompts.MESSAGE.render(fields, seed=seed)
 
 
-def step(state: DialogueState, tone: str, seed: int) -> Generator[Any, Any, DialogueState]:
+def step(state: DialogueState, tone: str, seed: int) -> Step[DialogueState]:
     """The next message in ``tone`` with LLM seed ``seed``, and all that follows it.
 
     Yields :class:`Call` or lists of them; receives parsed values (lists for lists).
@@ -530,7 +530,7 @@ def _exact_trade(text: str, state: DialogueState) -> tuple[tuple[int, int] | Non
     return (trade.payoff(0, infos[0]), trade.payoff(1, infos[1])), trade.feasible(infos)
 
 
-def opening_step(state: DialogueState) -> Generator[Any, Any, DialogueState]:
+def opening_step(state: DialogueState) -> Step[DialogueState]:
     """Player 1's fixed opening: the scenario's tone, the first seed."""
     return step(state, state.scenario.opening_tone, 0)
 
@@ -565,9 +565,7 @@ class DialogueLogic:
         n = self.config.num_seeds
         return [(s, 1.0 / n) for s in range(n)]
 
-    def step(
-        self, state: DialogueState, action: int, outcome: int | None
-    ) -> Generator[Any, Any, DialogueState]:
+    def step(self, state: DialogueState, action: int, outcome: int | None) -> Step[DialogueState]:
         return step(state, TONES[action], int(outcome or 0))
 
     def information_state(self, state: DialogueState, player: int) -> str:

@@ -77,6 +77,9 @@ def _check_play_args(args: argparse.Namespace, num_players: int) -> None:
             f"werewolf play: --log {args.log} is a folder; pass a file such as --log game.jsonl"
         )
     if args.games > 1:
+        from games.werewolf.estimate import check_games
+
+        check_games(args.games)  # the size, before any call: one line naming --games
         if args.human is not None:
             raise ValueError("werewolf play: --human plays one game; drop --games")
         if args.log is not None:

@@ -7,6 +7,7 @@ fake chat-completions server (tests/llm/fake_server.py), as a new user would.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import subprocess
 import sys
@@ -70,8 +71,10 @@ FRUIT_SMALL = ("--inits", "1", "--iterations", "10", "--max-messages", "2",
         ("fruit-trading", "run", *FRUIT_SMALL),
         ("werewolf", "play", "--games", "2", "--no-progress"),
         ("werewolf", "arena", "--games", "2", "--no-progress"),
+        ("werewolf", "solve", "--days", "1", "--iterations", "5", "--models", "none",
+         "--no-progress"),
     ],
-    ids=["fruit-run", "werewolf-play-games", "werewolf-arena"],
+    ids=["fruit-run", "werewolf-play-games", "werewolf-arena", "werewolf-solve"],
 )  # fmt: skip
 def test_a_password_in_the_backend_url_reaches_no_file_and_no_terminal(
     server, env, tmp_path, command
@@ -301,3 +304,143 @@ def test_a_full_disk_names_the_file(tmp_path, monkeypatch):
         atomic_write_text(tmp_path / "summary.json", "{}")
     assert "summary.json" in str(err.value) and "No space left" in str(err.value)
     assert list(tmp_path.iterdir()) == []
+
+
+# -- 14. no orphans when the parent is killed -----------------------------------------------------
+
+
+def _processes_with(marker: str) -> list[int]:
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            if marker.encode() in (proc / "environ").read_bytes():
+                found.append(int(proc.name))
+        except OSError:
+            continue
+    return found
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGKILL"])
+def test_killing_a_run_with_worker_processes_leaves_no_orphan(env, tmp_path, sig):
+    import os
+    import signal
+    import time
+
+    marker = f"GT_LLM_ORPHAN_TEST={os.getpid()}_{sig}"
+    name, _, value = marker.partition("=")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gt_llm.cli", "fruit-trading", "run", "--inits", "4",
+         "--iterations", "200000", "--max-messages", "4", "--processes", "2", "--no-progress",
+         "--no-whole-game", "--out", str(tmp_path / "o")],
+        env=dict(env, **{name: value}), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    deadline = time.monotonic() + 120
+    while not (tmp_path / "o" / "manifest.json").exists():  # running, past the checks
+        assert proc.poll() is None and time.monotonic() < deadline
+        time.sleep(0.1)
+    time.sleep(3.0)  # into the solves
+    proc.send_signal(getattr(signal, sig))
+    proc.wait(timeout=30)
+    deadline = time.monotonic() + 5
+    while _processes_with(marker) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = _processes_with(marker)
+    for pid in left:  # never leave them behind, even when the test fails
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    assert left == []
+
+
+# -- 8/9. size flags refused from the estimate, before any call, in one line naming the flag -------
+
+HUGE = "1" + "0" * 400
+
+
+@pytest.mark.parametrize(
+    ("args", "flag"),
+    [
+        (("fruit-trading", "run", "--max-messages", "5000"), "--max-messages"),
+        (("fruit-trading", "run", "--max-messages", "1000000"), "--max-messages"),
+        (("fruit-trading", "run", "--max-messages", "200"), "--max-messages"),
+        (("fruit-trading", "run", "--iterations", HUGE), "--iterations"),
+        (("werewolf", "play", "--games", "100000000000"), "--games"),
+        (("werewolf", "arena", "--games", "100000000000"), "--games"),
+        (("werewolf", "solve", "--iterations", "3000000000"), "--iterations"),
+        (("werewolf", "solve", "--iterations", "99999999999999999999"), "--iterations"),
+        (("werewolf", "solve", "--days", "100000000000"), "--days"),
+    ],
+)
+def test_size_flags_are_refused_before_any_call_naming_the_flag(server, tmp_path, args, flag):
+    import time
+
+    start = time.monotonic()
+    code, err = run_main(*args, "--backend", f"openai:m@{server.url}/v1", "--out",
+                         str(tmp_path / "o"))  # fmt: skip
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and flag in lines[0], err[-800:]
+    assert len(lines[0]) < 400  # no 240-digit counts
+    assert server.request_count == 0 and not (tmp_path / "o").exists()
+    assert time.monotonic() - start < 30
+
+
+# -- 11. damaged results folders: one line naming the file, no traceback ---------------------------
+
+
+def _damage_folder(out: Path, how: str) -> str:
+    summary = out / "summary.json"
+    curves = out / "curves_tone.csv"
+    data = json.loads(summary.read_text())
+    if how == "summary-is-a-list":
+        summary.write_text("[1, 2]")
+        return "summary.json"
+    if how == "summary-truncated":
+        summary.write_text(summary.read_text()[:200])
+        return "summary.json"
+    if how == "summary-deeply-nested":
+        summary.write_text('{"a": ' + "[" * 100000 + "]" * 100000 + "}")
+        return "summary.json"
+    if how == "variant-is-a-string":
+        data["variants"]["tone"] = "oops"
+    elif how == "final-missing":
+        del data["variants"]["tone"]["final"]
+    elif how == "settings-wrong-type":
+        data["settings"]["inits"] = "thirty"
+    if how in ("variant-is-a-string", "final-missing", "settings-wrong-type"):
+        summary.write_text(json.dumps(data))
+        return "summary.json"
+    if how == "curves-empty":
+        curves.write_text("")
+    elif how == "curves-header-only":
+        curves.write_text(curves.read_text().splitlines()[0] + "\n")
+    elif how == "curves-not-a-number":
+        lines = curves.read_text().splitlines()
+        cells = lines[2].split(",")
+        cells[1] = "banana"
+        lines[2] = ",".join(cells)
+        curves.write_text("\n".join(lines) + "\n")
+    elif how == "curves-truncated-row":
+        lines = curves.read_text().splitlines()
+        curves.write_text("\n".join([*lines[:3], lines[3][:5]]) + "\n")
+    elif how == "manifest-files-not-a-list":
+        manifest = json.loads((out / "manifest.json").read_text())
+        manifest["files"] = "all of them"
+        (out / "manifest.json").write_text(json.dumps(manifest))
+        return "manifest.json"
+    return "curves_tone.csv"
+
+
+FOLDER_DAMAGES = ["summary-is-a-list", "summary-truncated", "summary-deeply-nested",
+                  "variant-is-a-string", "final-missing", "settings-wrong-type", "curves-empty",
+                  "curves-header-only", "curves-not-a-number", "curves-truncated-row",
+                  "manifest-files-not-a-list"]  # fmt: skip
+
+
+@pytest.mark.parametrize("how", FOLDER_DAMAGES)
+def test_damaged_results_folders_are_reported_in_one_line(finished, how):
+    name = _damage_folder(finished, how)
+    code, err = run_main("fruit-trading", "figures", "--out", str(finished))
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1, err[-1500:]
+    assert name in lines[0] and "Traceback" not in err, lines[0]

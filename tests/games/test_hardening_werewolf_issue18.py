@@ -228,3 +228,68 @@ def test_force_on_a_series_clears_its_own_logs_only(tmp_path):
     manifest = json.loads((out / "manifest.json").read_text())
     assert "logs/game_000001.jsonl" in manifest["files"]
     assert "logs/game_000002.jsonl" not in manifest["files"]
+
+
+def test_an_identical_arena_rerun_resumes_and_force_clears_only_its_logs(tmp_path):
+    out = tmp_path / "arena"
+    base = ("werewolf", "arena", "--models", "none,gratr", "--no-progress", "--out", str(out))
+    code, _, err = run_main(*base, "--games", "4")
+    assert code == 0, err
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert {"arena.json", "arena.csv", "arena.png"} <= set(manifest["files"])
+    assert "logs/none_vs_gratr/game_0003.jsonl" in manifest["files"]
+    code, _, err = run_main(*base, "--games", "4")  # identical settings: resumed, not refused
+    assert code == 0, err
+    (out / "logs" / "none_vs_gratr" / "mine.txt").write_text("keep")
+    code, _, err = run_main(*base, "--games", "2", "--force")
+    assert code == 0, err
+    names = sorted(p.name for p in (out / "logs" / "none_vs_gratr").iterdir())
+    assert names == ["game_0000.jsonl", "game_0001.jsonl", "mine.txt"]
+
+
+def test_solve_lists_all_its_files_in_the_manifest(tmp_path):
+    out = tmp_path / "solve"
+    code, _, err = run_main("werewolf", "solve", "--days", "1", "--iterations", "5", "--models",
+                            "none", "--no-progress", "--out", str(out))  # fmt: skip
+    assert code == 0, err
+    files = set(json.loads((out / "manifest.json").read_text())["files"])
+    written = {p.name for p in out.iterdir() if p.is_file()} - {"manifest.json"}
+    written = {n for n in written if not n.startswith("llm_cache")}
+    assert written and written <= files, written - files
+
+
+def test_graph_refuses_a_step_the_log_does_not_have(tmp_path):
+    out = tmp_path / "arena"
+    code, _, err = run_main("werewolf", "arena", "--models", "none,gratr", "--games", "1",
+                            "--no-progress", "--out", str(out))  # fmt: skip
+    assert code == 0, err
+    log = out / "logs" / "none_vs_gratr" / "game_0000.jsonl"
+    code, _, err = run_main("werewolf", "graph", str(log), "--player", "0", "--step", "999999",
+                            "--out", str(tmp_path / "g.json"))  # fmt: skip
+    assert code == 2 and "--step" in err and "999999" in err, err
+    assert not (tmp_path / "g.json").exists()
+
+
+def test_four_werewolf_series_sharing_a_cache_pay_each_distinct_call_once(tmp_path):
+    # Issue 18, point 5, as written: four `werewolf play --games 8` at once on one cache.
+    import sqlite3
+
+    cache = tmp_path / "shared.sqlite"
+    with FakeChatServer() as server:
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-m", "gt_llm.cli", "-q", "werewolf", "play", "--games", "8",
+                 "--no-progress", "--cache", str(cache), "--out", str(tmp_path / f"s{i}"),
+                 "--backend", f"openai:m@{server.url}/v1"],
+                env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            )
+            for i in range(4)
+        ]  # fmt: skip
+        for p in procs:
+            _, err = p.communicate(timeout=600)
+            assert p.returncode == 0, err[-1500:]
+        requests = server.request_count
+    conn = sqlite3.connect(cache)
+    distinct = conn.execute("SELECT COUNT(*) FROM calls").fetchone()[0]
+    conn.close()
+    assert distinct > 1000 and requests == distinct

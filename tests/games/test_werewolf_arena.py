@@ -216,10 +216,8 @@ def test_arena_cli_every_model_and_resume_through_the_cache(tmp_path):
     assert rows[0].startswith("pair,model,games,TWR") and len(rows) == 21
     assert (out / "arena.png").stat().st_size > 1000
     assert any("gratr vs dirichlet" in line for line in lines)
-    # Refuses to overwrite without --force; with it, every call comes from the cache.
-    with pytest.raises(ValueError, match="--force"):
-        cli(argv)
-    rc, lines = cli(argv + ["--force"])
+    # An identical re-run resumes (no --force needed): every call comes from the cache.
+    rc, lines = cli(argv)
     again = json.loads((out / "arena.json").read_text())
     assert again["llm_calls"]["new"] == 0 and again["llm_calls"]["cached"] > 0
     assert again["pairs"] == report["pairs"]

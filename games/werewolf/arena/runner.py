@@ -52,7 +52,6 @@ import argparse
 import dataclasses
 import time
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from games.engine.cli_options import Writer, say
@@ -95,42 +94,55 @@ def _check_arena_args(args: argparse.Namespace) -> tuple[Config, tuple[str, ...]
         overrides["roles"] = rules.RoleSet.parse(args.roles)
     config = rules.preset(args.preset, **overrides)
     check_seating(config)
+    from games.werewolf.estimate import check_games
+
+    # Every pair's games are kept until the report: the size, before any call.
+    check_games(len(model_pairs(models)) * args.games, flag="--games")
     BeliefSettings(k=args.k, top_k=args.top_k, threshold=args.threshold)
-    summary = Path(args.out) / "arena.json"
-    if summary.exists() and not args.force:
-        raise ValueError(
-            f"werewolf arena: {summary} exists; pass --force to overwrite (the cache "
-            "replays finished games)"
-        )
     return config, models
 
 
 def run_arena(args: argparse.Namespace, *, write: Writer | None = None) -> int:
     """``gt-llm werewolf arena``: every pair of ``--models``, ``--games`` games each."""
-    from tqdm.auto import tqdm
-
-    from games.engine.cli_options import load_model_from_args, open_results_dir
-    from solvers.writers import write_csv, write_json
+    from games.engine.cli_options import (
+        attach_cache,
+        open_results_dir,
+        prepare_model,
+        result_settings,
+    )
+    from games.werewolf.play.runner import partial_path
 
     write = write or say
     config, models = _check_arena_args(args)
     settings = BeliefSettings(k=args.k, top_k=args.top_k, threshold=args.threshold)
-    # The manifest (complete: false until the end) and the refusal of a folder holding
-    # another arena's results come before the first model call.
-    run = open_results_dir(
-        args,
-        {
-            "command": "werewolf arena",
-            "preset": args.preset,
-            "config": config.as_dict(),
-            "models": list(models),
-            "games": args.games,
-            "seed": args.seed,
-            "beliefs": dataclasses.asdict(settings),
-        },
-    )
+    # Backend, key and cache first; then the manifest (complete: false until the end):
+    # an identical re-run resumes from the cache, other settings are refused unless
+    # --force, which clears only the files (and logs) the old manifest lists.
+    chat = prepare_model(args)
+    try:
+        run = open_results_dir(
+            args,
+            {
+                "command": "werewolf arena",
+                **result_settings(args, also_ignore=("werewolf_command",)),
+                "config": config.as_dict(),
+                "models": list(models),
+                "beliefs": dataclasses.asdict(settings),
+            },
+            chat,
+        )
+        chat = attach_cache(args, chat)
+        return _run_pairs(args, run, chat, config, models, settings, write, partial_path)
+    finally:
+        chat.close()
+
+
+def _run_pairs(args, run, chat, config, models, settings, write, partial_path) -> int:
+    from tqdm.auto import tqdm
+
+    from solvers.results import finite_or_none
+
     out = run.path
-    chat = load_model_from_args(args)
     pairs = model_pairs(models)
     start = time.perf_counter()
     summaries = []
@@ -138,8 +150,10 @@ def run_arena(args: argparse.Namespace, *, write: Writer | None = None) -> int:
     try:
         for a, b in pairs:
             games, deception = [], []
-            logs = out / "logs" / f"{a}_vs_{b}"
             for i in range(args.games):
+                name = f"logs/{a}_vs_{b}/game_{i:04d}.jsonl"
+                log = run.record(name)  # listed before it exists: --force clears it
+                run.record(partial_path(name).as_posix())
                 wolf, lead = (a, b) if i % 2 == 0 else (b, a)
                 game, dec = play_arena_game(
                     config,
@@ -149,7 +163,7 @@ def run_arena(args: argparse.Namespace, *, write: Writer | None = None) -> int:
                     seed=args.seed + i,
                     index=i,
                     settings=settings,
-                    log=logs / f"game_{i:04d}.jsonl",
+                    log=log,
                     max_concurrency=args.concurrency,
                     log_prompts=args.log_prompts,
                 )
@@ -180,8 +194,8 @@ def run_arena(args: argparse.Namespace, *, write: Writer | None = None) -> int:
         },
         seconds=time.perf_counter() - start,
     )
-    write_json(out / "arena.json", report.to_json())
-    write_csv(out / "arena.csv", _csv_rows(summaries))
+    run.write_json("arena.json", finite_or_none(report.to_json()))
+    run.write_csv("arena.csv", _csv_rows(summaries))
     # The same chart the notebook shows (with 95 % intervals), written atomically.
     with run.atomic_path("arena.png") as tmp:
         fig_win_rates(report).savefig(tmp, dpi=110)

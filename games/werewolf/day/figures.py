@@ -102,15 +102,15 @@ def fig_strategies(out: Path) -> Figure:
     return fig
 
 
+#: The figures :func:`draw_all` writes, by file name.
+FIGURES = ("fig_nashconv_cfrgain.png", "fig_side_gain.png", "fig_strategies.png")
+
+
 def draw_all(out: str | Path) -> list[Path]:
-    """Draws the figures into ``out`` as PNG files; returns their paths."""
+    """Draws the figures into ``out`` as PNG files (:data:`FIGURES`); returns their paths."""
     out = Path(out)
     paths = []
-    for name, fn in (
-        ("fig_nashconv_cfrgain.png", fig_curves),
-        ("fig_side_gain.png", fig_side_gain),
-        ("fig_strategies.png", fig_strategies),
-    ):
+    for name, fn in zip(FIGURES, (fig_curves, fig_side_gain, fig_strategies), strict=True):
         fig = fn(out)
         with atomic_path(out / name) as tmp:
             fig.savefig(tmp, dpi=120)

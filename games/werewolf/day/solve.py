@@ -53,7 +53,7 @@ from games.werewolf import rules
 from games.werewolf.day.abstraction import DEFAULT_ACTS, DEFAULT_TONES, Abstraction
 from games.werewolf.day.build import DaySubgame, day_tree_name
 from games.werewolf.day.exports import decisions_document
-from games.werewolf.day.figures import draw_all
+from games.werewolf.day.figures import FIGURES, draw_all
 from games.werewolf.day.state import EXTRACTION, DaySettings
 from games.werewolf.day.steps import DayLogic, day_roots, root_step
 from games.werewolf.day.summary import (
@@ -68,8 +68,9 @@ from gt_llm.cache import CachedModel
 from gt_llm.chat import ChatModel
 from gt_llm.parsing import ParseStats
 from gt_llm.registry import load_model
+from gt_llm.safety import public_spec
 from solvers import GameTree, TreePolicy, pure_policy, studies
-from solvers.results import ResultsDir
+from solvers.results import ResultsDir, finite_or_none
 from solvers.writers import check_writable, write_csv, write_json
 
 __all__ = [
@@ -318,19 +319,32 @@ def run_solve(
                         )
     summary = DaySolveSummary(
         label=label,
-        settings={k: v for k, v in dataclasses.asdict(settings).items() if k != "progress"},
+        settings={
+            **{k: v for k, v in dataclasses.asdict(settings).items() if k != "progress"},
+            "backend": public_spec(settings.backend),
+        },
         baseline="tone any, act nothing (say nothing new)",
-        belief_reading="dirichlet: posterior mean; gratr: P(werewolf) = (1 + a T) / 2 from "
-        "trust T (see games.werewolf.day.steps); none: no distribution",
+        belief_reading="every model: belief(p).distribution (dirichlet: posterior mean; "
+        "gratr: prior side masses weighed by its trust; none: the prior with the certain facts)",
         game_seeds=tuple(seeds),
         models=by_model,
         questions=_questions(by_model, label.label),
         llm_calls=dataclasses.asdict(model.stats()) if isinstance(model, CachedModel) else None,
         timings=timings,
     )
-    write_csv(out / "days.csv", day_rows)
-    write_csv(out / "strategies.csv", strat_rows)
-    write_json(out / "decisions.json", decisions_document(per_model, label=label), indent=None)
-    write_json(out / "summary.json", summary.to_json())
+    decisions = decisions_document(per_model, label=label)
+    if results is not None:
+        # Through the folder: every file listed in the manifest (and cleared by --force).
+        results.write_csv("days.csv", day_rows)
+        results.write_csv("strategies.csv", strat_rows)
+        results.write_json("decisions.json", finite_or_none(decisions), indent=None)
+        results.write_json("summary.json", finite_or_none(summary.to_json()))
+        for name in FIGURES:
+            results.record(name)
+    else:
+        write_csv(out / "days.csv", day_rows)
+        write_csv(out / "strategies.csv", strat_rows)
+        write_json(out / "decisions.json", decisions, indent=None)
+        write_json(out / "summary.json", summary.to_json())
     draw_all(out)
     return SolveResult(out=out, summary=summary)

@@ -35,9 +35,10 @@ the fruit-trading subgames of Lindström et al.):
 * **Listening.** Every living listener's opponent model observes the statement
   as a message; ``dirichlet`` also gets GRATR's identity judgments
   ``[Player][identity][confidence][analysis]`` (task ``opponents.identity``;
-  each judgment adds 1 to its role's Dirichlet count), ``gratr`` the identity
+  a judgment of confidence >= 0.5 adds 1 to its role's Dirichlet count, as in
+  the arena), ``gratr`` the identity
   judgments and the intents ``[Role1][Type][Role2][Reason][Score]`` (task
-  ``opponents.intent``; Algorithm 1). ``none`` keeps the history only.
+  ``opponents.intent``; Algorithm 1). ``none`` keeps the history and the facts.
 * **Votes.** After the K-th statement every living player votes by the LLM
   (``werewolf.vote``), its prompt carrying its model's beliefs (after GRATR's
   retrieval, Algorithm 2, for ``gratr``); the rules resolve the exile
