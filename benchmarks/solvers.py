@@ -33,7 +33,7 @@ on a loaded machine. Sections:
 
 Usage::
 
-    python benchmarks/solvers.py            # full run (about 10 minutes on 2 cores)
+    python benchmarks/solvers.py            # full run (10-15 minutes on 2 cores)
     python benchmarks/solvers.py --quick    # a few minutes: smaller sizes, fewer repeats
     python benchmarks/solvers.py --cold     # also pay numba's compile cost
 """
