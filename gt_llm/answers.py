@@ -261,7 +261,7 @@ class AnswerFormat:
         return json.dumps(dict(value), ensure_ascii=False)
 
     def token_budget(self) -> int:
-        """A generous bound on the tokens a valid answer takes (about 2 characters a token)."""
+        """A bound on the tokens a valid answer can take (one token per text character)."""
         return 8 + sum(_key_tokens(k) for k in self._all_keys())
 
     def _all_keys(self) -> list[AnswerKey]:
@@ -274,7 +274,8 @@ class AnswerFormat:
 def _key_tokens(key: AnswerKey) -> int:
     base = 4 + len(key.name) // 2
     if key.kind == "text":
-        return base + (key.max_length or 200) // 2
+        # One token per character at worst, so a grammar-constrained answer always closes.
+        return base + (key.max_length or 200)
     if key.kind == "object":
         return base + 4 + sum(_key_tokens(k) for k in key.keys)
     if key.kind == "list":

@@ -72,6 +72,7 @@ def _run(args: argparse.Namespace) -> int:
         processes=args.processes,
         names=args.names,
         pools=args.pools,
+        structured=args.structured == "on",
     )
     estimate = estimate_work(
         inits=settings.inits,

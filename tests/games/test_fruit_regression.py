@@ -50,12 +50,17 @@ NEW_VARIANT_KEYS = ("degeneracy", "opponent_model", "guesses_distinct")
 NEW_WHOLE_GAME_KEYS = ("names", "pools", "per_subgame_in_whole_game")
 
 
-def _summary(tmp_path: Path, **settings: Any) -> dict[str, Any]:
-    r = run_experiment(ExperimentSettings(out=str(tmp_path), progress=False, **settings))
+def _summary(tmp_path: Path, structured: bool = True, **settings: Any) -> dict[str, Any]:
+    r = run_experiment(
+        ExperimentSettings(out=str(tmp_path), progress=False, structured=structured, **settings)
+    )
     s = json.loads((r.out / "summary.json").read_text())
     s.pop("timings")
     s["settings"].pop("out")
     s["settings"].pop("cache")
+    # The stand-in answers structured requests with the JSON of the value its free text
+    # gives, so both modes reproduce the (free-text) reference.
+    assert s["settings"].pop("structured") is structured
     for k, default in NEW_SETTINGS.items():
         assert s["settings"].pop(k) == default
     for v in s["variants"].values():
@@ -66,9 +71,10 @@ def _summary(tmp_path: Path, **settings: Any) -> dict[str, Any]:
     return s
 
 
-def test_small_run_matches_reference_summary(tmp_path):
+@pytest.mark.parametrize("structured", [True, False], ids=["structured", "free_text"])
+def test_small_run_matches_reference_summary(tmp_path, structured):
     ref = json.loads((DATA / "fruit_regression_small.json").read_text())["summary"]
-    _assert_same(ref, _summary(tmp_path, inits=4, iterations=100))
+    _assert_same(ref, _summary(tmp_path, structured, inits=4, iterations=100))
 
 
 @pytest.mark.slow
