@@ -30,13 +30,10 @@ from typing import Any, Generic, TypeVar
 from gt_llm.chat import ChatModel, ChatRequest
 from gt_llm.parsing import Parsed, ParsePolicy, ParseStats, complete_parsed_batch
 
-__all__ = ["Call", "Step", "run_batched", "run_sync"]
+__all__ = ["Call", "Step", "StepYield", "run_batched", "run_sync"]
 
 T = TypeVar("T")
 R = TypeVar("R")
-
-#: A step: yields Calls (or lists of Calls), receives parsed values, returns a result.
-Step = Generator[Any, Any, R]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -60,6 +57,15 @@ class Call(Generic[T]):
     parser: Callable[[str], T]
     fallback: Callable[[ChatRequest], T]
     finish: Callable[[Parsed[T]], Any] | None = None
+
+
+#: What a step yields: one :class:`Call`, or a list of Calls that do not depend on
+#: each other (answered together, in order).
+StepYield = Call[Any] | list[Call[Any]]
+
+#: A step: yields :data:`StepYield` values, receives the parsed value of each (a list
+#: of values, in order, for a list of Calls), and returns its result of type ``R``.
+Step = Generator[StepYield, Any, R]
 
 
 def _answer(

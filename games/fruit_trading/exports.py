@@ -23,7 +23,6 @@ from typing import Any
 from games.fruit_trading.dialogue import Config, DialogueGame, DialogueState
 from games.fruit_trading.tree import GAME_NAME, Subgame
 from solvers import TreePolicy
-from solvers.writers import write_json, write_text
 
 FORMAT = "gt-llm.fruit_trading.policy/1"
 
@@ -76,13 +75,6 @@ def policy_document(
         "label": label.get("label"),
         "subgames": entries,
     }
-
-
-def write_policies(path: str | Path, document: dict[str, Any]) -> Path:
-    """Writes a :func:`policy_document` (atomically)."""
-    path = Path(path)
-    write_json(path, document)
-    return path
 
 
 def load_tabular_policy(path: str | Path, init: int, game=None):
@@ -187,17 +179,3 @@ def dialogue_lines(
             rec = {"variant": variant, "model": label.get("label"), **rec}
             lines.append(json.dumps(rec, ensure_ascii=False))
     return "\n".join(lines) + "\n"
-
-
-def write_dialogues(
-    path: str | Path,
-    subgames: Sequence[Subgame],
-    policies: Sequence[TreePolicy],
-    *,
-    variant: str,
-    label: dict[str, Any],
-) -> Path:
-    """Writes ``dialogues_<variant>.jsonl`` (atomically): every leaf of every subgame."""
-    path = Path(path)
-    write_text(path, dialogue_lines(subgames, policies, variant=variant, label=label))
-    return path

@@ -2,7 +2,7 @@
 
 Importing this package registers ``python_werewolf`` with pyspiel, the game's spec
 (``gt-llm werewolf`` and its conformance parameters) with :mod:`games.engine.registry`,
-and the scripted stand-in's answers to the Werewolf prompts (:mod:`scripted_llm`) with
+and the scripted stand-in's answers to the Werewolf prompts (:mod:`games.werewolf.players.stand_in`) with
 the scripted backend.
 """
 
@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import argparse
 
-import games.werewolf.day  # noqa: F401  (registers python_werewolf_day and its spec)
+import games.werewolf.day.game  # noqa: F401  (registers python_werewolf_day and its spec)
 from games.engine.registry import ConformanceParams, GameSpec, register_game_spec
-from games.werewolf import game, scripted_llm  # noqa: F401  (registers scripted answers)
+from games.werewolf import game
 from games.werewolf.game import WerewolfGame, private_info
+from games.werewolf.players import stand_in  # noqa: F401  (registers scripted answers)
 from games.werewolf.rules import ROLES, SPEECH_ACTS, TONES, Config, RoleSet, preset
 
 __all__ = ["ROLES", "SPEECH_ACTS", "TONES", "Config", "RoleSet", "WerewolfGame", "preset"]

@@ -82,8 +82,8 @@ def _check_play_args(args: argparse.Namespace, num_players: int) -> None:
 
 def _seats(config, human: int | None, stdin, write: Writer, rules_players: bool) -> list:
     """Per seat a Player, or None for an LLM seat."""
-    from games.werewolf.human import HumanPlayer
-    from games.werewolf.scripted import ScriptedPlayer
+    from games.werewolf.players.human import HumanPlayer
+    from games.werewolf.players.rule_based import ScriptedPlayer
 
     n = config.num_players
     seats: list = [ScriptedPlayer() for _ in range(n)] if rules_players else [None] * n
@@ -121,8 +121,8 @@ def _model(args: argparse.Namespace):
 
 def _one_game(args, config, seed: int, model, *, log, on_record=None, seats=None):
     """Plays one game with the players the options name; returns (GameResult, summary|None)."""
-    from games.werewolf import runner
-    from games.werewolf.llm_table import play_llm_game
+    from games.werewolf.play import runner
+    from games.werewolf.players.table import play_llm_game
 
     if args.players == "rules":
         result = runner.play_game(config, seats, seed=seed, log=log, on_record=on_record)
@@ -142,7 +142,7 @@ def _one_game(args, config, seed: int, model, *, log, on_record=None, seats=None
 
 
 def _play(args: argparse.Namespace, *, stdin=None, write: Writer = say) -> int:
-    from games.werewolf.transcript import describe
+    from games.werewolf.play.transcript import describe
 
     config = _config(args)
     _check_play_args(args, config.num_players)
@@ -185,9 +185,9 @@ def _play_many(args: argparse.Namespace, config, model, write: Writer, run) -> i
 
     from tqdm.auto import tqdm
 
-    from games.werewolf import runner
-    from games.werewolf.deception import pooled_summary
-    from games.werewolf.llm_table import model_label
+    from games.werewolf.deception.summary import pooled_summary
+    from games.werewolf.play import runner
+    from games.werewolf.players.table import model_label
     from solvers.results import finite_or_none
 
     out = run.path
@@ -298,8 +298,9 @@ def _detection_line(d: dict) -> str:
 
 
 def _summary(args: argparse.Namespace, *, write: Writer = say) -> int:
-    from games.werewolf import runner
-    from games.werewolf.deception import pooled_summary, tracker_from_events
+    from games.werewolf.deception.summary import pooled_summary
+    from games.werewolf.deception.tracking import tracker_from_events
+    from games.werewolf.play import runner
 
     summaries = []
     for path in args.logs:
@@ -330,8 +331,8 @@ def _summary(args: argparse.Namespace, *, write: Writer = say) -> int:
 
 
 def _replay(args: argparse.Namespace, *, write: Writer = say) -> int:
-    from games.werewolf import runner
-    from games.werewolf.transcript import describe
+    from games.werewolf.play import runner
+    from games.werewolf.play.transcript import describe
 
     if args.transcript:
         for record in runner.read_log(args.log):
@@ -410,8 +411,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     summary.add_argument("logs", nargs="+", help="JSONL game logs (several: pooled)")
     summary.set_defaults(func=_summary)
     # Imported here like the rest of the game, so that `gt-llm --help` stays fast.
-    from games.werewolf.arena import add_arena_parser, add_graph_parser
-    from games.werewolf.solve import add_solve_parser
+    from games.werewolf.arena.graph import add_graph_parser
+    from games.werewolf.arena.runner import add_arena_parser
+    from games.werewolf.day.command import add_solve_parser
 
     add_solve_parser(sub)  # the day as a CFR tree (issue 12)
     add_arena_parser(sub)  # opponent models against each other (issue 11)

@@ -60,7 +60,6 @@ __all__ = [
     "GameState",
     "Knowledge",
     "MAX_BID",
-    "PHASES",
     "PRESETS",
     "ROLES",
     "RoleSet",
@@ -110,23 +109,6 @@ TERMINAL = -4
 WEREWOLVES = "werewolves"
 VILLAGERS = "villagers"
 DRAW = "draw"
-
-PHASES = (
-    "deal",
-    "night_wolves",
-    "night_tie",
-    "night_doctor",
-    "night_guard",
-    "night_seer",
-    "night_witch_save",
-    "night_witch_poison",
-    "day_bid",
-    "day_bid_tie",
-    "day_speak",
-    "day_vote",
-    "over",
-)
-
 
 # --------------------------------------------------------------------------- config
 

@@ -8,9 +8,13 @@ import json
 import numpy as np
 import pytest
 
-import games.werewolf.scripted_llm  # noqa: F401  (registers the scripted answers)
+import games.werewolf.players.stand_in  # noqa: F401  (registers the scripted answers)
 import gt_llm
-from games.werewolf import arena, rules, runner
+from games.werewolf import rules
+from games.werewolf.arena import graph
+from games.werewolf.arena import matches as arena
+from games.werewolf.arena.runner import add_arena_parser
+from games.werewolf.play import runner
 
 GRATR = rules.preset("gratr")
 ALL = "gratr,dirichlet,native-rag,rerank-rag,none"
@@ -19,8 +23,8 @@ ALL = "gratr,dirichlet,native-rag,rerank-rag,none"
 def cli(argv):
     p = argparse.ArgumentParser()
     sub = p.add_subparsers()
-    arena.add_arena_parser(sub)
-    arena.add_graph_parser(sub)
+    add_arena_parser(sub)
+    graph.add_graph_parser(sub)
     args = p.parse_args(argv)
     lines: list[str] = []
     rc = args.func(args, write=lines.append)
@@ -255,11 +259,11 @@ def test_graph_command_rebuilds_the_trust_graph(tmp_path, chat):
     me = [n for n in g["nodes"] if n["id"] == f"Player {seat + 1}"][0]
     assert me["pinned"] and me["trust"] == 1.0
     # The same model as replaying by hand; at step 0 nothing is known yet.
-    model = arena.rebuild_trust_graph(recs, seat, last)
+    model = graph.rebuild_trust_graph(recs, seat, last)
     assert {n["id"]: n["trust"] for n in g["nodes"]} == {
         n: float(d["trust"]) for n, d in model.graph.nodes(data=True)
     }
-    assert not arena.rebuild_trust_graph(recs, seat, 0).graph.edges
+    assert not graph.rebuild_trust_graph(recs, seat, 0).graph.edges
     for suffix in ("png", "graphml"):
         rc, _ = cli(
             [

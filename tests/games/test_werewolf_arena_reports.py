@@ -8,9 +8,20 @@ import numpy as np
 import pytest
 from matplotlib.container import ErrorbarContainer
 
-import games.werewolf.scripted_llm  # noqa: F401  (registers the scripted answers)
+import games.werewolf.players.stand_in  # noqa: F401  (registers the scripted answers)
 import gt_llm
-from games.werewolf import arena, rules, runner
+from games.werewolf import rules
+from games.werewolf.arena import graph, loaders
+from games.werewolf.arena import matches as arena
+from games.werewolf.arena.report import (
+    fig_identification,
+    fig_win_rates,
+    identification_by_round,
+    trust_graph_moments,
+    win_rate_markdown,
+)
+from games.werewolf.arena.runner import run_arena
+from games.werewolf.play import runner
 from solvers.plots import plot_grouped_bars
 from solvers.results import ResultsError
 
@@ -71,14 +82,14 @@ def two_pairs():
 
 
 def test_identification_pools_pairs_and_roles_by_judgments(two_pairs):
-    ident = arena.identification_by_round(two_pairs)
+    ident = identification_by_round(two_pairs)
     assert set(ident) == {"gratr, village observers", "gratr, werewolf observers"}
     assert ident["gratr, village observers"] == [(1, pytest.approx(3 / 5), 5)]
     assert ident["gratr, werewolf observers"] == [(2, 0.0, 1)]
 
 
 def test_win_rate_table_names_the_model_and_the_sides_without_games(two_pairs):
-    md = arena.win_rate_markdown(two_pairs)
+    md = win_rate_markdown(two_pairs)
     assert LABEL in md.splitlines()[0]
     rows = [line for line in md.splitlines() if line.startswith("| gratr vs")]
     assert len(rows) == 4  # two models per pair
@@ -91,7 +102,7 @@ def test_win_rate_table_names_the_model_and_the_sides_without_games(two_pairs):
 
 
 def test_win_rate_figure_bars_and_intervals(two_pairs):
-    fig = arena.fig_win_rates(two_pairs)
+    fig = fig_win_rates(two_pairs)
     assert LABEL in fig._suptitle.get_text()
     axes = [ax for ax in fig.axes if ax.get_visible() and ax.axison]
     assert len(axes) == 2
@@ -107,7 +118,7 @@ def test_win_rate_figure_bars_and_intervals(two_pairs):
 
 
 def test_identification_figure_one_line_per_model_and_team(two_pairs):
-    fig = arena.fig_identification(two_pairs)
+    fig = fig_identification(two_pairs)
     ax = fig.axes[0]
     assert LABEL in fig._suptitle.get_text()
     assert [line.get_label() for line in ax.get_lines()] == [
@@ -116,7 +127,7 @@ def test_identification_figure_one_line_per_model_and_team(two_pairs):
     ]
     assert ax.get_lines()[0].get_ydata()[0] == pytest.approx(60.0)
     empty = report([(("none", "plain"), [game(0, "none", "plain", rules.DRAW)])])
-    ax = arena.fig_identification(empty).axes[0]
+    ax = fig_identification(empty).axes[0]
     assert not ax.get_lines() and "no model inferred identities" in ax.get_title()
 
 
@@ -136,30 +147,30 @@ def test_grouped_bars_intervals_are_distances_from_the_bar(two_pairs):
 
 def test_arena_folder_readers(tmp_path):
     with pytest.raises(ResultsError, match="arena.json is missing"):
-        arena.load_arena(tmp_path)
+        loaders.load_arena(tmp_path)
     (tmp_path / "arena.json").write_text(json.dumps({"note": LABEL}))
-    assert arena.load_arena(tmp_path)["note"] == LABEL
+    assert loaders.load_arena(tmp_path)["note"] == LABEL
     for rounds, pair in enumerate(("gratr_vs_none", "dirichlet_vs_none", "gratr_vs_dirichlet")):
         (tmp_path / "logs" / pair).mkdir(parents=True)
         record = {"type": "arena", "rounds": rounds + 2}
         (tmp_path / "logs" / pair / "game_0000.jsonl").write_text(json.dumps(record) + "\n")
-    assert [p.parent.name for p in arena.game_logs(tmp_path, model="gratr")] == [
+    assert [p.parent.name for p in loaders.game_logs(tmp_path, model="gratr")] == [
         "gratr_vs_dirichlet",
         "gratr_vs_none",
     ]
-    assert len(arena.game_logs(tmp_path)) == 3
-    longest = arena.game_logs(tmp_path, longest_first=True)
+    assert len(loaders.game_logs(tmp_path)) == 3
+    longest = loaders.game_logs(tmp_path, longest_first=True)
     assert [p.parent.name for p in longest] == [
         "gratr_vs_dirichlet",
         "dirichlet_vs_none",
         "gratr_vs_none",
     ]
-    args = arena.parse_arena_args(["--models", "gratr,none", "--games", "3", "--out", "x"])
+    args = loaders.parse_arena_args(["--models", "gratr,none", "--games", "3", "--out", "x"])
     assert (args.models, args.games, args.out, args.func) == (
         "gratr,none",
         3,
         "x",
-        arena.run_arena,
+        run_arena,
     )
 
 
@@ -174,14 +185,14 @@ def test_trust_graph_moments_from_a_logged_game(tmp_path):
         seed=5,
         log=log,
     )
-    paths = arena.trust_graph_moments(log, tmp_path / "graphs")
+    paths = trust_graph_moments(log, tmp_path / "graphs")
     assert len(paths) == 2 and all(p.stat().st_size > 1000 for p in paths)
     steps = [int(p.stem.split("step")[1]) for p in paths]
     seat = int(paths[0].stem.split("seat")[1].split("_")[0])
     assert g.seats[seat] == "gratr" and g.roles[seat] != "werewolf"
     assert steps[0] < steps[1]
     recs = runner.read_log(log)
-    early, late = (arena.rebuild_trust_graph(recs, seat, s).graph for s in steps)
+    early, late = (graph.rebuild_trust_graph(recs, seat, s).graph for s in steps)
     assert early.number_of_edges() <= late.number_of_edges() and late.number_of_edges() > 0
     # A log without a GRATR seat is refused in one line.
     other = tmp_path / "other.jsonl"
@@ -194,4 +205,4 @@ def test_trust_graph_moments_from_a_logged_game(tmp_path):
         log=other,
     )
     with pytest.raises(ValueError, match="trust_graph_moments: .* has no GRATR seat"):
-        arena.trust_graph_moments(other, tmp_path / "graphs")
+        trust_graph_moments(other, tmp_path / "graphs")

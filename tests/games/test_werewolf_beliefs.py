@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-import games.werewolf.scripted_llm  # noqa: F401  (registers the scripted answers)
+import games.werewolf.players.stand_in  # noqa: F401  (registers the scripted answers)
 import gt_llm
 from games.engine.calls import run_sync
-from games.werewolf import beliefs as wb
 from games.werewolf import rules
+from games.werewolf.players import beliefs as wb
 from games.werewolf.rules import Event
 from gt_llm.opponents import opponent_models
 
@@ -160,7 +160,7 @@ def test_statement_ids_and_texts(chat):
 
 
 def test_table_adapter_queues_flushes_and_consults_once_per_evidence(chat):
-    from games.werewolf.llm_table import PublicObservation
+    from games.werewolf.players.table import PublicObservation
 
     b = wb.make_seat_beliefs("gratr", GRATR, 0, "seer")
     t = wb.TableBeliefs(b, chat)

@@ -9,8 +9,9 @@ import sys
 
 import pytest
 
-from games.werewolf import cli, rules, runner
-from games.werewolf.human import HumanPlayer
+from games.werewolf import cli, rules
+from games.werewolf.play import runner
+from games.werewolf.players.human import HumanPlayer
 from tests.games.conftest import ROOT
 from tests.games.werewolf_helpers import dealt
 
@@ -118,7 +119,7 @@ def test_add_parser_registers_commands():
 
 
 def test_describe_event_respects_visibility():
-    from games.werewolf.transcript import describe_event
+    from games.werewolf.play.transcript import describe_event
 
     state = dealt("arena", CLI_SEATS)
     partners = [e for e in state.events if e.kind == "partners"][0]

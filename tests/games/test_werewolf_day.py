@@ -12,17 +12,18 @@ import games  # noqa: F401  (registers every game)
 import gt_llm
 import solvers
 from games.engine.registry import get_game_spec
-from games.werewolf import day as D
 from games.werewolf import rules
+from games.werewolf.day import abstraction, build, game, state
+from games.werewolf.day import steps as D
 from gt_llm.chat import ChatModel, ChatRequest, ChatResponse
 from gt_llm.opponents import Evidence, OpponentContext, make_opponent_model
 
 ARENA = rules.preset("arena")
 
 
-def _settings(**kw) -> D.DaySettings:
+def _settings(**kw) -> state.DaySettings:
     base = dict(config=ARENA, speakers=2, num_seeds=1)
-    return D.DaySettings(**{**base, **kw})
+    return state.DaySettings(**{**base, **kw})
 
 
 # --- a day worked by hand ----------------------------------------------------------
@@ -66,7 +67,7 @@ def hand_day():
     """A day whose first speaker is a werewolf and second a villager, under the hand model."""
     settings = _settings(
         order="seats",
-        abstraction=D.Abstraction(tones=("any",), acts=("nothing", "accuse:least")),
+        abstraction=abstraction.Abstraction(tones=("any",), acts=("nothing", "accuse:least")),
     )
     for seed in range(60):
         root = D._root_without_models(settings, seed)
@@ -79,7 +80,7 @@ def hand_day():
         pytest.fail("no seed with a werewolf then a villager speaking")
     innocent = next(p for p in root.living if p not in (a, b) and root.role(p) != "werewolf")
     model = HandModel(a, b, innocent, root.living)
-    (sg,) = D.build_days(settings, [seed], model, progress=False)
+    (sg,) = build.build_days(settings, [seed], model, progress=False)
     return sg, settings, a, b, innocent
 
 
@@ -107,7 +108,7 @@ def test_hand_day_payoff_table(hand_day):
     assert table[(accuse, accuse)] == zero
     # The sum of payoffs is not constant: general-sum, as declared.
     assert len({sum(r) for r in table.values()}) == 3
-    assert D.utility_of(ARENA) == pyspiel.GameType.Utility.GENERAL_SUM
+    assert game.utility_of(ARENA) == pyspiel.GameType.Utility.GENERAL_SUM
 
 
 def test_hand_day_nash_conv_and_cfr_gain_by_hand(hand_day):
@@ -161,7 +162,7 @@ def test_information_states_hide_roles_but_show_partners():
 
 def test_slots_follow_the_speakers_knowledge():
     settings = _settings(
-        abstraction=D.Abstraction(tones=("calm",), acts=("defend:most", "accuse:least"))
+        abstraction=abstraction.Abstraction(tones=("calm",), acts=("defend:most", "accuse:least"))
     )
     for seed in range(40):
         root = D._root_without_models(settings, seed)
@@ -178,20 +179,20 @@ def test_slots_follow_the_speakers_knowledge():
 
 
 def test_abstraction_validates_and_encodes():
-    ab = D.Abstraction(tones="calm/any", acts="nothing/accuse:most/check:least:werewolf")
+    ab = abstraction.Abstraction(tones="calm/any", acts="nothing/accuse:most/check:least:werewolf")
     assert ab.num_actions == 6
     assert ab.decode(ab.action("any", "accuse:most")) == ("any", "accuse:most")
     assert ab.baseline_action() == ab.action("any", "nothing")
     with pytest.raises(ValueError, match="bad act token"):
-        D.Abstraction(acts=("accuse:middle",))
+        abstraction.Abstraction(acts=("accuse:middle",))
     with pytest.raises(ValueError, match="tones"):
-        D.Abstraction(tones=("loud",))
+        abstraction.Abstraction(tones=("loud",))
     with pytest.raises(ValueError, match="baseline needs"):
-        D.Abstraction(tones=("calm",)).baseline_action()
+        abstraction.Abstraction(tones=("calm",)).baseline_action()
     with pytest.raises(ValueError, match="check result"):
-        _settings(abstraction=D.Abstraction(acts=("check:most:not_werewolf",)))
+        _settings(abstraction=abstraction.Abstraction(acts=("check:most:not_werewolf",)))
     with pytest.raises(ValueError, match="no role of this preset"):
-        _settings(abstraction=D.Abstraction(acts=("claim:witch",)))
+        _settings(abstraction=abstraction.Abstraction(acts=("claim:witch",)))
     with pytest.raises(ValueError, match="opponent_model"):
         _settings(opponent_model="oracle")
     with pytest.raises(ValueError, match="speakers"):
@@ -235,11 +236,13 @@ def test_the_same_day_builds_the_same_tree_twice(opponent_model):
         opponent_model=opponent_model,
         speakers=2,
         num_seeds=2,
-        abstraction=D.Abstraction(tones=("calm", "any"), acts=("nothing", "accuse:least")),
+        abstraction=abstraction.Abstraction(
+            tones=("calm", "any"), acts=("nothing", "accuse:least")
+        ),
     )
     model = gt_llm.load_model("scripted")
-    first = D.build_days(settings, [3], model, progress=False)[0].tree
-    second = D.build_days(settings, [3], gt_llm.load_model("scripted"), progress=False)[0].tree
+    first = build.build_days(settings, [3], model, progress=False)[0].tree
+    second = build.build_days(settings, [3], gt_llm.load_model("scripted"), progress=False)[0].tree
     assert _arrays(first) == _arrays(second)
     # Listening changes beliefs, so the second speaker's options can differ by branch;
     # the tree is still finite and every leaf is a vote outcome.
@@ -248,10 +251,10 @@ def test_the_same_day_builds_the_same_tree_twice(opponent_model):
 
 def test_the_day_game_is_registered_for_the_conformance_suite():
     spec = get_game_spec("werewolf-day")
-    assert spec.short_name == D.SHORT_NAME
+    assert spec.short_name == state.SHORT_NAME
     assert spec.conformance.build_tree is not None
     for gs in spec.conformance.game_strings:
-        assert pyspiel.load_game(gs).get_type().short_name == D.SHORT_NAME
+        assert pyspiel.load_game(gs).get_type().short_name == state.SHORT_NAME
 
 
 def test_a_game_that_ends_before_the_day_is_refused():
@@ -261,7 +264,7 @@ def test_a_game_that_ends_before_the_day_is_refused():
 
 
 def test_strategies_by_role_on_the_hand_day(hand_day):
-    from games.werewolf.solve import strategy_by_role
+    from games.werewolf.day.summary import strategy_by_role
 
     sg, *_ = hand_day
     policy = solvers.CFRSolver(sg.tree).run(500).average_policy()

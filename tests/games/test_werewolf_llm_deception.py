@@ -6,13 +6,12 @@ import json
 
 import pytest
 
-from games.werewolf.deception import (
+from games.werewolf.deception.summary import Detection, pooled_summary
+from games.werewolf.deception.tracking import (
     DeceptionTracker,
-    Detection,
     PeerAnalysis,
     SelfAnalysis,
     StatementRecord,
-    pooled_summary,
     tracker_from_events,
     weighted_average,
 )

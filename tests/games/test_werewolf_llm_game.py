@@ -1,6 +1,6 @@
 """Whole games of LLM players (scripted stand-in model) on the Werewolf rules.
 
-The games run through the package's game loop (:func:`games.werewolf.llm_table.play_llm_game`).
+The games run through the package's game loop (:func:`games.werewolf.players.table.play_llm_game`).
 They check that the steps produce legal actions in every phase, that the scripted
 stand-in plays sensibly enough for games to end with a result, that deception
 tracking runs on real statements, and that a better opponent model (through the
@@ -13,9 +13,16 @@ import pytest
 
 import games  # noqa: F401  (registers the scripted answers)
 import gt_llm
-from games.werewolf import players, rules
-from games.werewolf.deception import tracker_from_events
-from games.werewolf.llm_table import play_llm_game
+from games.werewolf import rules
+from games.werewolf.deception.tracking import tracker_from_events
+from games.werewolf.players.table import play_llm_game
+from games.werewolf.players.view import (
+    PublicStatement,
+    partner_votes,
+    speech_menu,
+    tonight_victim,
+    view_from_knowledge,
+)
 from games.werewolf.rules import Target
 from tests.games.werewolf_helpers import dealt
 
@@ -103,29 +110,29 @@ def test_views_from_rules_knowledge_hide_what_a_player_cannot_know():
     assert state.phase == "night_wolves"
     state = rules.apply(state, 0, Target(4))
     wolf1 = rules.knowledge(state, 1)
-    assert players.partner_votes(wolf1) == {0: 4}
-    v1 = players.view_from_knowledge(wolf1)
+    assert partner_votes(wolf1) == {0: 4}
+    v1 = view_from_knowledge(wolf1)
     assert v1.partners == (0,) and "Night 1: Player 1 chose to attack Player 5." in v1.private_notes
     state = rules.apply(state, 1, Target(4))  # victim 4
     state = rules.apply(state, 3, Target(4))  # the doctor protects 4
     state = rules.apply(state, 2, Target(0))  # the seer checks a werewolf
-    seer = players.view_from_knowledge(rules.knowledge(state, 2))
+    seer = view_from_knowledge(rules.knowledge(state, 2))
     assert seer.checks == {0: "werewolf"} and seer.check_results == rules.ROLES
-    villager = players.view_from_knowledge(rules.knowledge(state, 5))
+    villager = view_from_knowledge(rules.knowledge(state, 5))
     assert villager.partners == () and not villager.checks and not villager.private_notes
     assert villager.announcements == ((1, "Nobody died last night."),)
     # Day: bids, then a speech whose text the runner supplies by statement id.
     for p in state.living():
         state = rules.apply(state, p, rules.Bid(10 if p == 2 else 0))
     legal = rules.legal_actions(state)
-    menu = players.speech_menu(legal)
+    menu = speech_menu(legal)
     assert menu["acts"] == list(rules.SPEECH_ACTS) and "any" not in menu["tones"]
     assert menu["targets"] == [0, 1, 3, 4, 5, 6, 7] and menu["roles"] == list(rules.ROLES)
     act = rules.SpeechAct("share_check", "assertive", target=0, result="werewolf")
     state = rules.apply(state, 2, act)
-    v5 = players.view_from_knowledge(rules.knowledge(state, 5), texts={0: "P1 is a wolf!"})
-    assert v5.statements == (players.PublicStatement(0, 1, 2, act, "P1 is a wolf!"),)
-    plain = players.view_from_knowledge(rules.knowledge(state, 5))
+    v5 = view_from_knowledge(rules.knowledge(state, 5), texts={0: "P1 is a wolf!"})
+    assert v5.statements == (PublicStatement(0, 1, 2, act, "P1 is a wolf!"),)
+    plain = view_from_knowledge(rules.knowledge(state, 5))
     assert plain.statements[0].text == "I checked Player 1 last night: werewolf."
 
 
@@ -137,5 +144,5 @@ def test_witch_sees_tonight_victim():
     state = rules.apply(state, 5, Target(0))  # seer
     assert state.phase == "night_witch_save"
     k = rules.knowledge(state, 3)
-    assert players.tonight_victim(k) == 6
-    assert players.tonight_victim(rules.knowledge(state, 7)) is None
+    assert tonight_victim(k) == 6
+    assert tonight_victim(rules.knowledge(state, 7)) is None

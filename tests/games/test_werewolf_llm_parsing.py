@@ -6,12 +6,14 @@ import dataclasses
 
 import pytest
 
-from games.werewolf import parsing, players
-from games.werewolf.parsing import PeerReport, SelfReport, WitchChoice
+from games.werewolf.players import llm as players
+from games.werewolf.players import parsing
+from games.werewolf.players.parsing import PeerReport, SelfReport, WitchChoice
+from games.werewolf.players.view import PlayerView, PublicStatement
 from games.werewolf.rules import SPEECH_ACTS, SpeechAct
 from gt_llm.errors import ParseError
 
-VIEW = players.PlayerView(
+VIEW = PlayerView(
     player=0,
     role="werewolf",
     num_players=8,
@@ -50,7 +52,7 @@ WITCH_USED = request_of(
         WITCH_VIEW, [1, 2, 5], victim=None, can_save=False, can_poison=False, seed=0
     )
 )
-STMT = players.PublicStatement(0, 1, 5, SpeechAct("nothing", "calm"), "Hello.")
+STMT = PublicStatement(0, 1, 5, SpeechAct("nothing", "calm"), "Hello.")
 _analysis = players.analyse_statement({5: VIEW, 0: VIEW}, STMT, seed=0).send(None)
 SELF, PEER = _analysis[0].request, _analysis[1].request
 

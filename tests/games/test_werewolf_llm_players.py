@@ -17,13 +17,14 @@ from fake_server import Canned, FakeChatServer, completion_body  # noqa: E402
 
 import gt_llm  # noqa: E402
 from games.engine.calls import run_batched, run_sync  # noqa: E402
-from games.werewolf import players  # noqa: E402
+from games.werewolf.players import llm as players  # noqa: E402
+from games.werewolf.players.view import PlayerView, PublicStatement
 from games.werewolf.rules import SPEECH_ACTS, SpeechAct  # noqa: E402
 from gt_llm.parsing import ParsePolicy, ParseStats  # noqa: E402
 from gt_llm.retry import RetryPolicy  # noqa: E402
 from tests.games.werewolf_helpers import dealt  # noqa: E402
 
-VIEW = players.PlayerView(
+VIEW = PlayerView(
     player=1,
     role="villager",
     num_players=5,
@@ -92,7 +93,7 @@ def test_speak_falls_back_to_nothing_then_renders_statement(server, model):
 
 def test_batched_bids_and_analyses_count_fallbacks(server, model):
     views = {
-        p: players.PlayerView(player=p, role="villager", num_players=5, alive=(0, 1, 2, 4))
+        p: PlayerView(player=p, role="villager", num_players=5, alive=(0, 1, 2, 4))
         for p in (0, 1, 2, 4)
     }
     # Echo answers (the server's default) never parse: every bid falls back to 0.
@@ -105,9 +106,7 @@ def test_batched_bids_and_analyses_count_fallbacks(server, model):
     )
     assert bids == [0, 0, 0, 0]
     assert stats.fallbacks["werewolf.bid"] == 4 and stats.reasks["werewolf.bid"] == 4
-    stmt = players.PublicStatement(
-        0, 1, 2, SpeechAct("claim", "calm", role="villager"), "I am a villager."
-    )
+    stmt = PublicStatement(0, 1, 2, SpeechAct("claim", "calm", role="villager"), "I am a villager.")
     own, peers = run_sync(
         players.analyse_statement(views, stmt, seed=0), model, stats=stats, policy=ParsePolicy(0)
     )
@@ -127,9 +126,9 @@ def test_steps_validate_before_any_call():
     with pytest.raises(ValueError, match="speak: unknown acts"):
         players.speak(VIEW, acts=["sing"], tones=["calm"], targets=[0], roles=[], seed=0).send(None)
     with pytest.raises(ValueError, match="only a werewolf has partners"):
-        players.PlayerView(player=0, role="seer", num_players=3, alive=(0, 1), partners=(1,))
+        PlayerView(player=0, role="seer", num_players=3, alive=(0, 1), partners=(1,))
     with pytest.raises(ValueError, match="role must be one of"):
-        players.PlayerView(player=0, role="mayor", num_players=3, alive=(0, 1))
+        PlayerView(player=0, role="mayor", num_players=3, alive=(0, 1))
 
 
 def test_decide_on_a_rules_state_defaults_to_a_legal_action_after_fallback(server, model):

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from games.werewolf import players, prompts
+from games.werewolf.players import llm as players
+from games.werewolf.players import prompts
+from games.werewolf.players.view import PlayerView, PublicStatement
 from games.werewolf.rules import SPEECH_ACTS, TONES, SpeechAct
 
 ALL = tuple(range(8))
 
 
-def wolf_view(**kw) -> players.PlayerView:
+def wolf_view(**kw) -> PlayerView:
     base = dict(
         player=0,
         role="werewolf",
@@ -24,7 +26,7 @@ def wolf_view(**kw) -> players.PlayerView:
         suspicion={5: 0.78},
     )
     base.update(kw)
-    return players.PlayerView(**base)
+    return PlayerView(**base)
 
 
 def first_call(step):
@@ -35,9 +37,7 @@ def user_text(call) -> str:
     return "\n".join(m.content for m in call.request.messages)
 
 
-STATEMENT = players.PublicStatement(
-    0, 2, 5, SpeechAct("accuse", "calm", target=6), "Player 7 is a wolf."
-)
+STATEMENT = PublicStatement(0, 2, 5, SpeechAct("accuse", "calm", target=6), "Player 7 is a wolf.")
 
 
 def requests():

@@ -12,10 +12,12 @@ import dataclasses
 import numpy as np
 import pytest
 
-import games.werewolf.scripted_llm  # noqa: F401  (registers the scripted answers)
+import games.werewolf.players.stand_in  # noqa: F401  (registers the scripted answers)
 import gt_llm
 from games.engine.calls import run_sync
-from games.werewolf import players, rules
+from games.werewolf import rules
+from games.werewolf.players import llm as players
+from games.werewolf.players.view import PlayerView, PublicStatement
 from games.werewolf.rules import ROLES, SPEECH_ACTS, TONES, SpeechAct
 from gt_llm.parsing import ParseStats
 
@@ -50,7 +52,7 @@ def situation(rng, role: str | None = None):
     me = int(rng.choice([p for p in range(n) if role is None or roles[p] == role]))
     alive = sorted({me} | {p for p in range(n) if rng.random() < 0.75})
     statements = tuple(
-        players.PublicStatement(i, 1, sp, random_act(rng, sp, n), "...")
+        PublicStatement(i, 1, sp, random_act(rng, sp, n), "...")
         for i, sp in enumerate(int(rng.choice(alive)) for _ in range(int(rng.integers(0, 6))))
     )
     checks = {}
@@ -59,7 +61,7 @@ def situation(rng, role: str | None = None):
             [q for q in range(n) if q != me], size=int(rng.integers(0, 3)), replace=False
         ):
             checks[int(p)] = roles[int(p)]
-    view = players.PlayerView(
+    view = PlayerView(
         player=me,
         role=roles[me],
         num_players=n,
@@ -174,7 +176,7 @@ def test_self_analysis_matches_the_rules_truth(model):
             checks=tuple((1, p, r) for p, r in v.checks.items()),
         )
         truth = rules.is_deceptive_in_truth(state, v.player, act)
-        stmt = players.PublicStatement(99, 1, v.player, act, "...")
+        stmt = PublicStatement(99, 1, v.player, act, "...")
         spoken = dataclasses.replace(v, statements=(*v.statements, stmt))
         own, _ = run_sync(players.analyse_statement({v.player: spoken}, stmt, seed=0), model)
         assert own.deceptive == truth, (roles[v.player], act)
@@ -183,13 +185,11 @@ def test_self_analysis_matches_the_rules_truth(model):
 
 
 def test_peer_analysis_sees_a_claim_of_its_own_role(model):
-    seer = players.PlayerView(player=2, role="seer", num_players=8, alive=tuple(range(8)))
-    liar = players.PlayerView(
+    seer = PlayerView(player=2, role="seer", num_players=8, alive=tuple(range(8)))
+    liar = PlayerView(
         player=5, role="werewolf", num_players=8, alive=tuple(range(8)), partners=(0,)
     )
-    stmt = players.PublicStatement(
-        0, 1, 5, SpeechAct("claim", "calm", role="seer"), "I am the seer."
-    )
+    stmt = PublicStatement(0, 1, 5, SpeechAct("claim", "calm", role="seer"), "I am the seer.")
     _, peers = run_sync(
         players.analyse_statement(
             {5: liar, 2: dataclasses.replace(seer, statements=(stmt,))}, stmt, seed=0
@@ -201,7 +201,7 @@ def test_peer_analysis_sees_a_claim_of_its_own_role(model):
 
 
 def test_bid_is_high_for_a_seer_with_news(model):
-    v = players.PlayerView(
+    v = PlayerView(
         player=2, role="seer", num_players=8, alive=tuple(range(8)), checks={4: "werewolf"}
     )
     assert run_sync(players.bid(v, seed=0), model) >= 9

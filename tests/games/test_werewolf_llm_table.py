@@ -14,8 +14,11 @@ from fake_server import Canned, FakeChatServer, completion_body  # noqa: E402
 
 import games  # noqa: E402,F401
 import gt_llm  # noqa: E402
-from games.werewolf import players, rules, runner  # noqa: E402
-from games.werewolf.llm_table import HISTORY_K, play_llm_game  # noqa: E402
+from games.werewolf import rules  # noqa: E402
+from games.werewolf.play import runner  # noqa: E402
+from games.werewolf.players import llm as players  # noqa: E402
+from games.werewolf.players.table import HISTORY_K, play_llm_game  # noqa: E402
+from games.werewolf.players.view import PlayerView, context_fields, view_from_knowledge
 from gt_llm.chat import ChatModel  # noqa: E402
 from gt_llm.cli import main as cli  # noqa: E402
 from gt_llm.parsing import ParsePolicy  # noqa: E402
@@ -95,14 +98,14 @@ def test_prompts_show_the_last_15_public_messages(scripted, tmp_path):
     res, table = play_llm_game(cfg, scripted, seed=7, log=tmp_path / "g.jsonl", log_prompts=True)
     assert HISTORY_K == 15
     k = rules.knowledge(res.final, 0)
-    full = players.view_from_knowledge(k)
-    cut = players.view_from_knowledge(k, history_limit=15)
+    full = view_from_knowledge(k)
+    cut = view_from_knowledge(k, history_limit=15)
     n_full = len(full.statements) + len(full.announcements) + len({d for d, _, _ in full.votes})
     assert n_full > 15
     n_cut = len(cut.statements) + len(cut.announcements) + len({d for d, _, _ in cut.votes})
     assert n_cut == 15 and cut.earlier_messages == n_full - 15
     assert cut.statements[-1] == full.statements[-1]
-    text = players.context_fields(cut)["history"]
+    text = context_fields(cut)["history"]
     assert f"({n_full - 15} earlier public messages not shown)" in text
     # The logged prompts of the last day show the window, not the whole game.
     last = [r for r in runner.read_log(tmp_path / "g.jsonl") if r["type"] == "llm_call"][-1]
@@ -240,7 +243,7 @@ def test_calls_with_their_own_parsers_go_out_concurrently(monkeypatch):
         )
         model = gt_llm.load_model(f"openai:fake@{server.url}/v1")
         views = [
-            players.PlayerView(player=p, role="villager", num_players=5, alive=(0, 1, 2, 3, 4))
+            PlayerView(player=p, role="villager", num_players=5, alive=(0, 1, 2, 3, 4))
             for p in (1, 2, 3, 4)
         ]
         gens = [players.vote(v, [0, (v.player % 4) + 1], seed=v.player) for v in views]

@@ -10,8 +10,9 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from games.werewolf import rules, runner
-from games.werewolf.scripted import ScriptedPlayer
+from games.werewolf import rules
+from games.werewolf.play import runner
+from games.werewolf.players.rule_based import ScriptedPlayer
 from tests.games.werewolf_helpers import dealt
 
 log = logging.getLogger(__name__)

@@ -115,11 +115,11 @@ def test_belief_models_notebook(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     assert list(d["models"]) == ["none", "dirichlet", "gratr"]
 
     # Every figure is displayed: Figs. 6-8, the arena's two, two trust graphs, the day's three.
-    for snippet in ("fig6_agreements", "fig7_metrics", "fig8_ratio", "fig_win_rates"):
+    for snippet in ("fig6_agreements", "fig7_metrics", "fig8_ratio", "fig_win_rates("):
         assert images_of(cell(snippet)) == 1, snippet
-    assert images_of(cell("fig_identification")) == 1
-    assert images_of(cell("trust_graph_moments")) == 2
-    for snippet in ("fig_curves", "fig_side_gain", "fig_strategies"):
+    assert images_of(cell("fig_identification(")) == 1
+    assert images_of(cell("trust_graph_moments(")) == 2
+    for snippet in ("fig_curves(", "fig_side_gain(", "fig_strategies("):
         assert images_of(cell(snippet)) == 1, snippet
     graphs = sorted((arena_dir / "graphs").glob("trust_graph_seat*_step*.png"))
     assert len(graphs) == 2
@@ -128,10 +128,10 @@ def test_belief_models_notebook(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     assert STAND_IN in text_of(cell("ExperimentSettings(out="))
     tables = text_of(cell("markdown_tables"))
     assert "Table 1." in tables and STAND_IN in tables
-    wins = text_of(cell("win_rate_markdown"))
+    wins = text_of(cell("win_rate_markdown("))
     assert STAND_IN in wins and "| gratr vs none | gratr | 1 |" in wins
-    assert "gratr, village observers" in text_of(cell("identification_by_round"))
-    answers = text_of(cell("report_lines"))
+    assert "gratr, village observers" in text_of(cell("identification_by_round("))
+    answers = text_of(cell("report_lines("))
     q1 = [line for line in answers.splitlines() if line.startswith("Q1")]
     q2 = [line for line in answers.splitlines() if line.startswith("Q2")]
     assert len(q1) == 1 and STAND_IN in q1[0]
@@ -144,18 +144,20 @@ def test_belief_models_notebook(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
 
     # The figures the notebook displayed are titled with the model (redrawn from the folders).
     from games.fruit_trading import figures
-    from games.werewolf import arena, solve
+    from games.werewolf.arena import loaders
+    from games.werewolf.arena.report import fig_identification, fig_win_rates
+    from games.werewolf.day.figures import fig_curves, fig_side_gain, fig_strategies
 
-    report = arena.load_arena(arena_dir)
+    report = loaders.load_arena(arena_dir)
     for fig in (
         figures.fig6_agreements(fruit),
         figures.fig7_metrics(fruit),
         figures.fig8_ratio(fruit),
-        arena.fig_win_rates(report),
-        arena.fig_identification(report),
-        solve.fig_curves(day_dir),
-        solve.fig_side_gain(day_dir),
-        solve.fig_strategies(day_dir),
+        fig_win_rates(report),
+        fig_identification(report),
+        fig_curves(day_dir),
+        fig_side_gain(day_dir),
+        fig_strategies(day_dir),
     ):
         assert STAND_IN in fig._suptitle.get_text()
 

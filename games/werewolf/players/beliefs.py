@@ -50,7 +50,7 @@ so GRATR's decay (Eq. 4, by time step) decays per round.
 :func:`gt_llm.opponents.extract_statement_evidence` (same requests, parsers and
 "no evidence" fallback), so that the engine batches it. :class:`TableBeliefs`
 puts a :class:`SeatBeliefs` behind the LLM game loop's per-seat hook
-(:class:`games.werewolf.llm_table.BeliefProvider`) and renders the fields as the
+(:class:`games.werewolf.players.table.BeliefProvider`) and renders the fields as the
 prompt's belief text (:func:`render_fields`).
 """
 
@@ -61,7 +61,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from games.engine.calls import Call, Step, run_sync
-from games.werewolf import prompts
+from games.werewolf.players import prompts
 from games.werewolf.rules import ROLES, SPECIAL_ROLES, Config, Event
 from gt_llm.opponents import (
     DirichletBelief,
@@ -539,7 +539,7 @@ def render_fields(fields: PromptFields) -> str:
 class TableBeliefs:
     """One seat's :class:`SeatBeliefs` behind the game loop's provider hook.
 
-    Implements :class:`games.werewolf.llm_table.BeliefProvider`: ``observe`` takes
+    Implements :class:`games.werewolf.players.table.BeliefProvider`: ``observe`` takes
     each public statement and vote (queued), :meth:`add_private` the seat's
     private facts and announcements (seer checks, partners, deaths, exiles with
     revealed roles) from its knowledge, :meth:`flush` is the step that gives the
@@ -570,7 +570,7 @@ class TableBeliefs:
         return self.state.name
 
     def observe(self, observation: Any) -> None:
-        """Queues a :class:`~games.werewolf.llm_table.PublicObservation`."""
+        """Queues a :class:`~games.werewolf.players.table.PublicObservation`."""
         o = observation
         if o.kind == "statement":
             if o.statement is not None and o.text:

@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from games.werewolf import prompts
+from games.werewolf.players import prompts
 from gt_llm.backends.scripted import register_scripted_task
 
 __all__ = ["HANDLERS", "deception_of", "wolf_scores"]

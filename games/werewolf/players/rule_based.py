@@ -33,7 +33,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from games.werewolf.players import partner_votes
+from games.werewolf.players.view import partner_votes
 from games.werewolf.rules import (
     TONES,
     Action,

@@ -1,6 +1,6 @@
 """Readable text of Werewolf log records, for a spectator or for one seat's eyes.
 
-:func:`describe` turns one log record (see :mod:`games.werewolf.runner`) into a line
+:func:`describe` turns one log record (see :mod:`games.werewolf.play.runner`) into a line
 of transcript, or ``None`` when there is nothing to show.  With ``seat`` set, private
 events the seat did not see are hidden (what a human player sees); without it the
 transcript is a spectator's, who sees everything.

@@ -38,7 +38,6 @@ __all__ = [
     "NIGHT_CHECK",
     "NIGHT_KILL",
     "NIGHT_PROTECT",
-    "NIGHT_TEMPLATES",
     "NIGHT_WITCH",
     "PEER_ANALYSIS",
     "PEER_LABELS",
@@ -270,14 +269,6 @@ BOOK = PromptBook(
     [NIGHT_KILL, NIGHT_PROTECT, NIGHT_CHECK, NIGHT_WITCH, BID, SPEECH_ACT, STATEMENT, VOTE,
      SCRATCHPAD, SELF_ANALYSIS, PEER_ANALYSIS]
 )  # fmt: skip
-
-#: Night action -> its template.
-NIGHT_TEMPLATES = {
-    "kill": NIGHT_KILL,
-    "protect": NIGHT_PROTECT,
-    "check": NIGHT_CHECK,
-    "witch": NIGHT_WITCH,
-}
 
 # --- text helpers: every rendered field comes from one of these --------------------
 

@@ -23,7 +23,7 @@ scratchpads, analyses, without breaking :func:`replay`):
 
 Who decides is a :class:`Table`: by default each seat's :class:`Player` in turn
 (:class:`SeatTable`); the LLM players' table is
-:class:`games.werewolf.llm_table.LLMTable`, which writes its own records (model
+:class:`games.werewolf.players.table.LLMTable`, which writes its own records (model
 calls, statements, analyses, scratchpads) through the same log.
 """
 
@@ -261,10 +261,10 @@ def play_game(
         decide_batch: if given, answers the requests of a secret step (bids, votes: see
             :func:`~games.werewolf.rules.independent_actors`) at once, e.g. as one batch
             of model calls; otherwise each seat's player acts in turn.
-        table: who decides (e.g. :class:`~games.werewolf.llm_table.LLMTable`); replaces
+        table: who decides (e.g. :class:`~games.werewolf.players.table.LLMTable`); replaces
             ``players`` and ``decide_batch``.
     """
-    from games.werewolf.scripted import ScriptedPlayer
+    from games.werewolf.players.rule_based import ScriptedPlayer
 
     n = config.num_players
     if table is None:

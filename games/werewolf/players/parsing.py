@@ -35,7 +35,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from games.werewolf import prompts
+from games.werewolf.players import prompts
 from games.werewolf.rules import SpeechAct
 from gt_llm.chat import ChatRequest
 from gt_llm.errors import ParseError

@@ -1,8 +1,8 @@
 """LLM players at the Werewolf table: the game loop that asks the model, tracks deception, logs.
 
-:class:`LLMTable` is a :class:`games.werewolf.runner.Table`: the runner owns the
+:class:`LLMTable` is a :class:`games.werewolf.play.runner.Table`: the runner owns the
 state, chance and the log; the table answers every step with
-:func:`games.werewolf.players.decide` run through the engine's call driver
+:func:`games.werewolf.players.llm.decide` run through the engine's call driver
 (:func:`games.engine.calls.run_batched`), so calls that do not depend on each
 other go out as one batch:
 
@@ -16,16 +16,16 @@ other go out as one batch:
   that seat's later prompts only;
 * **analyses** - after each statement, the speaker's self-analysis and every
   other living LLM seat's peer analysis (one batch); the
-  :class:`~games.werewolf.deception.DeceptionTracker` scores feed each seat's
+  :class:`~games.werewolf.deception.tracking.DeceptionTracker` scores feed each seat's
   ``suspicion``; the truth of a statement is
   :func:`~games.werewolf.rules.is_deceptive_in_truth`.
 
 Seats that are not LLM players (rule players, a human) act through their
-:class:`~games.werewolf.runner.Player`; LLM seats analyse their statements too.
+:class:`~games.werewolf.play.runner.Player`; LLM seats analyse their statements too.
 
 **History window.** Each prompt shows the last ``history_limit`` public messages
 (default :data:`HISTORY_K` = 15: announcements, statements and day vote tallies;
-see :func:`~games.werewolf.players.view_from_knowledge`); private facts, the
+see :func:`~games.werewolf.players.view.view_from_knowledge`); private facts, the
 scratchpad, beliefs and suspicion are always shown.
 
 **Opponent models.** Each seat may hold a :class:`BeliefProvider` (made by a
@@ -41,7 +41,7 @@ messages, seed, temperature and max_tokens; ``answer`` = the raw text;
 fallbacks of a batch, by task), ``defaulted`` (a fallback that gave no legal
 action: a seeded random legal action was taken), ``scratchpad``, the
 tracker's ``deception_statement`` / ``self_analysis`` / ``peer_analysis``
-(:mod:`games.werewolf.deception`), and in the result ``model_calls``,
+(:mod:`games.werewolf.deception.tracking`), and in the result ``model_calls``,
 ``parse_stats``, ``defaulted`` and ``deception`` (the game's summary).
 """
 
@@ -55,17 +55,19 @@ from typing import Any, Protocol
 import numpy as np
 
 from games.engine.calls import run_batched
-from games.werewolf import players as pl
-from games.werewolf import prompts, rules
-from games.werewolf.deception import (
+from games.werewolf import rules
+from games.werewolf.deception.tracking import (
     EVENT_PEER,
     EVENT_SELF,
     EVENT_STATEMENT,
     DeceptionTracker,
     StatementRecord,
 )
+from games.werewolf.play.runner import Emit, GameResult, Player, Request
+from games.werewolf.players import llm as pl
+from games.werewolf.players import prompts
+from games.werewolf.players.view import PlayerView, PublicStatement, act_dict, view_from_knowledge
 from games.werewolf.rules import Action, GameState, Knowledge, SpeechAct
-from games.werewolf.runner import Emit, GameResult, Player, Request
 from gt_llm.chat import ChatModel, ChatRequest, ChatResponse
 from gt_llm.parsing import ParsePolicy, ParseStats
 
@@ -176,7 +178,7 @@ class LLMTable:
       model: The chat model (usually cached).
       config: The game's settings.
       seed: Base seed of every call (each call derives its own with
-        :func:`~games.werewolf.players.call_seed` from round, phase, turn and seat).
+        :func:`~games.werewolf.players.llm.call_seed` from round, phase, turn and seat).
       seats: Per seat, a :class:`Player` for a non-LLM seat, or None for an LLM
         seat (default: every seat an LLM player).
       belief_factory: Makes each LLM seat's opponent model (default: none).
@@ -348,8 +350,8 @@ class LLMTable:
             "history_limit": self.history_limit,
         }
 
-    def _view(self, state: GameState, p: int) -> pl.PlayerView:
-        return pl.view_from_knowledge(rules.knowledge(state, p), **self._extras(p))
+    def _view(self, state: GameState, p: int) -> PlayerView:
+        return view_from_knowledge(rules.knowledge(state, p), **self._extras(p))
 
     def _run(self, gens: list, emit: Emit) -> list[Any]:
         if not gens:
@@ -413,7 +415,7 @@ class LLMTable:
         self, before: GameState, seat: int, act: SpeechAct, after: GameState, emit: Emit
     ) -> None:
         sid = len(self.tracker.statements)
-        text = self._spoken.pop(seat, None) or prompts.plain_statement(pl.act_dict(act))
+        text = self._spoken.pop(seat, None) or prompts.plain_statement(act_dict(act))
         self.texts[sid] = text
         record = StatementRecord(
             sid,
@@ -421,13 +423,13 @@ class LLMTable:
             before.round,
             text,
             rules.is_deceptive_in_truth(before, seat, act),
-            pl.act_dict(act),
+            act_dict(act),
         )
         self.tracker = self.tracker.add_statement(record)
         emit(EVENT_STATEMENT, **record.to_dict())
         analysts = [p for p in after.living() if self.seats[p] is None]  # LLM seats only
         views = {p: self._view(after, p) for p in analysts}
-        stmt = pl.PublicStatement(sid, before.round, seat, act, text)
+        stmt = PublicStatement(sid, before.round, seat, act, text)
         own, peers = self._run(
             [pl.analyse_statement(views, stmt, seed=self._seed(before, "analysis", seat))], emit
         )[0]
@@ -439,7 +441,7 @@ class LLMTable:
             emit(EVENT_PEER, **a.to_dict())
         target = act.target
         self._observe(
-            PublicObservation("statement", before.round, seat, target, pl.act_dict(act), text, sid)
+            PublicObservation("statement", before.round, seat, target, act_dict(act), text, sid)
         )
 
     def _observe(self, obs: PublicObservation) -> None:
@@ -462,12 +464,12 @@ def play_llm_game(
       config: The game's settings.
       model: The chat model (usually cached).
       seed: Seeds chance, every seat's generator and every call.
-      log: A JSONL path or an open ``GameLog`` (see :func:`games.werewolf.runner.play_game`).
+      log: A JSONL path or an open ``GameLog`` (see :func:`games.werewolf.play.runner.play_game`).
       on_record: Called with every log record as it happens (a live transcript).
       **table_options: :class:`LLMTable` options (``seats``, ``belief_factory``,
         ``history_limit``, ``policy``, ``max_concurrency``, ``log_prompts``).
     """
-    from games.werewolf.runner import play_game
+    from games.werewolf.play.runner import play_game
 
     table = LLMTable(model, config, seed=seed, **table_options)
     result = play_game(config, seed=seed, log=log, on_record=on_record, table=table)

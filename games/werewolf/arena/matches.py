@@ -1,0 +1,401 @@
+"""Arena matches: seating two opponent models, one arena game, and a pair's scores.
+
+:mod:`games.werewolf.arena.runner` describes the experiment.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from games.werewolf import rules
+from games.werewolf.deception.summary import DeceptionSummary
+from games.werewolf.play import runner
+from games.werewolf.play.runner import Emit
+from games.werewolf.players.beliefs import (
+    BeliefSettings,
+    TableBeliefs,
+    check_model_name,
+    make_seat_beliefs,
+)
+from games.werewolf.players.table import LLMTable
+from games.werewolf.rules import VILLAGERS, WEREWOLVES, Config, Knowledge
+
+__all__ = [
+    "ACTION_WEIGHTS",
+    "ArenaGame",
+    "WIN_BONUS",
+    "action_scores",
+    "model_pairs",
+    "parse_models",
+    "play_arena_game",
+    "seat_models",
+    "summarize_pair",
+]
+
+
+WIN_BONUS = 5.0
+#: Per-vote score of a role (GRATR Table 2; the doctor is scored as a leader).
+ACTION_WEIGHTS: dict[str, float] = {
+    "werewolf": 0.5,
+    "witch": 1.5,
+    "guard": 1.5,
+    "seer": 1.5,
+    "doctor": 1.5,
+    "villager": 1.0,
+}
+WOLF = "werewolf"
+
+
+# --------------------------------------------------------------------------- seats
+
+
+def parse_models(text: str) -> tuple[str, ...]:
+    """``"gratr,none"`` -> ``("gratr", "none")``; at least two distinct registered names.
+
+    Raises:
+      ValueError: naming ``--models`` and the fix.
+    """
+    names = tuple(n.strip() for n in text.split(",") if n.strip())
+    for n in names:
+        check_model_name("werewolf arena --models", n)
+    if len(names) < 2 or len(set(names)) != len(names):
+        raise ValueError(
+            "werewolf arena --models: give at least two distinct models, e.g. gratr,none"
+        )
+    return names
+
+
+def model_pairs(models: Sequence[str]) -> list[tuple[str, str]]:
+    """Every unordered pair of the list, in list order (A before B)."""
+    return list(itertools.combinations(models, 2))
+
+
+def check_seating(config: Config) -> None:
+    """Raises ValueError unless the roles split into two halves as :func:`seat_models` needs."""
+    n = config.num_players
+    wolves = config.roles.werewolf
+    special = n - wolves - config.roles.villager
+    if n % 2 or wolves > n // 2 or special > n // 2:
+        raise ValueError(
+            f"werewolf arena --preset/--roles: {config.roles.as_dict()} cannot be split into two "
+            "halves (one model: the werewolves and villagers, the other: the special roles and "
+            "villagers); use an even player count with at most half werewolves and half leaders"
+        )
+
+
+def seat_models(
+    roles: Sequence[str], wolf_model: str, leader_model: str, rng: np.random.Generator
+) -> tuple[str, ...]:
+    """Which model plays each seat, given the dealt roles (:mod:`games.werewolf.arena.runner`).
+
+    The werewolf-side model gets every werewolf and, drawn with ``rng``, as many
+    villagers as fill half the table; the leader-side model gets the rest.
+    """
+    n = len(roles)
+    villagers = [p for p, r in enumerate(roles) if r == "villager"]
+    need = n // 2 - sum(r == WOLF for r in roles)
+    order = [villagers[i] for i in rng.permutation(len(villagers))]
+    wolf_villagers = set(order[:need])
+    return tuple(
+        wolf_model if r == WOLF or p in wolf_villagers else leader_model
+        for p, r in enumerate(roles)
+    )
+
+
+# --------------------------------------------------------------------------- one game
+
+
+@dataclasses.dataclass(frozen=True)
+class ArenaGame:
+    """What the arena keeps of one game.
+
+    Attributes:
+      index: Game number within its pair.
+      seed: The game's seed.
+      wolf_model: The model on the werewolf side.
+      leader_model: The model on the leader side.
+      seats: The model of each seat.
+      roles: The dealt roles.
+      winner: ``"werewolves"``, ``"villagers"`` or ``"draw"``.
+      rounds: Rounds played.
+      votes: Day votes ``(round, voter, target)``.
+      identification: ``(model, observer's team, round, true role of the judged,
+        correct)`` per judgment made at a consultation.
+      statements: ``(round, speaker, deceptive in truth)`` per statement.
+      log_path: The game's JSONL log.
+    """
+
+    index: int
+    seed: int
+    wolf_model: str
+    leader_model: str
+    seats: tuple[str, ...]
+    roles: tuple[str, ...]
+    winner: str
+    rounds: int
+    votes: tuple[tuple[int, int, int], ...]
+    identification: tuple[tuple[str, str, int, str, bool], ...]
+    statements: tuple[tuple[int, int, bool], ...]
+    log_path: str | None = None
+
+    @property
+    def winning_model(self) -> str | None:
+        if self.winner == WEREWOLVES:
+            return self.wolf_model
+        if self.winner == VILLAGERS:
+            return self.leader_model
+        return None
+
+
+class _ArenaTable(LLMTable):
+    """The LLM table of one arena game: the seats' models are assigned after the deal.
+
+    An :class:`~games.werewolf.players.table.LLMTable` (batched calls, deception
+    analyses, history window, call log) whose belief providers are the seats'
+    :class:`~games.werewolf.players.beliefs.TableBeliefs`. Before each decision every
+    provider takes the seat's new private facts and announcements; after each
+    step the queued statements and votes of all seats are extracted as one
+    batch. The providers' records go to the log with the step (``state.num_steps``).
+    """
+
+    def __init__(
+        self,
+        chat: Any,
+        config: Config,
+        *,
+        seed: int,
+        wolf_model: str,
+        leader_model: str,
+        settings: BeliefSettings,
+        max_concurrency: int | None,
+        log_prompts: bool = False,
+    ) -> None:
+        super().__init__(
+            chat,
+            config,
+            seed=seed,
+            belief_factory=self._provider,
+            history_limit=settings.k,
+            max_concurrency=max_concurrency,
+            log_prompts=log_prompts,
+        )
+        self.wolf_model = wolf_model
+        self.leader_model = leader_model
+        self.settings = settings
+        self.seat_models: tuple[str, ...] = ()
+        self.adapters: dict[int, TableBeliefs] = {}
+        self.identification: list[tuple[str, str, int, str, bool]] = []
+
+    def _provider(self, knowledge: Knowledge) -> TableBeliefs:
+        return self.adapters[knowledge.player]
+
+    def _assign(self, state: rules.GameState, emit: Emit) -> None:
+        rng = np.random.default_rng(np.random.SeedSequence([self.seed, 0xA7E]))
+        self.seat_models = seat_models(state.roles, self.wolf_model, self.leader_model, rng)
+        for p, (name, role) in enumerate(zip(self.seat_models, state.roles, strict=True)):
+            sb = make_seat_beliefs(name, self.config, p, role, self.settings, chat=self.model)
+            self.adapters[p] = TableBeliefs(sb, self.model)
+            emit(
+                "belief_init",
+                seat=p,
+                model=name,
+                role=role,
+                settings=dataclasses.asdict(self.settings),
+            )
+
+    def _sync(self, state: rules.GameState, emit: Emit) -> None:
+        self._run([a.flush() for a in self.adapters.values() if a.queue], emit)
+        for p, a in self.adapters.items():
+            for rec in a.records:
+                body = {k: v for k, v in rec.items() if k != "type"}
+                emit(rec["type"], seat=p, step=state.num_steps, **body)
+            a.records.clear()
+            for views in a.consults:
+                for v in views:
+                    q = int(v["player"].split()[-1]) - 1
+                    if state.alive[q]:  # judgments of the living only
+                        truth = state.roles[q]
+                        team = "werewolf" if state.roles[p] == WOLF else "village"
+                        ok = v["identity"] == truth
+                        self.identification.append(
+                            (self.seat_models[p], team, state.round, truth, ok)
+                        )
+            a.consults.clear()
+
+    def decide(
+        self, state: rules.GameState, requests: Sequence[runner.Request], emit: Emit
+    ) -> list[rules.Action]:
+        if not self.seat_models:
+            self._assign(state, emit)
+        for p, a in self.adapters.items():
+            a.add_private(rules.knowledge(state, p).events)
+        self._sync(state, emit)
+        out = super().decide(state, requests, emit)
+        self._sync(state, emit)
+        return out
+
+    def after_step(
+        self,
+        before: rules.GameState,
+        moves: Sequence[tuple[int, rules.Action]],
+        after: rules.GameState,
+        emit: Emit,
+    ) -> None:
+        super().after_step(before, moves, after, emit)
+        self._sync(after, emit)
+
+
+def play_arena_game(
+    config: Config,
+    chat: Any,
+    *,
+    wolf_model: str,
+    leader_model: str,
+    seed: int,
+    index: int = 0,
+    settings: BeliefSettings | None = None,
+    log: str | Path | None = None,
+    max_concurrency: int | None = None,
+    log_prompts: bool = False,
+) -> tuple[ArenaGame, DeceptionSummary]:
+    """Plays one arena game (:mod:`games.werewolf.arena.runner`).
+
+    Returns:
+      What the reports need, and the game's deception summary.
+    """
+    check_model_name("play_arena_game: wolf_model", wolf_model)
+    check_model_name("play_arena_game: leader_model", leader_model)
+    check_seating(config)
+    table = _ArenaTable(
+        chat,
+        config,
+        seed=seed,
+        wolf_model=wolf_model,
+        leader_model=leader_model,
+        settings=settings or BeliefSettings(),
+        max_concurrency=max_concurrency,
+        log_prompts=log_prompts,
+    )
+    glog = runner.GameLog(log) if log is not None else None
+    try:
+        result = runner.play_game(config, seed=seed, log=glog, table=table)
+        votes = []
+        for e in result.final.events:
+            if e.kind == "votes":
+                votes += [(e.round, int(v), int(t)) for v, t in e.data["votes"].items()]
+        game = ArenaGame(
+            index=index,
+            seed=seed,
+            wolf_model=wolf_model,
+            leader_model=leader_model,
+            seats=table.seat_models,
+            roles=tuple(result.roles),
+            winner=str(result.winner),
+            rounds=result.rounds,
+            votes=tuple(sorted(votes)),
+            identification=tuple(table.identification),
+            statements=tuple(
+                (s.round, s.speaker, bool(s.deceptive)) for s in table.tracker.statements
+            ),
+            log_path=str(log) if log is not None else None,
+        )
+        if glog is not None:
+            glog.write("arena", **_game_dict(game))
+    finally:
+        if glog is not None:
+            glog.close()
+    return game, table.tracker.summary()
+
+
+def _game_dict(g: ArenaGame) -> dict[str, Any]:
+    d = dataclasses.asdict(g)
+    d["winning_model"] = g.winning_model
+    return d
+
+
+# --------------------------------------------------------------------------- scores
+
+
+def action_scores(game: ArenaGame) -> list[float]:
+    """Each seat's action score: 5 if its team won, ± per day vote (see the arena runner)."""
+    scores = [WIN_BONUS if game.winner == rules.team_of(r) else 0.0 for r in game.roles]
+    for _, voter, target in game.votes:
+        role = game.roles[voter]
+        wolf_target = game.roles[target] == WOLF
+        correct = (not wolf_target) if role == WOLF else wolf_target
+        w = ACTION_WEIGHTS[role]
+        scores[voter] += w if correct else -w
+    return scores
+
+
+def _rate(k: int, n: int) -> dict[str, Any]:
+    if n == 0:
+        return {"wins": 0, "games": 0, "rate": None, "ci95": [None, None]}
+    lo, hi = runner.wilson_interval(k, n)
+    return {"wins": k, "games": n, "rate": k / n, "ci95": [lo, hi]}
+
+
+def summarize_pair(games: Sequence[ArenaGame], a: str, b: str) -> dict[str, Any]:
+    """Win rates, action scores, identification and deception of one pair's games."""
+    out: dict[str, Any] = {"pair": [a, b], "games": len(games), "models": {}}
+    out["draws"] = sum(g.winner == rules.DRAW for g in games)
+    for m in (a, b):
+        wolf = [g for g in games if g.wolf_model == m]
+        lead = [g for g in games if g.leader_model == m]
+        wins = lambda gs, m=m: sum(g.winning_model == m for g in gs)  # noqa: E731
+        by_role: dict[str, list[float]] = defaultdict(list)
+        for g in games:
+            for p, s in enumerate(action_scores(g)):
+                if g.seats[p] == m:
+                    by_role[g.roles[p]].append(s)
+        ident: dict[str, dict[str, dict[str, list[bool]]]] = defaultdict(
+            lambda: defaultdict(lambda: defaultdict(list))
+        )
+        for g in games:
+            for model, team, rnd, truth, ok in g.identification:
+                if model == m:
+                    ident[team][str(rnd)][truth].append(ok)
+        dec: dict[str, list[bool]] = defaultdict(list)
+        for g in games:
+            for _rnd, speaker, deceptive in g.statements:
+                if g.seats[speaker] == m:
+                    side = "werewolf" if g.wolf_model == m else "leader"
+                    dec[side].append(deceptive)
+        out["models"][m] = {
+            "TWR": _rate(wins(games), len(games)),
+            "WWR": _rate(wins(wolf), len(wolf)),
+            "LWR": _rate(wins(lead), len(lead)),
+            "action_scores": {
+                r: {"mean": float(np.mean(v)), "n": len(v)} for r, v in sorted(by_role.items())
+            },
+            "identification": (
+                {
+                    team: {
+                        rnd: {
+                            r: {"accuracy": float(np.mean(v)), "n": len(v)}
+                            for r, v in sorted(per.items())
+                        }
+                        for rnd, per in sorted(rounds.items(), key=lambda kv: int(kv[0]))
+                    }
+                    for team, rounds in sorted(ident.items())
+                }
+                if ident
+                else None
+            ),
+            "deception": {
+                side: {
+                    "statements": len(v),
+                    "deceptive": int(sum(v)),
+                    "rate": float(np.mean(v)) if v else None,
+                }
+                for side, v in sorted(dec.items())
+            },
+        }
+    return out

@@ -1,0 +1,250 @@
+"""The Werewolf arena: opponent models played against each other, pairwise, as GRATR does.
+
+Follows the experiment of "GRATR: Zero-Shot Evidence Graph Retrieval-Augmented
+Trustworthiness Reasoning" (Zhu, Li, Kong, Yang and Xu; Sect. 4.1): in each game of a pair (A, B) four players use each model; three of
+one model's players hold the werewolf roles and three of the other's the
+leader roles (witch, guard, seer); each model's fourth player is a villager.
+Sides alternate: game i gives A the werewolf side when i is even. The model of
+the winning side wins the game (a draw is won by nobody). Every seat asks the
+same chat model; the models differ only in the opponent model (belief
+provider, :mod:`games.werewolf.players.beliefs`) that fills the seat's prompts.
+
+For another role set (``--preset arena``) the rule generalises: each model gets
+half the seats; the werewolf-side model gets the werewolves and villagers to
+fill its half, the leader-side model the special roles and the other villagers.
+
+Reported per pair (JSON, CSV, bar chart):
+
+* **TWR / WWR / LWR** — total, werewolf-side and leader-side win rates of each
+  model, with 95 % Wilson intervals.
+* **Action scores** (GRATR Table 2): each player of the winning team gets 5;
+  each day vote is *correct* when a village-side player votes for a werewolf
+  or a werewolf votes for a non-werewolf, and scores +w / -w with w = 0.5
+  (werewolf), 1.5 (witch, guard, seer; and the doctor, a leader of the
+  ``arena`` preset), 1.0 (villager). Averaged per model and role per game.
+* **Role identification** — for models that infer identities (``gratr``,
+  ``dirichlet``): at every consultation, the share of the other living players
+  whose inferred identity is their true role (``unsure`` counts as wrong), per
+  model, observer's team (``village`` / ``werewolf``: a werewolf knows its
+  partners), round and true role of the player judged. Baselines infer none
+  (null).
+* **Deception** — per model and side, statements made and the share that
+  contradicts the speaker's knowledge (``rules.is_deceptive_in_truth`` with the
+  seer's checks up to that round).
+
+Resuming: every call goes through the SQLite cache (``--cache``, default
+``OUT/llm_cache.sqlite``), so re-running a finished or interrupted arena replays
+the finished games from the cache (the summary reports new and cached calls).
+Each game's log (``OUT/logs/<A>_vs_<B>/game_<i>.jsonl``) holds the rules'
+records and the belief providers' evidence (``belief_init``,
+``belief_evidence``, ``belief_consult``), from which
+:func:`~games.werewolf.arena.graph.rebuild_trust_graph` rebuilds a seat's GRATR graph at any step.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from games.engine.cli_options import Writer, say
+from games.werewolf import rules
+from games.werewolf.arena.matches import (
+    check_seating,
+    model_pairs,
+    parse_models,
+    play_arena_game,
+    summarize_pair,
+)
+from games.werewolf.arena.report import _fmt_rate, fig_win_rates
+from games.werewolf.deception.summary import pooled_summary
+from games.werewolf.players.beliefs import BeliefSettings
+from games.werewolf.players.table import model_label
+from games.werewolf.rules import Config
+
+__all__ = [
+    "add_arena_parser",
+    "run_arena",
+]
+
+
+# --------------------------------------------------------------------------- the arena
+
+
+def _check_arena_args(args: argparse.Namespace) -> tuple[Config, tuple[str, ...]]:
+    """Every option, before the first model call (one-line errors naming the flag)."""
+    from games.engine.cli_options import check_backend
+
+    check_backend(args)
+    models = parse_models(args.models)
+    overrides: dict[str, Any] = {}
+    if args.max_rounds is not None:
+        overrides["max_rounds"] = args.max_rounds
+    if args.debate_turns is not None:
+        overrides["debate_turns"] = args.debate_turns
+    if args.roles:
+        overrides["roles"] = rules.RoleSet.parse(args.roles)
+    config = rules.preset(args.preset, **overrides)
+    check_seating(config)
+    BeliefSettings(k=args.k, top_k=args.top_k, threshold=args.threshold)
+    summary = Path(args.out) / "arena.json"
+    if summary.exists() and not args.force:
+        raise ValueError(
+            f"werewolf arena: {summary} exists; pass --force to overwrite (the cache "
+            "replays finished games)"
+        )
+    return config, models
+
+
+def run_arena(args: argparse.Namespace, *, write: Writer | None = None) -> int:
+    """``gt-llm werewolf arena``: every pair of ``--models``, ``--games`` games each."""
+    from tqdm.auto import tqdm
+
+    from games.engine.cli_options import load_model_from_args, open_results_dir
+    from solvers.writers import write_csv, write_json
+
+    write = write or say
+    config, models = _check_arena_args(args)
+    settings = BeliefSettings(k=args.k, top_k=args.top_k, threshold=args.threshold)
+    # The manifest (complete: false until the end) and the refusal of a folder holding
+    # another arena's results come before the first model call.
+    run = open_results_dir(
+        args,
+        {
+            "command": "werewolf arena",
+            "preset": args.preset,
+            "config": config.as_dict(),
+            "models": list(models),
+            "games": args.games,
+            "seed": args.seed,
+            "beliefs": dataclasses.asdict(settings),
+        },
+    )
+    out = run.path
+    chat = load_model_from_args(args)
+    pairs = model_pairs(models)
+    start = time.perf_counter()
+    summaries = []
+    bar = tqdm(total=len(pairs) * args.games, desc="arena games", disable=args.no_progress)
+    try:
+        for a, b in pairs:
+            games, deception = [], []
+            logs = out / "logs" / f"{a}_vs_{b}"
+            for i in range(args.games):
+                wolf, lead = (a, b) if i % 2 == 0 else (b, a)
+                game, dec = play_arena_game(
+                    config,
+                    chat,
+                    wolf_model=wolf,
+                    leader_model=lead,
+                    seed=args.seed + i,
+                    index=i,
+                    settings=settings,
+                    log=logs / f"game_{i:04d}.jsonl",
+                    max_concurrency=args.concurrency,
+                    log_prompts=args.log_prompts,
+                )
+                games.append(game)
+                deception.append(dec)
+                bar.update(1)
+            summary = summarize_pair(games, a, b)
+            summary["deception_analyses"] = pooled_summary(deception).to_dict()
+            summaries.append(summary)
+    finally:
+        bar.close()
+    cstats = chat.stats() if hasattr(chat, "stats") else None
+    report = {
+        "backend": chat.spec,
+        "stand_in": chat.backend == "scripted",
+        "note": model_label(chat),
+        "preset": args.preset,
+        "config": config.as_dict(),
+        "models": list(models),
+        "games_per_pair": args.games,
+        "seeds": [args.seed, args.seed + args.games - 1],
+        "settings": dataclasses.asdict(settings),
+        "pairs": summaries,
+        "llm_calls": {
+            "new": cstats.misses if cstats else None,
+            "cached": cstats.hits if cstats else None,
+        },
+        "seconds": time.perf_counter() - start,
+    }
+    write_json(out / "arena.json", report)
+    write_csv(out / "arena.csv", _csv_rows(summaries))
+    # The same chart the notebook shows (with 95 % intervals), written atomically.
+    with run.atomic_path("arena.png") as tmp:
+        fig_win_rates(report).savefig(tmp, dpi=110)
+    run.finish()
+    for s in summaries:
+        a, b = s["pair"]
+        write(f"{a} vs {b}: {s['games']} games ({s['draws']} draws), {model_label(chat)}")
+        for m in (a, b):
+            row = s["models"][m]
+            write(
+                f"  {m:11s} " + "  ".join(f"{k} {_fmt_rate(row[k])}" for k in ("TWR", "WWR", "LWR"))
+            )
+    if cstats is not None:
+        write(f"LLM calls: {cstats.misses} new, {cstats.hits} from the cache")
+    write(f"results in {out / 'arena.json'}, {out / 'arena.csv'}, {out / 'arena.png'}")
+    return 0
+
+
+def _csv_rows(summaries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    rows = []
+    for s in summaries:
+        a, b = s["pair"]
+        for m in (a, b):
+            row = s["models"][m]
+            r: dict[str, Any] = {"pair": f"{a} vs {b}", "model": m, "games": s["games"]}
+            for k in ("TWR", "WWR", "LWR"):
+                r[k] = row[k]["rate"]
+                r[f"{k}_lo"], r[f"{k}_hi"] = row[k]["ci95"]
+            for role in ("werewolf", "witch", "guard", "seer", "doctor", "villager"):
+                sc = row["action_scores"].get(role)
+                r[f"score_{role}"] = sc["mean"] if sc else None
+            rows.append(r)
+    return rows
+
+
+# --------------------------------------------------------------------------- CLI
+
+
+def add_arena_parser(sub: argparse._SubParsersAction) -> None:
+    """Adds ``arena`` to the ``werewolf`` command group."""
+    from games.engine.cli_options import add_common_options
+    from gt_llm.cli import positive_int
+
+    p = sub.add_parser(
+        "arena",
+        help="opponent models against each other, pairwise (GRATR's experiment)",
+        description=__doc__,
+    )
+    p.add_argument("--preset", choices=sorted(rules.PRESETS), default="gratr")
+    p.add_argument(
+        "--models",
+        default="gratr,none",
+        help="comma-separated opponent models; every pair plays (default gratr,none)",
+    )
+    p.add_argument("--games", type=positive_int, default=50, help="games per pair (default 50)")
+    p.add_argument("--roles", default=None, help="role counts, e.g. werewolf:3,seer:1,...")
+    p.add_argument("--debate-turns", type=int, default=None, help="speeches per day")
+    p.add_argument("--max-rounds", type=positive_int, default=None, help="round limit (draw)")
+    p.add_argument("--log-prompts", action="store_true", help="log every call's messages too")
+    p.add_argument("--k", type=positive_int, default=15, help="history window K (default 15)")
+    p.add_argument("--top-k", type=positive_int, default=5, help="messages RAG retrieves")
+    p.add_argument(
+        "--threshold",
+        type=float,
+        default=0.5,
+        help="Dirichlet: minimum judgment confidence (0-1) to count (default 0.5)",
+    )
+    add_common_options(
+        p,
+        out="results/werewolf_arena",
+        seed_help="seed of game 0 of every pair (game i uses seed+i; default 0)",
+    )
+    p.set_defaults(func=run_arena)

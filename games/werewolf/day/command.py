@@ -1,0 +1,152 @@
+"""``gt-llm werewolf solve``: the Werewolf day trees solved by CFR, per opponent model.
+
+The command's options; :mod:`games.werewolf.day.solve` describes the run and its files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from collections.abc import Sequence
+
+from games.engine.cli_options import add_common_options, check_backend, open_results_dir, say
+from games.werewolf import rules
+from games.werewolf.day.abstraction import DEFAULT_ACTS, DEFAULT_TONES
+from games.werewolf.day.solve import SolveSettings, run_solve
+from games.werewolf.day.state import EXTRACTION, ORDERS
+from games.werewolf.day.summary import report_lines
+from gt_llm.cli import positive_int
+
+__all__ = [
+    "add_solve_parser",
+]
+
+
+# --- the command -------------------------------------------------------------------
+
+
+def _names(text: str, *, known: Sequence[str], what: str) -> tuple[str, ...]:
+    names = tuple(x.strip() for x in text.replace("/", ",").split(",") if x.strip())
+    bad = [x for x in names if x not in known]
+    if not names or bad:
+        raise argparse.ArgumentTypeError(
+            f"unknown {what} {', '.join(bad) or '(none)'}; choose from {', '.join(known)}"
+        )
+    return names
+
+
+def _models(text: str) -> tuple[str, ...]:
+    return _names(text, known=sorted(EXTRACTION), what="opponent model(s)")
+
+
+def _tones(text: str) -> tuple[str, ...]:
+    return _names(text, known=rules.TONES, what="tone(s)")
+
+
+def _acts(text: str) -> tuple[str, ...]:
+    return tuple(x.strip() for x in text.replace("/", ",").split(",") if x.strip())
+
+
+def _run(args: argparse.Namespace) -> int:
+    check_backend(args)  # fail fast, before any work, on an unknown backend
+    settings = SolveSettings(
+        preset=args.preset,
+        days=args.days,
+        day=args.day,
+        speakers=args.speakers,
+        order=args.order,
+        models=args.models,
+        tones=args.tones,
+        acts=args.acts,
+        num_seeds=args.num_seeds,
+        iterations=args.iterations,
+        first_seed=args.seed,
+        backend=args.backend,
+        out=args.out,
+        cache=args.cache,
+        cfr_variant=args.cfr,
+        max_concurrency=args.concurrency,
+        requests_per_minute=args.rpm,
+        timeout=args.timeout,
+        retry_budget=args.retry_budget,
+        max_answer_bytes=args.max_answer_bytes,
+        progress=not args.no_progress,
+    )
+    # Manifest first (complete: false), refusal of a folder with other settings, then the run.
+    fixed = {
+        k: v
+        for k, v in dataclasses.asdict(settings).items()
+        if k
+        not in (
+            "out",
+            "cache",
+            "max_concurrency",
+            "requests_per_minute",
+            "timeout",
+            "retry_budget",
+            "max_answer_bytes",
+            "progress",
+        )
+    }
+    run = open_results_dir(args, {"command": "werewolf solve", **fixed})
+    result = run_solve(settings)
+    run.finish()
+    for line in report_lines(result.summary, result.out):
+        say(line)
+    return 0
+
+
+def add_solve_parser(subparsers: argparse._SubParsersAction) -> None:
+    """Adds ``solve`` to the ``gt-llm werewolf`` command group."""
+    p = subparsers.add_parser(
+        "solve",
+        help="solve Werewolf days as trees of tone and speech-act decisions (CFR, per opponent model)",
+        description=__doc__.split("\n\n")[0],
+    )
+    p.add_argument(
+        "--preset",
+        choices=sorted(rules.PRESETS),
+        default="arena",
+        help="rules preset (default arena)",
+    )
+    p.add_argument(
+        "--days", type=positive_int, default=30, help="days (scripted games) to solve (default 30)"
+    )
+    p.add_argument("--day", type=positive_int, default=1, help="which day of each game (default 1)")
+    p.add_argument(
+        "--speakers", type=positive_int, default=2, help="speaking turns K per day (default 2)"
+    )
+    p.add_argument("--order", choices=ORDERS, default="bids", help="speaking order (default bids)")
+    p.add_argument(
+        "--models",
+        type=_models,
+        default=("none", "dirichlet", "gratr"),
+        help="comma-separated listeners' opponent models (default none,dirichlet,gratr)",
+    )
+    p.add_argument(
+        "--tones",
+        type=_tones,
+        default=DEFAULT_TONES,
+        help="comma-separated tones (default all four)",
+    )
+    p.add_argument(
+        "--acts",
+        type=_acts,
+        default=DEFAULT_ACTS,
+        help="comma-separated act tokens: nothing, claim:ROLE, accuse:SLOT, defend:SLOT, "
+        "check:SLOT:RESULT with SLOT most, most2, least, least2 "
+        f"(default {','.join(DEFAULT_ACTS)})",
+    )
+    p.add_argument(
+        "--num-seeds", type=positive_int, default=1, help="LLM seeds per statement (default 1)"
+    )
+    p.add_argument(
+        "--iterations", type=positive_int, default=1000, help="CFR iterations (default 1000)"
+    )
+    p.add_argument(
+        "--cfr", choices=("cfr", "cfr+", "linear"), default="cfr", help="CFR variant (default cfr)"
+    )
+    add_common_options(
+        p, out="results/werewolf_day", seed_help="seed of the first scripted game (default 0)"
+    )
+    p.set_defaults(func=_run)

@@ -1,0 +1,125 @@
+"""Figures of a Werewolf day solve, drawn from the files it wrote."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from games.werewolf.day.summary import GROUPS
+from solvers.plots import plot_grouped_bars, plot_metric_panel, read_csv_rows, read_curves_csv
+
+__all__ = [
+    "draw_all",
+]
+
+
+# --- figures (drawn from the files) -------------------------------------------------
+
+
+def _load_summary(out: Path) -> dict[str, Any]:
+    return json.loads((out / "summary.json").read_text())
+
+
+def _title(fig: Figure, summary: dict[str, Any], what: str) -> None:
+    s = summary["settings"]
+    fig.suptitle(
+        f"{what}\nmodel: {summary['label']} — {s['preset']}, day {s['day']}, {s['days']} days, "
+        f"K={s['speakers']} speakers",
+        fontsize=9,
+    )
+
+
+def fig_curves(out: Path) -> Figure:
+    """NashConv and CFR-Gain (mean ± std over days) per opponent model."""
+    summary = _load_summary(out)
+    fig = Figure(figsize=(7, 4.5))
+    ax = fig.subplots()
+    series = {}
+    for m in summary["models"]:
+        c = read_curves_csv(out / f"curves_{m}.csv")
+        series[f"NashConv, {m}"] = (c["iteration"], c["nash_conv_mean"], c["nash_conv_std"])
+        series[f"CFR-Gain, {m}"] = (c["iteration"], c["cfr_gain_mean"], c["cfr_gain_std"])
+    plot_metric_panel(ax, series, ylabel="value (mean ± std over days)", log_x=True)
+    _title(fig, summary, "NashConv and CFR-Gain over CFR iterations")
+    fig.tight_layout()
+    return fig
+
+
+def fig_side_gain(out: Path) -> Figure:
+    """Final CFR-Gain of each side per opponent model (days with a werewolf speaker)."""
+    summary = _load_summary(out)
+    rows = read_csv_rows(out / "days.csv")
+    models = list(summary["models"])
+    series: dict[str, list[float]] = {"werewolf side": [], "village side": []}
+    for m in models:
+        mine = [
+            r for r in rows if r["opponent_model"] == m and "werewolf" in r["speaker_roles"].split()
+        ]
+        series["werewolf side"].append(
+            float(np.mean([float(r["werewolf_gain"]) for r in mine])) if mine else np.nan
+        )
+        series["village side"].append(
+            float(np.mean([float(r["village_gain"]) for r in mine])) if mine else np.nan
+        )
+    fig = Figure(figsize=(6.5, 4))
+    ax = fig.subplots()
+    plot_grouped_bars(ax, models, series, fmt="%.2f")
+    ax.set_ylabel("CFR-Gain at the last iteration (mean over days)")
+    if all(np.isnan(v) for vals in series.values() for v in vals):
+        # Say why the panel is empty rather than draw a blank chart.
+        ax.text(
+            0.5,
+            0.5,
+            "no day with a werewolf among the speakers\n(more --days, or --order seats)",
+            ha="center",
+            va="center",
+            transform=ax.transAxes,
+        )
+    _title(fig, summary, "CFR-Gain per side, days with a werewolf speaker")
+    fig.tight_layout()
+    return fig
+
+
+def fig_strategies(out: Path) -> Figure:
+    """The CFR act distribution per role group and opponent model."""
+    summary = _load_summary(out)
+    rows = [
+        r
+        for r in read_csv_rows(out / "strategies.csv")
+        if r["kind"] == "act" and r["decisions"] == "decisive"
+    ]
+    acts = list(dict.fromkeys(r["name"] for r in rows))
+    series = {}
+    for m in summary["models"]:
+        for g in GROUPS:
+            vals = [r["probability"] for r in rows if r["opponent_model"] == m and r["group"] == g]
+            series[f"{g}, {m}"] = [float(v) if v != "" else np.nan for v in vals]
+    fig = Figure(figsize=(9, 4.5))
+    ax = fig.subplots()
+    plot_grouped_bars(ax, acts, series, fmt="%.2f")
+    ax.set_ylabel("reach-weighted probability under CFR")
+    _title(fig, summary, "CFR speech acts by role group (decisive decisions)")
+    fig.tight_layout()
+    return fig
+
+
+def draw_all(out: str | Path) -> list[Path]:
+    """Draws the figures into ``out`` as PNG files; returns their paths."""
+    out = Path(out)
+    paths = []
+    for name, fn in (
+        ("fig_nashconv_cfrgain.png", fig_curves),
+        ("fig_side_gain.png", fig_side_gain),
+        ("fig_strategies.png", fig_strategies),
+    ):
+        fig = fn(out)
+        tmp = out / f".{name}.tmp.png"
+        fig.savefig(tmp, dpi=120)
+        os.replace(tmp, out / name)
+        paths.append(out / name)
+    return paths

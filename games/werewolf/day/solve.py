@@ -1,0 +1,333 @@
+"""``gt-llm werewolf solve``: the Werewolf day trees solved by CFR, per opponent model.
+
+For ``days`` days drawn from scripted games (seeds from ``--seed`` upward; games
+that end before day ``--day`` are skipped), and for each listeners' opponent
+model of ``--models``, the day tree (:mod:`games.werewolf.day.steps`) is materialised
+through the engine (batched, cached LLM calls: a re-run makes none) and solved
+with CFR for ``iterations`` iterations. NashConv and CFR-Gain against the
+baseline "tone any, say nothing new" are recorded at every iteration (mean ±
+std over days), with the first iteration at which CFR-Gain exceeds NashConv
+(approximate ESS, :func:`solvers.studies.ess_iterations`).
+
+Written to ``--out`` (every file through :mod:`solvers.writers` or renamed into place):
+
+* ``summary.json`` — settings, model label (the scripted stand-in is labelled
+  as such), days, tree sizes, final metrics, ESS iterations, the CFR-Gain of
+  each side, the CFR strategies per role, the answers to the two questions,
+  parse and call counters, timings;
+* ``curves_<model>.csv`` (mean/std per iteration), ``curves_<model>_per_tree.csv``;
+* ``days.csv`` (per day and model: speakers, their roles, final NashConv,
+  CFR-Gain, CFR-Gain of each side, ESS iteration), ``strategies.csv``
+  (per model and role group: the CFR probability of each tone and act);
+* figures drawn from those files: ``fig_nashconv_cfrgain.png``,
+  ``fig_side_gain.png``, ``fig_strategies.png``.
+
+The two questions (as measured, with the model's label):
+
+1. Does a werewolf's CFR strategy differ from a villager's? Per model, the
+   reach-weighted distributions (under the CFR average profile) of the tones and
+   acts played at werewolf and at village decisions — on all decisions, and on
+   the *decisive* ones, where the choice changes the speaker's own expected
+   return (elsewhere CFR's average is arbitrary) — and their total-variation
+   distance; the answer is decided on the decisive decisions (``differs`` when
+   the act or tone distance is at least :data:`DIFFERENCE_TV`).
+2. Does CFR-Gain for the werewolf side fall when listeners use GRATR instead of
+   ``none``? The werewolves' summed per-player CFR-Gain, mean ± std over the days
+   on which a werewolf speaks, ``none`` against ``gratr``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from games.engine.results import model_label
+from games.werewolf import rules
+from games.werewolf.day.abstraction import DEFAULT_ACTS, DEFAULT_TONES, Abstraction
+from games.werewolf.day.build import build_days
+from games.werewolf.day.figures import draw_all
+from games.werewolf.day.state import EXTRACTION, DaySettings
+from games.werewolf.day.steps import day_roots
+from games.werewolf.day.summary import _mean_std, _questions, _side_gains, strategy_by_role
+from gt_llm.cache import CachedModel
+from gt_llm.chat import ChatModel
+from gt_llm.parsing import ParsePolicy, ParseStats
+from gt_llm.registry import load_model
+from solvers import CFRSolver, Curves, GameTree, TreePolicy, cfr_curves, pure_policy, studies
+from solvers.writers import check_writable, write_csv, write_json
+
+__all__ = [
+    "SolveResult",
+    "SolveSettings",
+    "run_solve",
+]
+
+
+logger = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass(frozen=True)
+class SolveSettings:
+    """Settings of :func:`run_solve` (the defaults run in minutes on 2 cores).
+
+    Attributes:
+      preset: Rules preset (``arena`` or ``gratr``).
+      days: Days (one per scripted game) to solve.
+      day: Which day of each game (the rules' round).
+      speakers: K, speaking turns per day.
+      order: Speaking order, ``bids`` or ``seats``.
+      models: Listeners' opponent models.
+      tones: Tones of the abstraction.
+      acts: Act tokens of the abstraction.
+      num_seeds: LLM seeds per statement.
+      iterations: CFR iterations per day.
+      first_seed: Seed of the first scripted game.
+      backend: Model spec.
+      out: Output folder.
+      cache: SQLite cache (default ``<out>/llm_cache.sqlite``).
+      cfr_variant: CFR variant.
+      max_concurrency: Bound on concurrent LLM calls.
+      requests_per_minute: Rate limit of a remote backend.
+      timeout: Per-call timeout of a remote backend.
+      retry_budget: Total seconds a call may spend on retries (remote backends).
+      max_answer_bytes: Largest answer accepted (remote backends).
+      progress: Show progress bars.
+    """
+
+    preset: str = "arena"
+    days: int = 30
+    day: int = 1
+    speakers: int = 2
+    order: str = "bids"
+    models: tuple[str, ...] = ("none", "dirichlet", "gratr")
+    tones: tuple[str, ...] = DEFAULT_TONES
+    acts: tuple[str, ...] = DEFAULT_ACTS
+    num_seeds: int = 1
+    iterations: int = 1000
+    first_seed: int = 0
+    backend: str = "scripted"
+    out: str = "results/werewolf_day"
+    cache: str | None = None
+    cfr_variant: str = "cfr"
+    max_concurrency: int | None = None
+    requests_per_minute: float | None = None
+    timeout: float | None = None
+    retry_budget: float | None = None
+    max_answer_bytes: int | None = None
+    progress: bool = True
+
+    def __post_init__(self) -> None:
+        where = "run_solve"
+        if self.days < 1:
+            raise ValueError(f"{where}: days must be >= 1, got {self.days}")
+        if self.iterations < 1:
+            raise ValueError(f"{where}: iterations must be >= 1, got {self.iterations}")
+        if self.first_seed < 0:
+            raise ValueError(f"{where}: first_seed must be >= 0, got {self.first_seed}")
+        if not self.models or len(set(self.models)) != len(self.models):
+            raise ValueError(f"{where}: give distinct models from {sorted(EXTRACTION)}")
+        if self.cfr_variant not in ("cfr", "cfr+", "linear"):
+            raise ValueError(
+                f"{where}: cfr_variant must be cfr, cfr+ or linear, got {self.cfr_variant!r}"
+            )
+        for name, value in (
+            ("requests_per_minute", self.requests_per_minute),
+            ("timeout", self.timeout),
+            ("retry_budget", self.retry_budget),
+            ("max_answer_bytes", self.max_answer_bytes),
+        ):
+            if value is not None and not value > 0:
+                raise ValueError(f"{where}: {name} must be > 0 (or None), got {value}")
+        for m in self.models:
+            self.day_settings(m)  # validates preset, day, speakers, order, abstraction
+        self.abstraction.baseline_action()
+
+    @property
+    def abstraction(self) -> Abstraction:
+        return Abstraction(tones=self.tones, acts=self.acts)
+
+    @property
+    def cache_path(self) -> str:
+        return self.cache or os.path.join(self.out, "llm_cache.sqlite")
+
+    def day_settings(self, opponent_model: str) -> DaySettings:
+        return DaySettings(
+            config=rules.preset(self.preset),
+            day=self.day,
+            speakers=self.speakers,
+            order=self.order,
+            opponent_model=opponent_model,
+            abstraction=self.abstraction,
+            num_seeds=self.num_seeds,
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class SolveResult:
+    """What :func:`run_solve` produced: the summary and where the files are."""
+
+    out: Path
+    summary: dict[str, Any]
+
+
+# --- the run ---------------------------------------------------------------------
+
+
+def _write_curves(curves: Curves, path: Path, *, per_tree: bool, tag: dict[str, Any]) -> None:
+    # Curves.to_csv writes in place: write a temporary file and rename it.
+    tmp = path.with_name(f".{path.name}.tmp")
+    curves.to_csv(tmp, per_tree=per_tree, columns=tag)
+    os.replace(tmp, path)
+
+
+def run_solve(settings: SolveSettings, *, model: ChatModel | None = None) -> SolveResult:
+    """Builds, solves and reports the day trees; see the module docstring.
+
+    Args:
+      settings: What to run (validated when built).
+      model: A ready model (else ``settings.backend`` through the cache).
+
+    Raises:
+      ValueError: an unwritable output folder, or too few games reach the day.
+      gt_llm.ConfigurationError: the backend cannot run here.
+    """
+    out = check_writable(settings.out, caller="run_solve")
+    seeds = day_roots(
+        settings.day_settings(settings.models[0]), settings.days, first_seed=settings.first_seed
+    )
+    if model is None:
+        # None keeps a backend's default; the scripted backend ignores call options.
+        model = load_model(
+            settings.backend,
+            cache=settings.cache_path,
+            requests_per_minute=settings.requests_per_minute,
+            timeout=settings.timeout,
+            retry_budget=settings.retry_budget,
+            max_answer_bytes=settings.max_answer_bytes,
+        )
+    label = model_label(model)
+    tag = {"backend": label["backend"], "model": label["model"]}
+    baseline_action = settings.abstraction.baseline_action()
+
+    def baseline(tree: GameTree) -> TreePolicy:
+        return pure_policy(tree, lambda key, legal: baseline_action)
+
+    summary: dict[str, Any] = {
+        **label,
+        "settings": {k: v for k, v in dataclasses.asdict(settings).items() if k != "progress"},
+        "baseline": "tone any, act nothing (say nothing new)",
+        "belief_reading": "dirichlet: posterior mean; gratr: P(werewolf) = (1 + a T) / 2 from "
+        "trust T (see games.werewolf.day.steps); none: no distribution",
+        "game_seeds": seeds,
+        "models": {},
+    }
+    timings: dict[str, float] = {}
+    day_rows: list[dict[str, Any]] = []
+    strat_rows: list[dict[str, Any]] = []
+    for m in settings.models:
+        ds = settings.day_settings(m)
+        stats = ParseStats()
+        t0 = time.perf_counter()
+        subgames = build_days(
+            ds,
+            seeds,
+            model,
+            policy=ParsePolicy(),
+            stats=stats,
+            max_concurrency=settings.max_concurrency,
+            progress=settings.progress,
+            label=f"[{m}] trees:",
+        )
+        timings[f"build_{m}_s"] = time.perf_counter() - t0
+        trees = [sg.tree for sg in subgames]
+        t0 = time.perf_counter()
+        curves = cfr_curves(
+            trees,
+            baseline,
+            settings.iterations,
+            variant=settings.cfr_variant,
+            tree_names=[sg.day_root.label() for sg in subgames],
+        )
+        policies = [
+            CFRSolver(t, variant=settings.cfr_variant).run(settings.iterations).average_policy()
+            for t in trees
+        ]
+        timings[f"solve_{m}_s"] = time.perf_counter() - t0
+        _write_curves(curves, out / f"curves_{m}.csv", per_tree=False, tag=tag)
+        _write_curves(curves, out / f"curves_{m}_per_tree.csv", per_tree=True, tag=tag)
+        ess = studies.ess_iterations(curves)
+        sides = _side_gains(subgames, curves)
+        with_wolf = [r for r in sides if r["werewolf_speaks"]]
+        strategies = strategy_by_role(subgames, policies)
+        summary["models"][m] = {
+            "final": studies.final_metrics(curves),
+            "ess_first_iteration": ess,
+            "ess_days": sum(x is not None for x in ess),
+            "side_gain": {
+                "all_days": {
+                    "werewolf": _mean_std([r["werewolf_gain"] for r in sides]),
+                    "village": _mean_std([r["village_gain"] for r in sides]),
+                },
+                "days_with_werewolf_speaker": {
+                    "werewolf": _mean_std([r["werewolf_gain"] for r in with_wolf]),
+                    "village": _mean_std([r["village_gain"] for r in with_wolf]),
+                },
+            },
+            "strategies": strategies,
+            "trees": [
+                {
+                    **sg.day_root.to_dict(),
+                    "nodes": sg.tree.num_nodes,
+                    "infosets": sg.tree.num_infosets,
+                    "terminals": sg.tree.num_terminals,
+                }
+                for sg in subgames
+            ],
+            "parse": stats.to_dict(),
+        }
+        for t, (sg, side) in enumerate(zip(subgames, sides, strict=True)):
+            root = sg.day_root
+            day_rows.append(
+                {
+                    "opponent_model": m,
+                    "game_seed": root.game_seed,
+                    "day": settings.day,
+                    "speakers": " ".join(f"P{p}" for p in root.speakers),
+                    "speaker_roles": " ".join(root.role(p) for p in root.speakers),
+                    "nodes": sg.tree.num_nodes,
+                    "nash_conv": float(curves.nash_conv[t, -1]),
+                    "cfr_gain": float(curves.cfr_gain[t, -1]),
+                    "werewolf_gain": side["werewolf_gain"],
+                    "village_gain": side["village_gain"],
+                    "ess_first_iteration": ess[t],
+                    **tag,
+                }
+            )
+        for g, by in strategies.items():
+            for which, st in by.items():
+                for kind in ("tones", "acts"):
+                    for name, p in st[kind].items():
+                        strat_rows.append(
+                            {
+                                "opponent_model": m,
+                                "group": g,
+                                "decisions": which,
+                                "kind": kind[:-1],
+                                "name": name,
+                                "probability": p,
+                                **tag,
+                            }
+                        )
+    summary["questions"] = _questions(summary["models"], label["label"])
+    if isinstance(model, CachedModel):
+        summary["llm_calls"] = dataclasses.asdict(model.stats())
+    summary["timings"] = timings
+    write_csv(out / "days.csv", day_rows)
+    write_csv(out / "strategies.csv", strat_rows)
+    write_json(out / "summary.json", summary)
+    draw_all(out)
+    return SolveResult(out=out, summary=summary)

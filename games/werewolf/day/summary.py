@@ -1,0 +1,238 @@
+"""The summary of a Werewolf day solve: strategies by role, each side's CFR-Gain, the
+answers to the two questions, and the printed report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from games.werewolf.day.abstraction import Abstraction
+from games.werewolf.day.build import DaySubgame
+from solvers import CHANCE, TERMINAL, Curves, GameTree, TreePolicy
+from solvers.values import reach_probabilities
+
+__all__ = [
+    "DIFFERENCE_TV",
+    "strategy_by_role",
+]
+
+
+#: Total-variation distance from which two strategies are reported as different.
+DIFFERENCE_TV = 0.1
+GROUPS = ("werewolf", "village")
+
+# --- analysis of solved days ---------------------------------------------------------
+
+
+def _group(role: str) -> str:
+    return "werewolf" if role == "werewolf" else "village"
+
+
+def _node_values(tree: GameTree, policy: TreePolicy) -> np.ndarray:
+    """Every node's expected returns under ``policy`` (children follow parents)."""
+    values = np.array(tree.returns, dtype=float)
+    for n in range(tree.num_nodes - 1, -1, -1):
+        if tree.kind[n] == TERMINAL or tree.num_children[n] == 0:
+            continue
+        ch = np.arange(tree.first_child[n], tree.first_child[n] + tree.num_children[n])
+        if tree.kind[n] == CHANCE:
+            w = tree.chance_prob[ch]
+        else:
+            w = policy.probs[tree.infoset[n], tree.child_rank[ch]]
+        values[n] = w @ values[ch]
+    return values
+
+
+def _empty(ab: Abstraction) -> dict[str, Any]:
+    return {"decisions": 0, "tones": np.zeros(len(ab.tones)), "acts": np.zeros(len(ab.acts))}
+
+
+def strategy_by_role(
+    subgames: Sequence[DaySubgame], policies: Sequence[TreePolicy]
+) -> dict[str, dict[str, Any]]:
+    """Reach-weighted tone and act distributions of the CFR policies, per role group.
+
+    Every information set's action distribution is weighted by the probability
+    that the profile (chance included) reaches it; the totals are normalised per
+    group. ``decisive`` keeps only the information sets where the choice changes
+    the speaker's own expected return under the profile (by more than 1e-9):
+    elsewhere CFR's average strategy is arbitrary (it stays near uniform).
+    """
+    ab = subgames[0].day_root.settings.abstraction
+    mass = {(g, d): _empty(ab) for g in GROUPS for d in (False, True)}
+    for sg, pol in zip(subgames, policies, strict=True):
+        tree = sg.tree
+        reach = reach_probabilities(tree, pol)
+        values = _node_values(tree, pol)
+        for s in range(tree.num_infosets):
+            nodes = tree.infoset_nodes[tree.infoset_node_ptr[s] : tree.infoset_node_ptr[s + 1]]
+            player = int(tree.infoset_player[s])
+            w = float(reach[nodes].sum())
+            legal = tree.legal_actions(s)
+            # The player's value of each action, averaged over the set's nodes by reach.
+            weights = reach[nodes] if w > 0 else np.ones(len(nodes))
+            action_values = np.zeros(len(legal))
+            for node, wn in zip(nodes, weights, strict=True):
+                first = tree.first_child[node]
+                action_values += wn * values[first : first + len(legal), player]
+            action_values /= weights.sum()
+            decisive = float(np.ptp(action_values)) > 1e-9
+            g = _group(sg.day_root.role(player))
+            for key in ((g, False), (g, True)) if decisive else ((g, False),):
+                m = mass[key]
+                m["decisions"] += 1
+                for j, a in enumerate(legal):
+                    tone, token = ab.decode(int(a))
+                    p = w * float(pol.probs[s, j])
+                    m["tones"][ab.tones.index(tone)] += p
+                    m["acts"][ab.acts.index(token)] += p
+
+    def dist(names: Sequence[str], x: np.ndarray) -> dict[str, float | None]:
+        total = x.sum()
+        return {k: (float(v / total) if total > 0 else None) for k, v in zip(names, x, strict=True)}
+
+    out: dict[str, dict[str, Any]] = {}
+    for g in GROUPS:
+        out[g] = {}
+        for d, name in ((False, "all"), (True, "decisive")):
+            m = mass[(g, d)]
+            out[g][name] = {
+                "decisions": m["decisions"],
+                "reach": float(m["tones"].sum()),
+                "tones": dist(ab.tones, m["tones"]),
+                "acts": dist(ab.acts, m["acts"]),
+            }
+    return out
+
+
+def _tv(p: dict[str, float | None], q: dict[str, float | None]) -> float | None:
+    if any(v is None for v in p.values()) or any(v is None for v in q.values()):
+        return None
+    return 0.5 * sum(abs(float(p[k]) - float(q[k])) for k in p)
+
+
+def _side_gains(subgames: Sequence[DaySubgame], curves: Curves) -> list[dict[str, Any]]:
+    rows = []
+    for t, sg in enumerate(subgames):
+        root = sg.day_root
+        per = curves.cfr_gain_per_player[t, -1]
+        wolves = [p for p, r in enumerate(root.start.roles) if r == "werewolf"]
+        village = [p for p in range(len(root.start.roles)) if p not in wolves]
+        rows.append(
+            {
+                "werewolf_speaks": any(root.role(p) == "werewolf" for p in root.speakers),
+                "werewolf_gain": float(per[wolves].sum()),
+                "village_gain": float(per[village].sum()),
+            }
+        )
+    return rows
+
+
+def _mean_std(xs: Sequence[float]) -> dict[str, Any]:
+    a = np.asarray(xs, dtype=float)
+    if a.size == 0:
+        return {"n": 0, "mean": None, "std": None}
+    return {"n": int(a.size), "mean": float(a.mean()), "std": float(a.std())}
+
+
+def _questions(per_model: dict[str, Any], label: str) -> dict[str, Any]:
+    q1 = {
+        "label": label,
+        "threshold_tv": DIFFERENCE_TV,
+        "decided_on": "decisive decisions (where the choice changes the speaker's own "
+        "expected return under the CFR profile)",
+        "per_model": {},
+    }
+    for m, v in per_model.items():
+        s = v["strategies"]
+        w, g = s["werewolf"]["decisive"], s["village"]["decisive"]
+        tv_acts = _tv(w["acts"], g["acts"])
+        tv_tones = _tv(w["tones"], g["tones"])
+        if tv_acts is None or tv_tones is None:
+            answer = "no decisive werewolf (or village) decision was solved"
+            differs = None
+        else:
+            differs = max(tv_acts, tv_tones) >= DIFFERENCE_TV
+            answer = "yes" if differs else "no"
+        q1["per_model"][m] = {
+            "differs": differs,
+            "answer": answer,
+            "tv_acts": tv_acts,
+            "tv_tones": tv_tones,
+            "tv_acts_all_decisions": _tv(s["werewolf"]["all"]["acts"], s["village"]["all"]["acts"]),
+            "werewolf": s["werewolf"],
+            "village": s["village"],
+        }
+    q2: dict[str, Any] = {"label": label, "per_model": {}}
+    for m, v in per_model.items():
+        q2["per_model"][m] = v["side_gain"]["days_with_werewolf_speaker"]["werewolf"]
+    if "none" in per_model and "gratr" in per_model:
+        a = q2["per_model"]["none"]
+        b = q2["per_model"]["gratr"]
+        if a["mean"] is None or b["mean"] is None:
+            q2["falls"] = None
+            q2["answer"] = "no day with a werewolf speaker: nothing to compare"
+        else:
+            q2["falls"] = bool(b["mean"] < a["mean"])
+            q2["difference_gratr_minus_none"] = b["mean"] - a["mean"]
+            q2["answer"] = "yes" if q2["falls"] else "no"
+    else:
+        q2["falls"] = None
+        q2["answer"] = "needs both models none and gratr in --models"
+    return {"werewolf_vs_village_strategy": q1, "werewolf_gain_none_vs_gratr": q2}
+
+
+def report_lines(summary: dict[str, Any], out: Path | str) -> list[str]:
+    """The command's printed report: headline numbers per model and the two answers."""
+    lines = [f"werewolf day results in {out}  (model: {summary['label']})"]
+    for m, v in summary["models"].items():
+        f = v["final"]
+        w = v["side_gain"]["days_with_werewolf_speaker"]["werewolf"]
+        wtxt = (
+            f"{w['mean']:.3f} ± {w['std']:.3f} (n={w['n']})"
+            if w["n"]
+            else "n/a (no werewolf speaker)"
+        )
+        lines.append(
+            f"  {m:10s} NashConv {f['nash_conv_mean']:.4f} ± {f['nash_conv_std']:.4f}   "
+            f"CFR-Gain {f['cfr_gain_mean']:.4f} ± {f['cfr_gain_std']:.4f}   "
+            f"CFR-Gain > NashConv in {v['ess_days']}/{len(v['ess_first_iteration'])} days   "
+            f"werewolf-side CFR-Gain {wtxt}"
+        )
+    q = summary["questions"]
+    lines.append(
+        f"Q1 does a werewolf's CFR strategy differ from a villager's? [{summary['label']}]"
+    )
+    for m, a in q["werewolf_vs_village_strategy"]["per_model"].items():
+
+        def top(d: dict[str, float | None]) -> str:
+            known = {k: x for k, x in d.items() if x is not None}
+            return (
+                ", ".join(
+                    f"{k} {x:.2f}" for k, x in sorted(known.items(), key=lambda kv: -kv[1])[:3]
+                )
+                or "-"
+            )
+
+        tv = (
+            ""
+            if a["tv_acts"] is None
+            else f" (TV acts {a['tv_acts']:.2f}, tones {a['tv_tones']:.2f})"
+        )
+        lines.append(
+            f"  {m:10s} {a['answer']}{tv}; werewolf acts: {top(a['werewolf']['decisive']['acts'])}; "
+            f"village acts: {top(a['village']['decisive']['acts'])}"
+        )
+    q2 = q["werewolf_gain_none_vs_gratr"]
+    lines.append(
+        f"Q2 does the werewolf side's CFR-Gain fall with GRATR listeners instead of none? "
+        f"{q2['answer']} [{summary['label']}]"
+    )
+    if "llm_calls" in summary:
+        c = summary["llm_calls"]
+        lines.append(f"  LLM calls: {c['misses']} made, {c['hits']} from the cache")
+    return lines

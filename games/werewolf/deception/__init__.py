@@ -1,0 +1,1 @@
+"""Deception tracking of Werewolf statements and its summaries."""

@@ -1,0 +1,1 @@
+"""Playing Werewolf games: the runner (play, JSONL logs, replay) and the transcript."""
