@@ -17,9 +17,10 @@ cannot drift apart. A format with a *discriminator* (Werewolf's speech act) is
 a union: the value of one key decides which further keys the object has
 (``anyOf`` in the schema).
 
-Numbers in a range are offered as a list of values (tenths of the range, or
-every whole number), because grammar backends do not enforce ``minimum`` and
-``maximum``; the validator accepts any number in the range.
+Whole numbers are listed (``enum``), because grammar backends do not enforce
+``minimum`` and ``maximum``; a number in a range keeps the standard
+``minimum``/``maximum`` (the ``local`` backend narrows it to hundredths for its
+grammar, :func:`grammar_schema`).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ __all__ = [
     "AnswerKey",
     "boolean",
     "choice",
+    "grammar_schema",
     "integer",
     "items",
     "nested",
@@ -101,7 +103,7 @@ class AnswerKey:
             if self.max_items is not None:
                 out["maxItems"] = self.max_items
         elif self.kind == "number":
-            out = {"enum": _grid(float(self.minimum), float(self.maximum))}  # type: ignore[arg-type]
+            out = {"type": "number", "minimum": self.minimum, "maximum": self.maximum}
         elif self.kind == "boolean":
             out = {"enum": list(self.options)} if self.options else {"type": "boolean"}
         else:
@@ -172,11 +174,6 @@ class AnswerKey:
         if not isinstance(value, Mapping):
             raise ParseError(f'"{self.name}" as a JSON object', text)
         return _read_keys(self.keys, value, text)
-
-
-def _grid(lo: float, hi: float) -> list[float]:
-    """Eleven evenly spaced values from ``lo`` to ``hi`` (tenths of the range)."""
-    return [round(lo + (hi - lo) * i / 10, 6) for i in range(11)]
 
 
 def _object_schema(keys: Sequence[AnswerKey], *, nullable: bool = False) -> dict[str, Any]:
@@ -283,6 +280,24 @@ def _key_tokens(key: AnswerKey) -> int:
     if key.kind == "choice":
         return base + max((len(str(o)) for o in key.options), default=4) // 2 + 2
     return base + 4
+
+
+def grammar_schema(schema: Any, steps: int = 100) -> Any:
+    """``schema`` with every number range turned into a list of values a grammar can enforce.
+
+    llama.cpp's schema-to-grammar conversion ignores ``minimum``/``maximum``;
+    a ``{"type": "number", "minimum": a, "maximum": b}`` becomes an ``enum`` of
+    ``steps + 1`` evenly spaced values (hundredths of the range by default), a
+    subset of what the schema allows. Other nodes are copied unchanged.
+    """
+    if isinstance(schema, list):
+        return [grammar_schema(s, steps) for s in schema]
+    if not isinstance(schema, Mapping):
+        return schema
+    lo, hi = schema.get("minimum"), schema.get("maximum")
+    if schema.get("type") == "number" and lo is not None and hi is not None:
+        return {"enum": [round(lo + (hi - lo) * i / steps, 6) for i in range(steps + 1)]}
+    return {k: grammar_schema(v, steps) for k, v in schema.items()}
 
 
 # --- constructors -------------------------------------------------------------------

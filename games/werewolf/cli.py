@@ -101,6 +101,7 @@ def _series_settings(args: argparse.Namespace, config) -> dict:
         "preset": args.preset,
         "config": config.as_dict(),
         "history": args.history,
+        "structured": args.structured,
     }
 
 
@@ -137,6 +138,7 @@ def _one_game(args, config, seed: int, model, *, log, on_record=None, seats=None
         history_limit=args.history,
         max_concurrency=args.concurrency,
         log_prompts=args.log_prompts,
+        structured=args.structured == "on",
     )
     return result, table.tracker.summary()
 

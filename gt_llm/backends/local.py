@@ -12,8 +12,10 @@ imports without it.
   seed gives the same text whatever was asked before; another seed, another
   text at temperature > 0).
 * A request with a JSON schema (:mod:`gt_llm.answers`) is decoded under the
-  grammar llama.cpp builds from the schema, so the answer is JSON of that
-  shape; the task's parser still validates it.
+  grammar llama.cpp builds from the schema (number ranges narrowed to listed
+  values, :func:`gt_llm.answers.grammar_schema`, since the grammar cannot
+  express ``minimum``/``maximum``), so the answer is JSON of that shape; the
+  task's parser still validates it.
 * One model instance per file is shared by every :class:`LocalModel` of the
   process and guarded by a lock: a llama.cpp context serves one call at a
   time, so concurrent callers queue.
@@ -41,6 +43,7 @@ import time
 from collections import OrderedDict
 from typing import Any
 
+from gt_llm.answers import grammar_schema
 from gt_llm.chat import ChatModel, ChatRequest, ChatResponse, Usage
 from gt_llm.errors import BackendError, ConfigurationError
 
@@ -103,7 +106,7 @@ class _Shared:
         self.grammars: OrderedDict[str, Any] = OrderedDict()
 
     def grammar(self, schema: dict[str, Any]) -> Any:
-        text = json.dumps(schema, sort_keys=True)
+        text = json.dumps(grammar_schema(schema), sort_keys=True)
         found = self.grammars.get(text)
         if found is None:
             found = self.vendor.LlamaGrammar.from_json_schema(text, verbose=False)

@@ -176,6 +176,7 @@ class _ArenaTable(LLMTable):
         settings: BeliefSettings,
         max_concurrency: int | None,
         log_prompts: bool = False,
+        structured: bool = True,
     ) -> None:
         super().__init__(
             chat,
@@ -185,6 +186,7 @@ class _ArenaTable(LLMTable):
             history_limit=settings.k,
             max_concurrency=max_concurrency,
             log_prompts=log_prompts,
+            structured=structured,
         )
         self.wolf_model = wolf_model
         self.leader_model = leader_model
@@ -264,8 +266,11 @@ def play_arena_game(
     log: str | Path | None = None,
     max_concurrency: int | None = None,
     log_prompts: bool = False,
+    structured: bool = True,
 ) -> tuple[ArenaGame, DeceptionSummary]:
     """Plays one arena game (:mod:`games.werewolf.arena.runner`).
+
+    ``structured`` asks every LLM call for its JSON answer under the task's schema.
 
     Returns:
       What the reports need, and the game's deception summary.
@@ -282,6 +287,7 @@ def play_arena_game(
         settings=settings or BeliefSettings(),
         max_concurrency=max_concurrency,
         log_prompts=log_prompts,
+        structured=structured,
     )
     glog = runner.GameLog(log) if log is not None else None
     try:

@@ -121,6 +121,7 @@ def run_arena(args: argparse.Namespace, *, write: Writer | None = None) -> int:
             "games": args.games,
             "seed": args.seed,
             "beliefs": dataclasses.asdict(settings),
+            "structured": args.structured,
         },
     )
     out = run.path
@@ -146,6 +147,7 @@ def run_arena(args: argparse.Namespace, *, write: Writer | None = None) -> int:
                     log=logs / f"game_{i:04d}.jsonl",
                     max_concurrency=args.concurrency,
                     log_prompts=args.log_prompts,
+                    structured=args.structured == "on",
                 )
                 games.append(game)
                 deception.append(dec)
