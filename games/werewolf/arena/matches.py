@@ -178,6 +178,8 @@ class _ArenaTable(LLMTable):
         log_prompts: bool = False,
         structured: bool = True,
     ) -> None:
+        # One switch for every call of the table: the players' and GRATR's extraction.
+        settings = dataclasses.replace(settings, structured=structured)
         super().__init__(
             chat,
             config,

@@ -71,6 +71,7 @@ def _run(args: argparse.Namespace) -> int:
         retry_budget=args.retry_budget,
         max_answer_bytes=args.max_answer_bytes,
         progress=not args.no_progress,
+        structured=args.structured == "on",
     )
     # Manifest first (complete: false), refusal of a folder with other settings, then the run.
     fixed = {
