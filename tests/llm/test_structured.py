@@ -255,3 +255,41 @@ def test_openai_payload_sends_the_schema_and_groq_only_for_schema_models(monkeyp
     monkeypatch.setenv("GROQ_API_KEY", "test-key")
     assert "response_format" not in GroqModel("llama-3.3-70b-versatile").payload(req)
     assert "response_format" in GroqModel(sorted(JSON_SCHEMA_MODELS)[0]).payload(req)
+
+
+def test_every_werewolf_task_declares_an_answer_format():
+    from games.werewolf.players import prompts as ww_prompts
+
+    for template in ww_prompts.BOOK:
+        assert template.answer is not None, template.task
+
+
+@pytest.mark.parametrize("preset", ["arena", "gratr"])
+def test_scripted_werewolf_answers_validate_and_play_the_same_game(preset):
+    from games.werewolf import rules
+    from games.werewolf.arena.matches import play_arena_game
+    from games.werewolf.players import prompts as ww_prompts
+
+    played = {}
+    for structured in (True, False):
+        model = _Recorder()
+        game, deception = play_arena_game(
+            rules.preset(preset),
+            model,
+            wolf_model="gratr",
+            leader_model="dirichlet",
+            seed=3,
+            structured=structured,
+        )
+        played[structured] = (game, deception.to_dict(), model)
+    assert played[True][:2] == played[False][:2]
+    tasks = set()
+    for request, response in played[True][2].seen:
+        tasks.add(request.task)
+        assert request.schema is not None
+        jsonschema.validate(json.loads(response.text), request.schema_dict())
+    # Every Werewolf task of the preset's roles, and GRATR's two extraction tasks.
+    expected = {t.task for t in ww_prompts.BOOK} | {"opponents.identity", "opponents.intent"}
+    if preset == "arena":
+        expected -= {ww_prompts.NIGHT_WITCH.task}
+    assert tasks == expected
