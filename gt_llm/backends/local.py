@@ -106,7 +106,9 @@ class _Shared:
         self.grammars: OrderedDict[str, Any] = OrderedDict()
 
     def grammar(self, schema: dict[str, Any]) -> Any:
-        text = json.dumps(grammar_schema(schema), sort_keys=True)
+        # Key order kept: the grammar writes the properties in the order the schema lists
+        # them (the format's order, e.g. the act before its target).
+        text = json.dumps(grammar_schema(schema))
         found = self.grammars.get(text)
         if found is None:
             found = self.vendor.LlamaGrammar.from_json_schema(text, verbose=False)
