@@ -111,13 +111,34 @@ class _Shared:
         text = json.dumps(grammar_schema(schema))
         found = self.grammars.get(text)
         if found is None:
-            found = self.vendor.LlamaGrammar.from_json_schema(text, verbose=False)
+            gbnf = _json_strings(self.vendor.llama_grammar.json_schema_to_gbnf(text))
+            found = self.vendor.LlamaGrammar.from_string(gbnf, verbose=False)
             self.grammars[text] = found
             if len(self.grammars) > GRAMMAR_CACHE_SIZE:
                 self.grammars.popitem(last=False)
         else:
             self.grammars.move_to_end(text)
         return found
+
+
+# The grammar's string character as this llama-cpp-python writes it (any character but a
+# quote or backslash), and as JSON defines it (no control characters either).
+_LOOSE_CHAR = '[^"\\\\]'
+_JSON_CHAR = '[^"\\\\\\x7F\\x00-\\x1F]'
+
+
+def _json_strings(gbnf: str) -> str:
+    """The grammar with JSON's string characters: raw newlines in a string are not JSON.
+
+    llama-cpp-python's schema converter lets a string hold raw control
+    characters, so a constrained answer could be invalid JSON (measured: a
+    summary ending in two raw newlines). Only the ``char`` rule is changed.
+    """
+    lines = gbnf.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("char ::=") and _LOOSE_CHAR in line:
+            lines[i] = line.replace(_LOOSE_CHAR, _JSON_CHAR, 1)
+    return "\n".join(lines)
 
 
 _LOADED: dict[tuple[str, int, int, bool], _Shared] = {}

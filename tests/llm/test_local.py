@@ -134,3 +134,18 @@ def test_concurrent_callers_share_one_model_safely(smol):
     together = smol.complete_batch(requests, max_concurrency=4)
     assert [r.text for r in together] == alone
     assert local.LocalModel()._shared is smol._shared
+
+
+@needs_model
+def test_the_grammar_keeps_control_characters_out_of_json_strings():
+    import llama_cpp
+
+    fmt = AnswerFormat((text("summary", 40),))
+    raw = llama_cpp.llama_grammar.json_schema_to_gbnf(json.dumps(fmt.schema()))
+    fixed = local._json_strings(raw)
+    char = next(line for line in fixed.splitlines() if line.startswith("char ::="))
+    assert "\\x00-\\x1F" in char
+    assert [line for line in fixed.splitlines() if not line.startswith("char")] == [
+        line for line in raw.splitlines() if not line.startswith("char")
+    ]
+    llama_cpp.LlamaGrammar.from_string(fixed, verbose=False)  # a grammar llama.cpp accepts
