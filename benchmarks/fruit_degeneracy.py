@@ -67,7 +67,7 @@ def main() -> None:
         parser.error(f"--inits must be >= 1, got {args.inits}")
 
     model = load_model(args.backend, cache=args.cache)
-    print(f"model: {model_label(model)['label']}   seed {args.seed}   inits {args.inits}")  # noqa: T201
+    print(f"model: {model_label(model).label}   seed {args.seed}   inits {args.inits}")  # noqa: T201
     for variant in args.variants:
         cfg = Config(
             max_messages=args.max_messages,

@@ -1,45 +1,49 @@
-"""Benchmark: `solvers` curves against OpenSpiel's CFR + NashConv references.
+"""Benchmark: `solvers` against OpenSpiel C++ and LiteEFG, printed as ratios.
 
-Workload: CFR run for N iterations on each tree, with NashConv of the average
-policy and its CFR-Gain against a baseline (always the first legal action, the
-analogue of the chat games' tone "any") evaluated at **every** iteration.
+Every number comes from this process, with interleaved repeats and medians;
+``os.getloadavg()`` is printed beside each table because the ratios (and
+above all the parallel speed-up and the bandwidth ratio) are pessimistic
+on a loaded machine. Sections:
 
-* ours: ``solvers.cfr_curves`` (compiled kernels; the first call in this
-  process includes loading -- or, with ``--cold``, compiling -- them);
-* C++ reference: ``pyspiel.convert_to_cached_tree`` + ``pyspiel.CFRSolver`` +
-  ``pyspiel.nash_conv`` + ``pyspiel.expected_returns`` (for CFR-Gain);
-* C++ tuned: the same work done the fastest way we found in pyspiel (CFR on
-  the game itself, ``TabularBestResponse`` built once per player and updated
-  with ``set_policy``), so the speedup is not measured against a strawman;
-* Python reference: ``open_spiel.python.algorithms.cfr.CFRSolver`` +
-  ``exploitability.nash_conv`` + ``expected_game_score.policy_value``; it is
-  slow, so it runs on a prefix of the work and is extrapolated linearly
-  (marked ``*``).
-
-Trees: 30 random fruit-trading-shaped trees (fixed first message, three
-decision levels alternating players with 4 actions, each followed by a
-2-outcome chance node: 877 nodes, 512 leaves, general-sum payoffs), exported
-to ``.efg`` and loaded with ``pyspiel.load_efg_game`` so that all
-implementations solve the same game; Kuhn and Leduc poker. The script also
-checks that our curves equal the C++ reference and prints how the cost grows
-with tree size (nodes/s at about 10^3 .. 10^6 nodes).
-
-Two more tables: the speed-up of ``cfr_curves(..., processes=os.cpu_count())``
-over one process on the same workloads (with its ratio against the C++
-references), and the peak memory of :func:`solvers.materialize`
-(``tracemalloc``) against the size of the tree it stores.
+1. **Per-iteration loop** on one 877-node fruit-shaped tree (fixed first
+   message, three decision levels alternating players with 4 actions, each
+   followed by a 2-outcome chance node; general-sum payoffs): CFR with
+   NashConv and CFR-Gain of the average policy at every iteration, as
+   ``cfr_curves`` (one compiled call), as the README loop
+   (``CFRSolver.step``), as the four-call loop (``run(1)``,
+   ``average_policy``, ``nash_conv``, ``cfr_gain``), and LiteEFG's CFR
+   update + exploitability (optional: skipped with a line if LiteEFG is not
+   installed) and pyspiel's ``CFRSolver`` + ``nash_conv`` on the same tree
+   (exported to ``.efg``).
+2. **Throughput and memory bandwidth**: node-iterations/s of ``cfr_curves``
+   with both metrics every iteration from 1e3 to 1e6 nodes (1e7 in the full
+   run), against the bound ``read bandwidth / bytes streamed per
+   node-iteration``; the bandwidth is measured here (``numpy`` sum over a
+   128 MiB array).
+3. **Parallel workers**: ``cfr_curves(processes=2)`` against ``processes=1``
+   on the paper-size run (30 fruit-shaped trees x 1000 iterations) and on
+   smaller work, to place the pool threshold.
+4. **Build memory**: peak traced memory (``tracemalloc``) of
+   ``solvers.materialize`` and ``GameTree.from_arrays`` against the bytes
+   the tree stores, and what is still held after the call.
+5. **Against OpenSpiel** on the batch workload (30 fruit trees, Kuhn, Leduc):
+   our curves against pyspiel's C++ CFR + NashConv (+ expected returns for
+   CFR-Gain), the tuned C++ setup and the Python reference (extrapolated
+   from a prefix, ``*``), with the largest difference of the curves.
 
 Usage::
 
-    python benchmarks/solvers.py            # full run (several minutes)
-    python benchmarks/solvers.py --quick    # small smoke run
+    python benchmarks/solvers.py            # full run (about 10 minutes on 2 cores)
+    python benchmarks/solvers.py --quick    # a few minutes: smaller sizes, fewer repeats
     python benchmarks/solvers.py --cold     # also pay numba's compile cost
-    python benchmarks/solvers.py --memory-games kuhn_poker leduc_poker "leduc_poker(players=3)"
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import gc
+import io
 import os
 import sys
 import tempfile
@@ -61,19 +65,14 @@ def _parse_args() -> argparse.Namespace:
     )
     parser.add_argument("--kuhn-iterations", type=int, default=1000)
     parser.add_argument("--leduc-iterations", type=int, default=100)
-    parser.add_argument("--quick", action="store_true", help="small sizes for a smoke test")
+    parser.add_argument("--repeats", type=int, default=7, help="interleaved repeats per timing")
+    parser.add_argument("--quick", action="store_true", help="smaller sizes, a few minutes")
     parser.add_argument(
         "--cold", action="store_true", help="empty numba cache: include compile time"
     )
-    parser.add_argument(
-        "--no-scaling", action="store_true", help="skip the tree-size scaling table"
-    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
-        "--processes",
-        type=int,
-        default=os.cpu_count() or 1,
-        help="worker processes for the parallel table (default: all cores)",
+        "--processes", type=int, default=2, help="workers for the parallel table (default 2)"
     )
     parser.add_argument(
         "--memory-games",
@@ -83,14 +82,15 @@ def _parse_args() -> argparse.Namespace:
     )
     args = parser.parse_args()
     if args.quick:
-        args.trees, args.iterations, args.python_tree_iterations = 3, 50, 20
-        args.kuhn_iterations, args.leduc_iterations = 50, 5
+        args.iterations, args.python_tree_iterations = 300, 20
+        args.kuhn_iterations, args.leduc_iterations = 100, 10
+        args.repeats = min(args.repeats, 5)
         args.memory_games = [g for g in args.memory_games if "players=3" not in g]
     return args
 
 
 ARGS = _parse_args()
-if ARGS.cold and __name__ == "__main__":  # worker processes share the parent's cache
+if ARGS.cold and __name__ == "__main__":
     os.environ["NUMBA_CACHE_DIR"] = tempfile.mkdtemp(prefix="solvers-numba-cold-")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -98,7 +98,7 @@ _T_IMPORT = time.perf_counter()
 import numpy as np  # noqa: E402
 
 import solvers  # noqa: E402
-from solvers.synthetic import fruit_shaped_tree, layered_tree  # noqa: E402
+from solvers.synthetic import fruit_shaped_tree, layered_columns, layered_tree  # noqa: E402
 
 IMPORT_SECONDS = time.perf_counter() - _T_IMPORT
 
@@ -106,6 +106,40 @@ import pyspiel  # noqa: E402
 from open_spiel.python import policy as os_policy  # noqa: E402
 from open_spiel.python.algorithms import cfr as os_cfr  # noqa: E402
 from open_spiel.python.algorithms import expected_game_score, exploitability  # noqa: E402
+
+try:  # optional reference, never a project dependency
+    import LiteEFG as leg  # noqa: E402
+    from LiteEFG.baselines import CFR as leg_cfr  # noqa: E402
+except ImportError:
+    leg = None
+
+GOALS: list[tuple[str, str, bool]] = []
+"""(goal, measured, met) rows of the summary."""
+
+
+def load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.2f} / {five:.2f} / {fifteen:.2f} on {os.cpu_count()} CPUs"
+
+
+def goal(text: str, measured: str, met: bool) -> None:
+    GOALS.append((text, measured, met))
+
+
+def interleaved(fns: dict, repeats: int, *, clock=time.process_time) -> dict[str, float]:
+    """Median seconds of each callable, run in turn ``repeats`` times.
+
+    The default clock is this process's CPU time: on a machine shared with
+    other jobs it is far closer to the idle-machine time than wall time.
+    Parallel runs are timed with ``clock=time.perf_counter`` (wall).
+    """
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(repeats):
+        for name, fn in fns.items():
+            start = clock()
+            fn()
+            times[name].append(clock() - start)
+    return {name: float(np.median(values)) for name, values in times.items()}
 
 
 def first_action(key: str, legal: tuple[int, ...]) -> int:
@@ -127,25 +161,25 @@ def cpp_reference(game, tree, baseline, iterations: int):
 
     Returns (nash_conv, cfr_gain, seconds spent outside the CFR-Gain evaluation).
     """
-    start = time.perf_counter()
+    start = time.process_time()
     cached = pyspiel.convert_to_cached_tree(game)
     base = os_policy.python_policy_to_pyspiel_policy(
         solvers.to_tabular_policy(tree, baseline, game)
     )
     root = cached.new_initial_state()
     solver = pyspiel.CFRSolver(cached)
-    gain_s = time.perf_counter()
+    gain_s = time.process_time()
     base_values = pyspiel.expected_returns(root, base, -1, True)
-    gain_s = time.perf_counter() - gain_s
+    gain_s = time.process_time() - gain_s
     nash, gain = np.zeros(iterations), np.zeros(iterations)
     for k in range(iterations):
         solver.evaluate_and_update_policy()
         avg = solver.average_policy()
         nash[k] = pyspiel.nash_conv(cached, avg)
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         gain[k] = _pyspiel_cfr_gain(root, avg, base, base_values)
-        gain_s += time.perf_counter() - t0
-    return nash, gain, time.perf_counter() - start - gain_s
+        gain_s += time.process_time() - t0
+    return nash, gain, time.process_time() - start - gain_s
 
 
 def cpp_tuned_reference(game, tree, baseline, iterations: int):
@@ -197,20 +231,331 @@ def python_reference(game, tree, baseline, iterations: int) -> tuple[np.ndarray,
     return nash, gain
 
 
-def timed(fn, *args):
-    start = time.perf_counter()
+def timed(fn, *args, clock=time.process_time):
+    """(seconds, result) of one call; CPU time unless ``clock`` says otherwise."""
+    start = clock()
     out = fn(*args)
-    return time.perf_counter() - start, out
+    return clock() - start, out
 
 
-def run_workload(
-    label, games, iterations, python_tree_iterations, rows, checks, first_call, parallel
-):
-    start = time.perf_counter()
+# --------------------------------------------------------------------------- 1. the loop
+def loop_section() -> None:
+    tree = fruit_shaped_tree(ARGS.seed)
+    baseline = solvers.pure_policy(tree, first_action)
+    n_it = ARGS.iterations
+    solvers.cfr_curves([tree], [baseline], 2, processes=1)  # kernels loaded
+    solvers.CFRSolver(tree).step(baseline)
+
+    def curves():
+        solvers.cfr_curves([tree], [baseline], n_it, processes=1)
+
+    def step_loop():
+        solver = solvers.CFRSolver(tree)
+        for _ in range(n_it):
+            solver.step(baseline)
+
+    def four_calls():
+        solver = solvers.CFRSolver(tree)
+        for _ in range(n_it):
+            solver.run(1)
+            avg = solver.average_policy()
+            solvers.nash_conv(tree, avg)
+            solvers.cfr_gain(tree, avg, baseline)
+
+    fns = {"cfr_curves": curves, "step": step_loop, "four calls": four_calls}
+    game = pyspiel.load_efg_game(solvers.to_efg(tree))
+    if leg is not None:
+        with contextlib.redirect_stdout(io.StringIO()):  # LiteEFG prints its graph set-up
+            env = leg.OpenSpielEnv(game, traverse_type="Enumerate", regenerate=False)
+            graph = leg_cfr.graph()
+            env.set_graph(graph)
+
+        def lite():
+            for _ in range(n_it):
+                graph.update_graph(env)
+                env.update_strategy(graph.current_strategy(), update_best=False)
+                sum(env.exploitability(graph.current_strategy(), "avg-iterate"))
+
+        fns["LiteEFG"] = lite
+    cpp_its = max(10, n_it // 20)
+    cpp_solver = pyspiel.CFRSolver(game)
+
+    def cpp():
+        for _ in range(cpp_its):
+            cpp_solver.evaluate_and_update_policy()
+            pyspiel.nash_conv(game, cpp_solver.average_policy())
+
+    fns["pyspiel C++"] = cpp
+    med = interleaved(fns, ARGS.repeats)
+    per = {name: med[name] / (cpp_its if name == "pyspiel C++" else n_it) * 1e6 for name in med}
+    print()
+    print(f"1. Per-iteration loop, one {tree.num_nodes}-node fruit-shaped tree, CFR + NashConv")
+    print(f"   + CFR-Gain of the average every iteration ({n_it} iterations; CPU time, median of")
+    print(f"   {ARGS.repeats} interleaved repeats; {load()})")
+    print(f"   {'loop':<44} {'us/iter':>8} {'vs step':>8}")
+    labels = {
+        "cfr_curves": "cfr_curves (one compiled call)",
+        "step": "README loop: solver.step(baseline)",
+        "four calls": "run(1)+average_policy+nash_conv+cfr_gain",
+        "LiteEFG": "LiteEFG 1.0 CFR update + exploitability",
+        "pyspiel C++": f"pyspiel CFRSolver + nash_conv ({cpp_its} its)",
+    }
+    for name, us in per.items():
+        print(f"   {labels[name]:<44} {us:>8.2f} {us / per['step']:>7.2f}x")
+    if leg is None:
+        print("   LiteEFG: not installed, skipped (pip install LiteEFG to compare)")
+    print("   LiteEFG and pyspiel compute NashConv only (no CFR-Gain): less work than ours.")
+    ratio = per["step"] / per["cfr_curves"]
+    goal("README loop <= 2x cfr_curves per iteration", f"{ratio:.2f}x", ratio <= 2.0)
+    if leg is not None:
+        vs = per["LiteEFG"] / per["step"]
+        goal("README loop >= 5x LiteEFG update + exploitability", f"{vs:.2f}x", vs >= 5.0)
+
+
+# --------------------------------------------------------------------------- 2. throughput
+def read_bandwidth() -> float:
+    """Bytes/s of a numpy sum over a 128 MiB array (median of 7, CPU time)."""
+    data = np.ones(1 << 24)
+    data.sum()
+    times = []
+    for _ in range(7):
+        start = time.process_time()
+        data.sum()
+        times.append(time.process_time() - start)
+    return data.nbytes / float(np.median(times))
+
+
+def streamed_bytes(tree) -> float:
+    """Bytes one iteration streams per node: CFR for each player + the fused metric pass.
+
+    Each node-sized array a pass touches is counted once per pass (the usual
+    streaming model: reading back what the pass itself just wrote, or a
+    parent's entry, is not counted again); information-set arrays are small
+    and not counted.
+    """
+    p = tree.num_players
+    i1, i4, f8 = 1, 4, 8
+    # Alternating CFR, per player. Forward: parent, kind, chance_prob, infoset, child_rank,
+    # player read; own and cf written. Backward: kind, first_child, num_children, infoset,
+    # player, returns (all columns: rows are contiguous), own and cf read; val written.
+    forward = i4 + i1 + f8 + i4 + i4 + i4 + 2 * f8
+    backward = i1 + 4 * i4 + p * f8 + 2 * f8 + f8
+    cfr = p * (forward + backward)
+    # Fused metrics: kind, first_child, num_children, player, infoset, chance_prob, returns
+    # read; the (1 + 2p) reach columns and p sequence ids written.
+    metrics = i1 + 4 * i4 + f8 + p * f8 + (1 + 2 * p) * f8 + p * 8
+    return float(cfr + metrics)
+
+
+def throughput_section() -> None:
+    shapes = [
+        ("fruit", None),
+        ("layered (0,1,0) 6x3", ((0, 1, 0), 6, 3)),
+        ("layered (0,1,0,1) 5x3", ((0, 1, 0, 1), 5, 3)),
+        ("layered (0,1,0,1,0) 5x3", ((0, 1, 0, 1, 0), 5, 3)),
+    ]
+    if not ARGS.quick:
+        shapes.append(("layered (0,1,0,1,0,1,0) 3x3", ((0, 1, 0, 1, 0, 1, 0), 3, 3)))
+    bandwidth = read_bandwidth()
+    print()
+    print(
+        "2. Throughput (CPU time), CFR + NashConv + CFR-Gain every iteration (cfr_curves, one worker),"
+    )
+    print(
+        f"   against the read-bandwidth bound; measured read bandwidth {bandwidth / 1e9:.1f} GB/s"
+    )
+    print(f"   (numpy sum over 128 MiB); {load()}")
+    print(
+        f"   {'tree':<30} {'nodes':>9} {'iters':>6} {'node-it/s':>10} {'B/node-it':>9} "
+        f"{'bound':>9} {'bound ratio':>11}"
+    )
+    in_cache, big = [], []
+    for label, shape in shapes:
+        rng = np.random.default_rng(ARGS.seed)
+        if shape is None:
+            tree = fruit_shaped_tree(ARGS.seed)
+        else:
+            players, actions, outcomes = shape
+            tree = layered_tree(rng, players=players, num_actions=actions, num_outcomes=outcomes)
+        base = solvers.uniform_policy(tree)
+        budget = 1e7 if ARGS.quick else 4e7
+        iterations = max(3, int(budget // tree.num_nodes))
+        repeats = 3 if tree.num_nodes > 1e6 else ARGS.repeats
+        med = interleaved(
+            {
+                "run": lambda t=tree, b=base, i=iterations: solvers.cfr_curves(
+                    [t], [b], i, processes=1
+                )
+            },
+            repeats,
+        )
+        rate = tree.num_nodes * iterations / med["run"]
+        per = streamed_bytes(tree)
+        bound = bandwidth / per
+        print(
+            f"   {label:<30} {tree.num_nodes:>9} {iterations:>6} {rate:>10.3g} {per:>9.0f} "
+            f"{bound:>9.3g} {bound / rate:>10.2f}x"
+        )
+        (big if tree.num_nodes >= 1e6 else in_cache).append((tree.num_nodes, rate, bound / rate))
+        del tree, base
+        gc.collect()
+    print("   bound = bandwidth / B/node-it; bound ratio = bound / achieved (1.0 = at the bound;")
+    print("   below 1 in cache, where the bound does not apply). B/node-it counts each node-sized")
+    print("   array a pass touches once per pass (see streamed_bytes).")
+    small = [r for n, r, _ in in_cache if n >= 800]
+    goal(
+        ">= 6e7 node-iterations/s in cache (1e3-1e5 nodes), both metrics",
+        "min " + f"{min(small):.3g}",
+        min(small) >= 6e7,
+    )
+    worst = max(ratio for _, _, ratio in big)
+    goal(">= 1e6 nodes within 1.3x of the bandwidth bound", f"{worst:.2f}x", worst <= 1.3)
+
+
+# --------------------------------------------------------------------------- 3. parallel
+def parallel_section() -> None:
+    trees = [fruit_shaped_tree(ARGS.seed + s) for s in range(ARGS.trees)]
+    baselines = [solvers.pure_policy(t, first_action) for t in trees]
+    workers = ARGS.processes
+    start_s, _ = timed(
+        lambda: solvers.cfr_curves(trees[:2], baselines[:2], 1, processes=workers),
+        clock=time.perf_counter,
+    )
+    print()
+    print(f"3. Parallel workers: cfr_curves(processes={workers}) against processes=1 (threads,")
+    print("   kernels release the GIL; same curves; wall time, needs an idle machine); first pool")
+    print(f"   call {start_s * 1e3:.1f} ms")
+    rows = [(ARGS.trees, ARGS.iterations)]
+    rows += [(2, its) for its in (10, 50, 200)]
+    print(
+        f"   {'trees x iters':>13} {'node-iters':>11} {'1 worker s':>11} {f'{workers} workers s':>11} {'speed-up':>9}  load"
+    )
+    speedups = {}
+    for num, its in rows:
+        sub, subb = trees[:num], baselines[:num]
+        med = interleaved(
+            {
+                "serial": lambda s=sub, b=subb, i=its: solvers.cfr_curves(s, b, i, processes=1),
+                "pool": lambda s=sub, b=subb, i=its: solvers.cfr_curves(s, b, i, processes=workers),
+            },
+            ARGS.repeats if num * its < 1e4 else max(3, ARGS.repeats // 2),
+            clock=time.perf_counter,
+        )
+        work = sum(t.num_nodes for t in sub) * its
+        speedups[(num, its)] = med["serial"] / med["pool"]
+        print(
+            f"   {f'{num}x{its}':>13} {work:>11.3g} {med['serial']:>11.4f} {med['pool']:>11.4f} "
+            f"{speedups[(num, its)]:>8.2f}x  {os.getloadavg()[0]:.2f}"
+        )
+    pooled = solvers.cfr_curves(trees, baselines, 20, processes=workers)
+    serial = solvers.cfr_curves(trees, baselines, 20, processes=1)
+    same = np.array_equal(pooled.nash_conv, serial.nash_conv) and np.array_equal(
+        pooled.cfr_gain, serial.cfr_gain
+    )
+    print(
+        f"   pooled curves identical to serial: {same}; threshold MIN_POOL_WORK = "
+        f"{solvers.curves.MIN_POOL_WORK:.3g} node-iterations"
+    )
+    s = speedups[(ARGS.trees, ARGS.iterations)]
+    goal(
+        f"{workers}-worker speed-up on {ARGS.trees} fruit trees x {ARGS.iterations} its >= 1.7x (idle machine)",
+        f"{s:.2f}x at {load()}",
+        s >= 1.7,
+    )
+
+
+# --------------------------------------------------------------------------- 4. memory
+def _rss_mib() -> float:
+    """Resident memory of this process (Linux; NaN elsewhere)."""
+    try:
+        with open("/proc/self/status") as handle:
+            for line in handle:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return float("nan")
+
+
+def _traced(fn):
+    import tracemalloc
+
+    gc.collect()
+    tracemalloc.start()
+    try:
+        start = time.perf_counter()
+        tree = fn()
+        seconds = time.perf_counter() - start
+        gc.collect()
+        current, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return tree, peak, current, seconds
+
+
+def memory_section() -> None:
+    print()
+    print("4. Build memory: peak traced memory (tracemalloc) / bytes the tree stores;")
+    print("   held = traced memory still allocated after the call, minus the tree itself;")
+    print("   RSS held = growth of resident memory across the call, minus the tree (Linux)")
+    print(
+        f"   {'build':<40} {'nodes':>9} {'stored MiB':>10} {'peak/stored':>11} {'held MiB':>9} "
+        f"{'RSS held':>9} {'s':>6}"
+    )
+    solvers.materialize(pyspiel.load_game("kuhn_poker"))  # one-off imports and caches
+    worst = []
+
+    def row(label, fn):
+        gc.collect()
+        rss_before = _rss_mib()
+        tree, peak, current, seconds = _traced(fn)
+        rss_held = _rss_mib() - rss_before - tree.nbytes / 2**20
+        ratio = peak / tree.nbytes
+        held = (current - tree.nbytes) / 2**20
+        worst.append((tree.num_nodes, ratio, held, tree.nbytes))
+        print(
+            f"   {label:<40} {tree.num_nodes:>9} {tree.nbytes / 2**20:>10.1f} {ratio:>10.2f}x "
+            f"{held:>9.1f} {rss_held:>9.1f} {seconds:>6.1f}"
+        )
+
+    for name in ARGS.memory_games:
+        game = pyspiel.load_game(name)
+        row(f"materialize {name}", lambda g=game: solvers.materialize(g))
+    shapes = [((0, 1, 0, 1, 0), 5, 3)]
+    if not ARGS.quick:
+        shapes.append(((0, 1, 0, 1, 0, 1, 0), 3, 3))
+    for players, actions, outcomes in shapes:
+        columns = layered_columns(
+            np.random.default_rng(ARGS.seed),
+            players=players,
+            num_actions=actions,
+            num_outcomes=outcomes,
+        )
+        row(
+            f"from_arrays layered {''.join(map(str, players))} {actions}x{outcomes}",
+            lambda c=columns: solvers.GameTree.from_arrays(**c),
+        )
+        del columns
+        gc.collect()
+    sized = [w for w in worst if w[3] >= 2**20]  # below 1 MiB fixed overheads dominate
+    top = max(sized, key=lambda w: w[1])
+    largest = max(w[0] for w in sized)
+    goal(
+        f"build peak <= 2x stored, trees of 1 MiB .. {largest:.3g} nodes",
+        f"worst {top[1]:.2f}x ({top[0]:.3g} nodes)",
+        top[1] <= 2.0,
+    )
+    held = max(w[2] for w in worst)
+    goal("nothing held after the build", f"max {held:.1f} MiB", held < 1.0)
+
+
+# --------------------------------------------------------------------------- 5. OpenSpiel
+def run_workload(label, games, iterations, python_tree_iterations, rows, checks, first_call):
+    start = time.process_time()
     trees = [solvers.materialize(g) for g in games]
     baselines = [solvers.pure_policy(t, first_action) for t in trees]
     curves = solvers.cfr_curves(trees, baselines, iterations, processes=1)
-    ours_s = time.perf_counter() - start
+    ours_s = time.process_time() - start
     if first_call:
         ours_s += IMPORT_SECONDS
 
@@ -232,7 +577,6 @@ def run_workload(
         tuned_err = max(tuned_err, max_error(nash, gain, t))
     checks.append((label, err))
     checks.append((label + " (C++ tuned)", tuned_err))
-    # Python reference on a prefix of the tree-iterations, extrapolated linearly.
     total = len(games) * iterations
     budget = max(1, min(python_tree_iterations, total))
     py_s, done = 0.0, 0
@@ -259,111 +603,11 @@ def run_workload(
             done < total,
         )
     )
-    parallel_s, pooled = timed(
-        lambda: solvers.cfr_curves(trees, baselines, iterations, processes=ARGS.processes)
-    )
-    serial_s, _ = timed(lambda: solvers.cfr_curves(trees, baselines, iterations, processes=1))
-    checks.append(
-        (label + " (processes)", float(np.abs(pooled.nash_conv - curves.nash_conv).max()))
-    )
-    parallel.append((label, f"{len(games)}x{iterations}", serial_s, parallel_s, cpp_s, tuned_s))
-    return curves
 
 
-def larger_parallel_row(seed: int, quick: bool, parallel: list) -> None:
-    """More work per tree (8 layered trees of ~10^4 nodes): what the pool is for."""
-    rng = np.random.default_rng(seed)
-    trees = [
-        layered_tree(rng, players=(0, 1, 0, 1), num_actions=5, num_outcomes=3)
-        for _ in range(4 if quick else 8)
-    ]
-    baselines = [solvers.pure_policy(t, first_action) for t in trees]
-    iterations = 20 if quick else 200
-    serial_s, serial = timed(lambda: solvers.cfr_curves(trees, baselines, iterations, processes=1))
-    parallel_s, pooled = timed(
-        lambda: solvers.cfr_curves(trees, baselines, iterations, processes=ARGS.processes)
-    )
-    if not np.array_equal(pooled.nash_conv, serial.nash_conv):
-        raise AssertionError("cfr_curves: pooled curves differ from the serial ones")
-    parallel.append(
-        (
-            f"layered {trees[0].num_nodes}",
-            f"{len(trees)}x{iterations}",
-            serial_s,
-            parallel_s,
-            None,
-            None,
-        )
-    )
-
-
-def memory_rows(names: list[str]) -> list[tuple]:
-    """Peak traced memory of materialize against the tree's own size."""
-    import tracemalloc
-
-    solvers.materialize(pyspiel.load_game("kuhn_poker"))  # one-off imports and caches
-    out = []
-    for name in names:
-        game = pyspiel.load_game(name)
-        tracemalloc.start()
-        start = time.perf_counter()
-        try:
-            tree = solvers.materialize(game)
-            _, peak = tracemalloc.get_traced_memory()
-        finally:
-            tracemalloc.stop()
-        seconds = time.perf_counter() - start
-        n = tree.num_nodes
-        out.append((name, n, tree.nbytes / n, peak / n, peak / tree.nbytes, seconds))
-    return out
-
-
-def scaling_rows(seed: int, quick: bool):
-    shapes = [((0, 1, 0), 4, 2), ((0, 1, 0), 6, 3), ((0, 1, 0, 1), 5, 3), ((0, 1, 0, 1, 0), 5, 3)]
-    if quick:
-        shapes = shapes[:2]
-    out = []
-    for players, actions, outcomes in shapes:
-        rng = np.random.default_rng(seed)
-        build_s, tree = timed(
-            lambda: layered_tree(rng, players=players, num_actions=actions, num_outcomes=outcomes)  # noqa: B023
-        )
-        iterations = max(3, int((2e6 if quick else 2e7) // tree.num_nodes))
-        base = solvers.uniform_policy(tree)
-        run_s, _ = timed(solvers.cfr_curves, [tree], [base], iterations)
-        nbytes = sum(a.nbytes for a in tree.kernel_arrays) + tree.action.nbytes + tree.depth.nbytes
-        out.append(
-            (
-                tree.num_nodes,
-                iterations,
-                build_s,
-                run_s,
-                tree.num_nodes * iterations / run_s,
-                nbytes / tree.num_nodes,
-            )
-        )
-    return out
-
-
-def main() -> None:
+def openspiel_section() -> None:
     rows: list = []
     checks: list = []
-    parallel: list = []
-    print(
-        f"solvers benchmark (numba {'yes' if solvers._kernels.HAVE_NUMBA else 'NO'}, "
-        f"{'cold: numba cache emptied, compile time included' if ARGS.cold else 'warm: numba on-disk cache used'}, "
-        f"{os.cpu_count()} CPUs)"
-    )
-    print(f"import solvers + numba: {IMPORT_SECONDS:.2f}s (added to the first 'ours' time)")
-    warm = [fruit_shaped_tree(0), fruit_shaped_tree(1)]
-    solvers.cfr_curves(warm, solvers.uniform_policy, 1, processes=1)  # kernels loaded here first
-    pool_s, _ = timed(
-        lambda: solvers.cfr_curves(warm, solvers.uniform_policy, 1, processes=ARGS.processes)
-    )
-    print(
-        f"worker pool start-up ({ARGS.processes} spawned processes, kept for every later call): "
-        f"{pool_s:.2f}s (not in the parallel times below)"
-    )
     fruit_games = [
         pyspiel.load_efg_game(solvers.to_efg(fruit_shaped_tree(ARGS.seed + s)))
         for s in range(ARGS.trees)
@@ -375,8 +619,7 @@ def main() -> None:
         ARGS.python_tree_iterations,
         rows,
         checks,
-        True,
-        parallel,
+        False,
     )
     run_workload(
         "kuhn_poker",
@@ -386,7 +629,6 @@ def main() -> None:
         rows,
         checks,
         False,
-        parallel,
     )
     run_workload(
         "leduc_poker",
@@ -396,91 +638,52 @@ def main() -> None:
         rows,
         checks,
         False,
-        parallel,
     )
-
     print()
     print(
-        "Curves: CFR + NashConv + CFR-Gain at every iteration (seconds, one process: processes=1)"
+        "5. Against OpenSpiel: CFR + NashConv + CFR-Gain every iteration (CPU seconds, one worker;"
     )
+    print(f"   {load()})")
     header = (
-        f"{'workload':<14} {'trees x iters':>13} {'nodes':>6} {'ours':>7} {'C++ ref':>8} "
+        f"   {'workload':<14} {'trees x iters':>13} {'nodes':>6} {'ours':>7} {'C++ ref':>8} "
         f"{'speedup':>8} {'C++ NC-only':>11} {'speedup':>8} {'C++ tuned':>9} {'speedup':>8} "
         f"{'Python ref':>11} {'speedup':>8}"
     )
     print(header)
-    print("-" * len(header))
     for label, work, nodes, ours, cpp, cpp_nc, tuned, py, extrapolated in rows:
         mark = "*" if extrapolated else " "
         print(
-            f"{label:<14} {work:>13} {nodes:>6} {ours:>7.3f} {cpp:>8.2f} {cpp / ours:>7.1f}x "
+            f"   {label:<14} {work:>13} {nodes:>6} {ours:>7.3f} {cpp:>8.2f} {cpp / ours:>7.1f}x "
             f"{cpp_nc:>11.2f} {cpp_nc / ours:>7.1f}x {tuned:>9.2f} {tuned / ours:>7.1f}x "
             f"{py:>10.1f}{mark} {py / ours:>7.0f}x"
         )
     print(
-        "ours: import + materialize + baselines + cfr_curves (first call loads/compiles kernels)."
+        "   ours: materialize + baselines + cfr_curves. C++ ref: pyspiel cached tree + CFRSolver +"
     )
-    print("C++ NC-only: the C++ reference without its CFR-Gain evaluation (CFR + nash_conv only).")
-    print(
-        "C++ tuned: pyspiel on the game itself, best responders built once and re-pointed with "
-        "set_policy (same work, less rebuilding)."
-    )
-    print("* Python reference extrapolated linearly from a prefix of the tree-iterations.")
-    larger_parallel_row(ARGS.seed, ARGS.quick, parallel)
-    print()
-    print(
-        f"Parallel: cfr_curves(processes={ARGS.processes}) against processes=1 "
-        "(same curves; warm pool)"
-    )
-    header = (
-        f"{'workload':<14} {'trees x iters':>13} {'1 proc s':>9} {f'{ARGS.processes} procs s':>10} "
-        f"{'speed-up':>9} {'C++ ref':>8} {'vs ours':>8} {'C++ tuned':>9} {'vs ours':>8}"
-    )
-    print(header)
-    print("-" * len(header))
-    for label, work, serial_s, parallel_s, cpp, tuned in parallel:
-        ref = (
-            f"{cpp:>8.2f} {cpp / parallel_s:>7.1f}x {tuned:>9.2f} {tuned / parallel_s:>7.1f}x"
-            if cpp is not None
-            else f"{'-':>8} {'-':>8} {'-':>9} {'-':>8}"
-        )
-        print(
-            f"{label:<14} {work:>13} {serial_s:>9.3f} {parallel_s:>10.3f} "
-            f"{serial_s / parallel_s:>8.2f}x {ref}"
-        )
-    print(
-        "vs ours: C++ seconds / ours with the pool (the one-process ratios are in the table above)."
-    )
-
-    if ARGS.memory_games:
-        print()
-        print("Materialise memory: peak traced memory (tracemalloc) / bytes the tree stores")
-        print(
-            f"{'game':<24} {'nodes':>9} {'stored B/node':>14} {'peak B/node':>12} "
-            f"{'peak/stored':>12} {'seconds':>8}"
-        )
-        for name, n, stored, peak, ratio, seconds in memory_rows(ARGS.memory_games):
-            print(
-                f"{name:<24} {n:>9} {stored:>14.1f} {peak:>12.1f} {ratio:>11.2f}x {seconds:>8.1f}"
-            )
-
-    print()
-    print("max |ours - reference| over all recorded NashConv / CFR-Gain values:")
+    print("   nash_conv + expected_returns; NC-only: without the CFR-Gain part; tuned: best")
+    print("   responders built once (set_policy). * extrapolated from a prefix.")
+    print("   max |ours - reference| over all recorded NashConv / CFR-Gain values:")
     for label, err in checks:
-        print(f"  {label:<28} {err:.2e}")
+        print(f"     {label:<28} {err:.2e}")
 
-    if not ARGS.no_scaling:
-        print()
-        print("Scaling (one tree, CFR + NashConv + CFR-Gain every iteration):")
-        print(
-            f"{'nodes':>9} {'iters':>6} {'build s':>8} {'run s':>7} {'node-iters/s':>13} {'bytes/node':>11}"
-        )
-        for nodes, iterations, build_s, run_s, rate, per_node in scaling_rows(
-            ARGS.seed, ARGS.quick
-        ):
-            print(
-                f"{nodes:>9} {iterations:>6} {build_s:>8.2f} {run_s:>7.2f} {rate:>13.3g} {per_node:>11.0f}"
-            )
+
+def main() -> None:
+    mode = "quick" if ARGS.quick else "full"
+    print(
+        f"solvers benchmark ({mode}; numba {'yes' if solvers._kernels.HAVE_NUMBA else 'NO'}; "
+        f"{'cold: compile time included' if ARGS.cold else 'warm numba cache'}; {load()})"
+    )
+    print(f"import solvers + numba: {IMPORT_SECONDS:.2f}s")
+    loop_section()
+    throughput_section()
+    parallel_section()
+    if ARGS.memory_games is not None:
+        memory_section()
+    openspiel_section()
+    print()
+    print(f"Goals ({load()}):")
+    for text, measured, met in GOALS:
+        print(f"  [{'met' if met else 'NOT met'}] {text}: {measured}")
 
 
 if __name__ == "__main__":

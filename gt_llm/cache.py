@@ -91,6 +91,8 @@ CALLS_COLUMNS = (
     "latency_s",
     "created_at",
 )
+#: The columns of the ``inflight`` (leases) table, in order.
+INFLIGHT_COLUMNS = ("key", "owner", "host", "pid", "expires_at")
 #: Lease lifetime when the model does not say how long a call can take (seconds).
 DEFAULT_LEASE_SECONDS = 600.0
 _HOST = socket.gethostname()
@@ -125,6 +127,7 @@ def check_cache_schema(conn: sqlite3.Connection, path: str) -> None:
         ]
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         columns = tuple(r[1] for r in conn.execute("PRAGMA table_info(calls)").fetchall())
+        leases = tuple(r[1] for r in conn.execute("PRAGMA table_info(inflight)").fetchall())
     except sqlite3.DatabaseError as exc:
         raise ConfigurationError(f"cache: {path} is not a SQLite database ({exc}); {fix}") from None
     if version not in (0, SCHEMA_VERSION):
@@ -143,6 +146,93 @@ def check_cache_schema(conn: sqlite3.Connection, path: str) -> None:
             f"cache: {path} has a 'calls' table with {len(columns)} columns "
             f"({', '.join(columns)}), not the {len(CALLS_COLUMNS)} of a gt-llm cache "
             f"(schema {SCHEMA_VERSION}): an older cache or another program's file; {fix}"
+        )
+    if "inflight" in tables and leases != INFLIGHT_COLUMNS:
+        raise ConfigurationError(
+            f"cache: {path} has an 'inflight' table with columns ({', '.join(leases)}), not "
+            f"the leases table of a gt-llm cache ({', '.join(INFLIGHT_COLUMNS)}): another "
+            f"program's file; {fix}"
+        )
+
+
+def check_cache_file(path: str | os.PathLike[str]) -> None:
+    """Checks, without creating or changing anything, that ``path`` can be used as a cache.
+
+    A missing file is fine (it will be created); an existing one must be a
+    gt-llm cache (see :func:`check_cache_schema`), opened read-only here.
+    Commands call this before touching their results folder.
+
+    Raises:
+      ConfigurationError: a directory, or a file that is not a gt-llm cache.
+    """
+    p = Path(path)
+    if str(path) == ":memory:":
+        return
+    if p.is_dir():
+        raise ConfigurationError(
+            f"cache: cannot open {p} for writing: it is a directory; pass a file path (--cache PATH)"
+        )
+    if not p.exists():
+        return
+    # Without a -wal file beside it the file is the whole database: read it as immutable,
+    # so that not even a -shm file is created next to it.
+    wal = Path(f"{p}-wal").exists()
+    query = "mode=ro" if wal else "mode=ro&immutable=1"
+    try:
+        conn = sqlite3.connect(f"{p.resolve().as_uri()}?{query}", uri=True)
+    except sqlite3.Error as exc:
+        raise ConfigurationError(f"cache: cannot open {p}: {exc}") from None
+    try:
+        check_cache_schema(conn, str(p))
+    finally:
+        conn.close()
+
+
+def _set_wal(conn: sqlite3.Connection, busy_timeout: float) -> str:
+    # Switching to WAL needs the file to itself, and SQLite does not apply the busy
+    # timeout to that switch: many processes opening a new cache at once see
+    # "database is locked" at once. Retried here until the same timeout.
+    deadline = time.monotonic() + busy_timeout
+    wait = 0.005
+    while True:
+        try:
+            return str(conn.execute("PRAGMA journal_mode = WAL").fetchone()[0])
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+            if time.monotonic() >= deadline:
+                raise
+        time.sleep(wait)
+        wait = min(0.1, wait * 2)
+
+
+class CacheOnlyModel(ChatModel):
+    """A model that can only be read from a cache: the backend cannot be called here.
+
+    What a command uses to re-solve or re-plot a finished run whose key is not
+    set: wrapped in :class:`CachedModel`, every call found in the cache is
+    answered, and the first one that is not fails in one line saying why.
+
+    Args:
+      backend: The backend name the cache keys were made with.
+      model: The model name.
+      reason: Why the backend cannot be called (e.g. ``GROQ_API_KEY is not set``).
+    """
+
+    def __init__(self, backend: str, model: str, reason: str) -> None:
+        self.backend = backend
+        self.model = model
+        self.reason = reason
+
+    def complete(self, request: ChatRequest) -> ChatResponse:
+        """Always fails: the answer was not in the cache.
+
+        Raises:
+          ConfigurationError: naming the reason and the fix.
+        """
+        raise ConfigurationError(
+            f"{self.spec}: a {request.task!r} call is not in the cache, and the backend cannot "
+            f"be called here ({self.reason}); fix that to make the missing calls"
         )
 
 
@@ -293,7 +383,7 @@ class CachedModel(ChatModel):
             conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
             # Before anything that writes (WAL mode, tables): an unrelated file stays untouched.
             check_cache_schema(conn, self.path)
-            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            mode = _set_wal(conn, busy_timeout)
             if self.path != ":memory:" and str(mode).lower() != "wal":
                 logger.warning("cache %s: journal mode is %s, not WAL", self.path, mode)
             conn.execute("PRAGMA synchronous = NORMAL")
@@ -366,13 +456,27 @@ class CachedModel(ChatModel):
 
     # -- leases: one process pays for an in-flight call, the others wait -------------------
 
-    def _try_lease(self, key: str) -> bool:
-        """Takes the lease on ``key`` if it is free, expired, or held by a dead process."""
+    def _try_lease(self, key: str) -> tuple[bool, tuple[str, Usage] | None]:
+        """``(True, None)`` once we hold the lease on ``key``; ``(False, answer)`` if stored.
+
+        The answer is looked up in the same write transaction that would take the
+        lease: a lease freed by a process that has just stored the answer is never
+        taken to pay for that answer again.
+        """
         now = time.time()
+        row = None
+        free = False
         try:
             with self._db_lock:
                 self._conn.execute("BEGIN IMMEDIATE")
                 try:
+                    stored = self._conn.execute(
+                        "SELECT text, prompt_tokens, completion_tokens FROM calls WHERE key = ?",
+                        (key,),
+                    ).fetchone()
+                    if stored is not None:
+                        self._conn.execute("COMMIT")
+                        return False, (stored[0], Usage(int(stored[1]), int(stored[2])))
                     row = self._conn.execute(
                         "SELECT owner, host, pid, expires_at FROM inflight WHERE key = ?", (key,)
                     ).fetchone()
@@ -395,7 +499,7 @@ class CachedModel(ChatModel):
             raise CacheError(f"cache: cannot write {self.path}: {exc}") from exc
         if row is not None and not free:
             logger.debug("cache: %s is in flight in process %s; waiting", key[:12], row[2])
-        return free
+        return free, None
 
     def _release(self, key: str) -> None:
         try:
@@ -410,8 +514,11 @@ class CachedModel(ChatModel):
         """Returns another process's answer once stored, or ``None`` once we hold the lease."""
         poll = 0.02
         while True:
-            if self._try_lease(key):
+            leased, hit = self._try_lease(key)
+            if leased:
                 return None
+            if hit is not None:
+                return hit
             time.sleep(poll)
             poll = min(0.5, poll * 1.5)
             hit = self._lookup(key)

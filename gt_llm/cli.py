@@ -8,15 +8,13 @@ Subcommands:
 * ``gt-llm ask --backend SPEC "PROMPT"`` sends one prompt and prints the answer,
   control characters escaped.
 
-The type parsers (:func:`positive_int`, :func:`non_negative_int`,
-:func:`positive_float`, :func:`non_negative_float`) are shared with the game
-subcommands; argparse prefixes their messages with the flag
-(``argument --seed: must be a whole number >= 0, got -5``).
+and the command groups of the plugin packages (:data:`COMMAND_PLUGINS`,
+loaded by name: ``gt_llm`` imports nothing from them): ``games`` adds one
+group per registered game, ``gt-llm <game> ...`` (e.g. ``gt-llm
+fruit-trading run``), each setting ``func`` (``func(args) -> int``) as a
+default; a game that failed to load is listed at the end of ``--help``.
 
-and one command group per game in the game registry
-(:mod:`games.engine.registry`): ``gt-llm <game> ...`` (e.g. ``gt-llm
-fruit-trading run``). Each registered game's ``add_parser(subparsers)`` adds
-its group and sets ``func`` (``func(args) -> int``) as a default.
+The argparse types every command shares are in :mod:`gt_llm.argtypes`.
 
 Errors print one line ``gt-llm: error: ...`` on stderr and exit with status 2.
 """
@@ -31,11 +29,12 @@ from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 import gt_llm
+from gt_llm.argtypes import non_negative_float, non_negative_int, positive_float, positive_int
 from gt_llm.backends.openai_compat import parse_spec_rest
 from gt_llm.errors import GtLlmError
 from gt_llm.registry import backend_info
 from gt_llm.retry import RetryPolicy
-from gt_llm.safety import redact, terminal_safe
+from gt_llm.safety import RedactingFilter, public_spec, redact, terminal_safe
 
 logger = logging.getLogger("gt_llm.cli")
 
@@ -43,76 +42,32 @@ PROG = "gt-llm"
 EXIT_ERROR = 2
 
 
-# argparse prefixes a type-parser's ArgumentTypeError with the flag ("argument --seed: ..."),
-# so these messages say only what was wrong and what is accepted.
+#: Packages that add command groups: each has ``add_command_parsers(subparsers) -> list[str]``
+#: (problem lines for the help). Loaded by name at run time, so gt_llm never imports them.
+COMMAND_PLUGINS: tuple[str, ...] = ("games",)
 
 
-def _whole_number(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-
-
-def positive_int(text: str) -> int:
-    """An argparse type: a whole number >= 1 (the error becomes a one-line usage error)."""
-    value = _whole_number(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {value}")
-    return value
-
-
-def non_negative_int(text: str) -> int:
-    """An argparse type: a whole number >= 0 (seeds)."""
-    value = _whole_number(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be a whole number >= 0, got {value}")
-    return value
-
-
-def positive_float(text: str) -> float:
-    """An argparse type: a finite number > 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a number greater than 0, got {text}")
-    return value
-
-
-def non_negative_float(text: str) -> float:
-    """An argparse type: a finite number >= 0 (temperatures)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not 0 <= value < float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a number >= 0, got {text}")
-    return value
-
-
-def _add_game_parsers(subparsers: argparse._SubParsersAction) -> None:
-    """Adds ``gt-llm <game> ...`` for every game in the registry (importing ``games`` registers them)."""
-    try:
-        importlib.import_module("games")
-        from games.engine.registry import registered_game_specs
-    except ModuleNotFoundError as exc:
-        # Only "the games package is not installed" is silent; a missing dependency
-        # *inside* it is a real problem worth a warning.
-        if exc.name == "games" or (exc.name or "").startswith("games."):
-            logger.debug("no games package: %s", exc)
-            return
-        logger.warning("gt-llm: cannot load the game commands: %s", exc)
-        return
-    except Exception as exc:  # a broken game must not break the built-in commands
-        logger.warning("gt-llm: cannot load the game commands: %s", exc)
-        return
-    for spec in registered_game_specs():
+def _add_plugin_parsers(subparsers: argparse._SubParsersAction) -> list[str]:
+    """Adds the command groups of :data:`COMMAND_PLUGINS`; returns lines for what failed."""
+    problems: list[str] = []
+    for name in COMMAND_PLUGINS:
         try:
-            spec.add_parser(subparsers)
-        except Exception as exc:
-            logger.warning("gt-llm: the %s commands failed to load: %s", spec.name, exc)
+            plugin = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            # Only "the plugin package is not installed" is silent; a missing dependency
+            # *inside* it is a real problem worth a warning.
+            if exc.name == name:
+                logger.debug("no %s package: %s", name, exc)
+                continue
+            logger.warning("gt-llm: cannot load the %s commands: %s", name, exc)
+            problems.append(f"{name}: {type(exc).__name__}: {exc}")
+            continue
+        except Exception as exc:  # noqa: BLE001 - a broken plugin must not break the built-ins
+            logger.warning("gt-llm: cannot load the %s commands: %s", name, exc)
+            problems.append(f"{name}: {type(exc).__name__}: {exc}")
+            continue
+        problems.extend(plugin.add_command_parsers(subparsers))
+    return problems
 
 
 # --- Built-in subcommands ---------------------------------------------------------------
@@ -311,6 +266,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The ``gt-llm`` argument parser, with the built-in and the game subcommands."""
     parser = _OneLineErrorParser(
         prog=PROG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
         description="gt-llm: LLM agents inside real game theory (OpenSpiel, CFR, NashConv).",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {gt_llm.__version__}")
@@ -324,7 +280,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_backends_parser(subparsers)
     _add_ask_parser(subparsers)
-    _add_game_parsers(subparsers)
+    problems = _add_plugin_parsers(subparsers)
+    if problems:
+        # Listed by --help, one line each, so a broken game is visible and not just absent.
+        parser.epilog = "commands that failed to load:\n" + "\n".join(
+            f"  {terminal_safe(p)}" for p in problems
+        )
     return parser
 
 
@@ -338,6 +299,16 @@ def _configure_logging(verbose: int, quiet: bool) -> None:
     else:
         level = logging.WARNING
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", force=True)
+    # Every line and traceback logged by any module is redacted on its way out.
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(RedactingFilter())
+
+
+def _redacting_excepthook(kind, value, tb) -> None:  # type: ignore[no-untyped-def]
+    # An unexpected error still prints its traceback, without the secrets it may quote.
+    import traceback
+
+    sys.stderr.write(redact("".join(traceback.format_exception(kind, value, tb))))
 
 
 def _error(message: str) -> int:
@@ -353,8 +324,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     Args:
       argv: Arguments without the program name (default ``sys.argv[1:]``).
     """
+    # Credentials in any argument (a backend URL's user:password, query keys) are
+    # registered before anything can print them, and the command line itself, which
+    # manifests record, keeps only the public labels.
+    raw = list(sys.argv[1:] if argv is None else argv)
+    for arg in raw:
+        public_spec(arg)
+    sys.argv = [public_spec(a) for a in sys.argv]
+    sys.excepthook = _redacting_excepthook
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(raw)
     _configure_logging(args.verbose, args.quiet)
     func: Callable[[argparse.Namespace], int] | None = getattr(args, "func", None)
     if func is None:

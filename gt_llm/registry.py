@@ -37,6 +37,10 @@ class BackendInfo:
         the call options of :func:`load_model` (``timeout``, ``retry_budget``, ...).
       probe: ``probe(rest, timeout) -> (reachable, detail)``: whether the server
         a spec names answers a short request; ``None`` for local backends.
+      model_name: ``model_name(rest) -> str``: the model a spec names, without
+        where it is served (``openai:m@http://host:8000/v1`` names ``m``), so
+        results of the same model through another server or port compare
+        equal; default ``rest`` itself.
     """
 
     name: str
@@ -46,6 +50,7 @@ class BackendInfo:
     check: Callable[[], str | None] = lambda: None
     remote: bool = False
     probe: Callable[[str, float], tuple[bool, str]] | None = None
+    model_name: Callable[[str], str] = lambda rest: rest
 
     def usable(self) -> tuple[bool, str]:
         """``(configured, reason)``: whether the backend is configured here (no network)."""
@@ -71,6 +76,7 @@ def register_backend(
     check: Callable[[], str | None] | None = None,
     remote: bool = False,
     probe: Callable[[str, float], tuple[bool, str]] | None = None,
+    model_name: Callable[[str], str] | None = None,
 ) -> None:
     """Registers a backend under an exact name (see :class:`BackendInfo` for the fields)."""
     if not name or ":" in name:
@@ -78,7 +84,14 @@ def register_backend(
     if name in _REGISTRY:
         raise ValueError(f"register_backend: backend {name!r} is already registered")
     _REGISTRY[name] = BackendInfo(
-        name, factory, description, example, check or (lambda: None), remote, probe
+        name,
+        factory,
+        description,
+        example,
+        check or (lambda: None),
+        remote,
+        probe,
+        model_name or (lambda rest: rest),
     )
 
 
@@ -110,6 +123,20 @@ def parse_spec(spec: str) -> tuple[str, str]:
             f"{known} (see `gt-llm backends`)"
         )
     return name, rest
+
+
+def model_identity(spec: str) -> tuple[str, str | None]:
+    """``(backend, model)`` a spec names, without credentials or the server's address.
+
+    What results folders record and compare: ``openai:m@http://u:p@host:1/v1``
+    is ``("openai", "m")``, ``groq`` is ``("groq", "llama-3.3-70b-versatile")``.
+
+    Raises:
+      ValueError: unknown backend or malformed spec.
+    """
+    name, rest = parse_spec(spec)
+    model = _REGISTRY[name].model_name(rest)
+    return name, (model or None)
 
 
 def _check_positive(name: str, value: float | None, what: str = "a number of seconds") -> None:

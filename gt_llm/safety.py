@@ -3,9 +3,18 @@
 * :func:`redact` removes API keys from any text before it becomes an error
   message or a log line: every key a backend was configured with (registered
   through :func:`register_secret`), any ``Bearer`` token, and anything shaped
-  like an OpenAI (``sk-...``) or Groq (``gsk_...``) key. Every
+  like an OpenAI (``sk-...``) or Groq (``gsk_...``) key, the user and password
+  of any URL (``http://user:password@host``), ``Basic`` credentials and the
+  values of secret-named query parameters (``?api_key=...``). Every
   :class:`~gt_llm.errors.GtLlmError` message goes through it, so a server
   whose error body echoes the ``Authorization`` header cannot leak the key.
+* :func:`public_spec` is the one function that turns a backend spec (or any
+  text holding URLs) into its public label: user and password removed, query
+  values replaced; it registers what it removed, so that echoes of them (the
+  base64 of ``user:password`` in a ``Basic`` header included) are redacted too.
+  The full spec lives only in memory, in the backend that sends requests.
+* :class:`RedactingFilter` applies :func:`redact` to every log record (message,
+  arguments and traceback), so ``-v`` lines and ``-vv`` tracebacks hold no secret.
 * :func:`terminal_safe` escapes control characters (NUL, BEL, ``ESC``
   sequences, C1 controls, Unicode bidirectional overrides such as U+202E) so
   that printing a model's answer cannot move the cursor, rewrite the screen,
@@ -14,10 +23,20 @@
 
 from __future__ import annotations
 
+import base64
+import logging
 import re
 import threading
+import urllib.parse
 
-__all__ = ["REDACTED", "redact", "register_secret", "terminal_safe"]
+__all__ = [
+    "REDACTED",
+    "RedactingFilter",
+    "public_spec",
+    "redact",
+    "register_secret",
+    "terminal_safe",
+]
 
 #: What a secret is replaced with.
 REDACTED = "[REDACTED]"
@@ -31,9 +50,21 @@ _PATTERNS = (
     (re.compile(r"(?i)\b(bearer)(\s+|%20|\\u0020)[^\s\"'\\,;)]{8,}"), rf"\1\2{REDACTED}"),
     # Provider key shapes: OpenAI-style sk-..., Groq gsk_...
     (re.compile(r"\b(?:sk|gsk)[-_][A-Za-z0-9_\-]{8,}"), REDACTED),
-    # "Authorization: anything" headers echoed verbatim (basic auth, raw keys).
+    # "Basic <base64 of user:password>", e.g. a 401 body echoing the Authorization header.
+    (re.compile(r"(?i)\b(basic)(\s+|%20|\\u0020)[A-Za-z0-9+/=_\-]{6,}"), rf"\1\2{REDACTED}"),
+    # "Authorization: anything" headers echoed verbatim (raw keys).
     (
-        re.compile(r"(?i)(authorization[\"']?\s*[:=]\s*[\"']?)(?!bearer)[^\s\"',;)]+"),
+        re.compile(r"(?i)(authorization[\"']?\s*[:=]\s*[\"']?)(?!bearer|basic)[^\s\"',;)]+"),
+        rf"\1{REDACTED}",
+    ),
+    # The user info of a URL (scheme://user:password@host): removed, the host kept.
+    (re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/\s@?#\"'<>]*@"), r"\1"),
+    # Values of secret-named query parameters (?api_key=..., &token=..., &sig=...).
+    (
+        re.compile(
+            r"(?i)([?&](?:[a-z0-9_\-]*(?:key|token|secret|password|passwd|pwd|auth|sig|"
+            r"signature|credential)[a-z0-9_\-]*)=)[^&#\s\"'<>]+"
+        ),
         rf"\1{REDACTED}",
     ),
 )
@@ -49,6 +80,58 @@ def register_secret(secret: str | None) -> None:
             _secrets.add(secret)
 
 
+def _register_url_secrets(url: urllib.parse.SplitResult) -> None:
+    # Everything public_spec removes, in each form it can come back in.
+    user = url.username or ""
+    password = url.password or ""
+    if user or password:
+        pair = f"{urllib.parse.unquote(user)}:{urllib.parse.unquote(password)}"
+        raw_pair = f"{user}:{password}"
+        for secret in {password, urllib.parse.unquote(password), pair, raw_pair}:
+            register_secret(secret)
+        for form in {pair, raw_pair}:
+            register_secret(base64.b64encode(form.encode("utf-8")).decode("ascii"))
+    for _, value in urllib.parse.parse_qsl(url.query, keep_blank_values=False):
+        register_secret(value)
+        register_secret(urllib.parse.quote(value, safe=""))
+
+
+_URL = re.compile(r"(?i)\b[a-z][a-z0-9+.\-]*://[^\s\"'<>]+")
+
+
+def _public_url(match: re.Match[str]) -> str:
+    text = match.group(0)
+    try:
+        url = urllib.parse.urlsplit(text)
+        _ = url.port  # raises on a malformed port: fall back to redact() below
+    except ValueError:
+        return redact(text)
+    _register_url_secrets(url)
+    netloc = url.hostname or ""
+    if ":" in netloc:
+        netloc = f"[{netloc}]"  # an IPv6 literal
+    if url.port is not None:
+        netloc += f":{url.port}"
+    query = "&".join(
+        f"{name}={REDACTED}" if value else name
+        for name, value in urllib.parse.parse_qsl(url.query, keep_blank_values=True)
+    )
+    return urllib.parse.urlunsplit((url.scheme, netloc, url.path, query, ""))
+
+
+def public_spec(spec: str) -> str:
+    """The public label of a backend spec: every URL's user, password and query values removed.
+
+    ``openai:m@http://alice:SECRET@127.0.0.1:8000/v1?key=K`` becomes
+    ``openai:m@http://127.0.0.1:8000/v1?key=[REDACTED]``. This is what every
+    file, table, manifest, log line and message names the backend by; what was
+    removed is registered with :func:`register_secret` (password, ``user:password``
+    and its base64, query values), so that a server echoing it is redacted too.
+    Text without a URL is returned unchanged (apart from :func:`redact`).
+    """
+    return redact(_URL.sub(_public_url, str(spec)))
+
+
 def redact(text: str) -> str:
     """``text`` with every registered secret, bearer token and key-shaped string replaced."""
     out = str(text)
@@ -60,6 +143,34 @@ def redact(text: str) -> str:
     for pattern, repl in _PATTERNS:
         out = pattern.sub(repl, out)
     return out
+
+
+class RedactingFilter(logging.Filter):
+    """A logging filter that passes every record through :func:`redact`.
+
+    The message is formatted with its arguments first, and a traceback
+    (``exc_info``) is formatted and redacted into ``exc_text``, so that neither
+    a ``-v`` line nor a ``-vv`` traceback can carry a secret. Install it on the
+    handlers (the ``gt-llm`` command does).
+    """
+
+    _formatter = logging.Formatter()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except (TypeError, ValueError):  # arguments that do not fit the format: kept raw
+            message = f"{record.msg} {record.args}"
+        record.msg = redact(message)
+        record.args = None
+        if record.exc_info:
+            record.exc_text = redact(self._formatter.formatException(record.exc_info))
+            record.exc_info = None
+        elif record.exc_text:
+            record.exc_text = redact(record.exc_text)
+        if record.stack_info:
+            record.stack_info = redact(record.stack_info)
+        return True
 
 
 # Bidirectional formatting characters: they reorder how the rest of a line is displayed.

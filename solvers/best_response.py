@@ -6,8 +6,14 @@ bottom-up pass: at an information set ``I`` of ``i`` choose the action
 maximising the counterfactual value ``sum_{h in I} pi_-i(h) v_i(h a)``, where
 ``v_i`` already uses the best response below ``I`` (Johanson, Waugh, Bowling &
 Zinkevich 2011, "Accelerating Best Response Calculation in Large Extensive
-Games", IJCAI). The pass visits nodes in ``tree.br_order[:, i]``, which puts
-all descendants of an information set's histories before any of them.
+Games", IJCAI). :func:`best_response_policy` visits nodes in ``tree.br_order[:, i]``, which
+puts all descendants of an information set's histories before any of them.
+The values (:func:`best_response_values`, :func:`nash_conv`) come from the
+fused pass of :func:`solvers._kernels.policy_metrics`: one forward pass adds
+each terminal's counterfactual value to its player's last sequence, then
+information sets are maximised from the last to the first (the
+sequence-form best response; all players at once, with the expected
+values in the same pass).
 
 NashConv (Lanctot et al. 2017, "A Unified Game-Theoretic Approach to
 Multiagent Reinforcement Learning", NeurIPS) is
@@ -53,6 +59,49 @@ class NashConvResult:
         return self.nash_conv / len(self.per_player)
 
 
+class MetricBuffers:
+    """Scratch arrays of the fused metric pass :func:`solvers._kernels.policy_metrics` (internal).
+
+    Allocated once per tree by whoever evaluates repeatedly (a
+    :class:`~solvers.cfr.CFRSolver`, a ``cfr_curves`` worker), so that an
+    evaluation allocates nothing. After :meth:`run`: ``ev`` (values of the
+    profile), ``br`` (best-response values), ``dev`` (values of deviating to
+    the profile from the baseline) and ``choice`` (best-response actions).
+    """
+
+    def __init__(self, tree: GameTree) -> None:
+        n, p = tree.num_nodes, tree.num_players
+        self.reach = np.empty((n, 1 + 2 * p))
+        self.seq = np.empty((n, p), dtype=np.int64)
+        self.q = np.empty(tree.num_infosets * tree.max_actions)
+        self.iset_parent = np.empty(tree.num_infosets, dtype=np.int64)
+        self.choice = np.empty(tree.num_infosets, dtype=np.int64)
+        self.ev = np.zeros(p)
+        self.br = np.zeros(p)
+        self.dev = np.zeros(p)
+
+    def run(
+        self, tree: GameTree, probs: np.ndarray, baseline: np.ndarray | None = None
+    ) -> MetricBuffers:
+        """Fills the outputs for ``probs`` (and deviations to it from ``baseline``); returns self."""
+        _kernels.policy_metrics(
+            tree.kernel_arrays,
+            tree.num_players,
+            probs,
+            probs if baseline is None else baseline,
+            baseline is not None,
+            self.reach,
+            self.seq,
+            self.q,
+            self.iset_parent,
+            self.choice,
+            self.ev,
+            self.br,
+            self.dev,
+        )
+        return self
+
+
 def _br(tree: GameTree, probs: np.ndarray, player: int) -> tuple[float, np.ndarray]:
     choice = np.empty(tree.num_infosets, dtype=np.int64)
     value = _kernels.best_response_value(
@@ -80,7 +129,7 @@ def best_response_values(tree: GameTree, policy: PolicyLike) -> np.ndarray:
         ValueError: If ``policy`` does not fit the tree or is not normalised.
     """
     probs = check_policy(tree, policy, caller="best_response_values")
-    return np.array([_br(tree, probs, i)[0] for i in range(tree.num_players)])
+    return MetricBuffers(tree).run(tree, probs).br.copy()
 
 
 def best_response_policy(tree: GameTree, policy: PolicyLike, player: int) -> TreePolicy:
@@ -120,11 +169,14 @@ def nash_conv(tree: GameTree, policy: PolicyLike) -> NashConvResult:
         ValueError: If ``policy`` does not fit the tree or is not normalised.
     """
     probs = check_policy(tree, policy, caller="nash_conv")
-    values = np.zeros(tree.num_players)
-    _kernels.expected_values(
-        tree.kernel_arrays, tree.num_players, probs, np.empty(tree.num_nodes), values
-    )
-    br = np.array([_br(tree, probs, i)[0] for i in range(tree.num_players)])
+    metrics = MetricBuffers(tree).run(tree, probs)
+    return nash_conv_result(metrics.ev, metrics.br)
+
+
+def nash_conv_result(values: np.ndarray, br: np.ndarray) -> NashConvResult:
+    """:class:`NashConvResult` from policy values and best-response values (copied)."""
+    values = np.array(values)
+    br = np.array(br)
     per_player = br - values
     return NashConvResult(
         nash_conv=float(per_player.sum()),

@@ -51,7 +51,8 @@ import dataclasses
 import numpy as np
 
 from solvers import _kernels
-from solvers.policy import TreePolicy
+from solvers.best_response import MetricBuffers
+from solvers.policy import PolicyLike, TreePolicy, check_policy, mark_checked
 from solvers.tree import GameTree
 
 
@@ -132,6 +133,33 @@ def _check_tree(tree: GameTree, caller: str) -> GameTree:
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
+class IterationMetrics:
+    """NashConv and CFR-Gain of a solver's average policy after one iteration.
+
+    Returned by :meth:`CFRSolver.step` and :meth:`CFRSolver.evaluate`; the
+    same numbers as :func:`solvers.nash_conv` and :func:`solvers.cfr_gain` of
+    ``solver.average_policy()`` (to rounding: one fused pass computes them).
+
+    Attributes:
+        iteration: Completed iterations when evaluated.
+        nash_conv: ``sum(nash_conv_per_player)``.
+        cfr_gain: ``sum(cfr_gain_per_player)``; NaN without a baseline.
+        nash_conv_per_player: Best-response value minus policy value, per
+            player.
+        cfr_gain_per_player: ``u_i(avg_i, baseline_-i) - u_i(baseline)`` per
+            player (NaN without a baseline).
+        policy_values: ``u_i(avg)`` per player.
+    """
+
+    iteration: int
+    nash_conv: float
+    cfr_gain: float
+    nash_conv_per_player: np.ndarray
+    cfr_gain_per_player: np.ndarray
+    policy_values: np.ndarray
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
 class CFRResult:
     """Outcome of :func:`run_cfr`.
 
@@ -157,6 +185,14 @@ class CFRSolver:
         for _ in range(1000):
             solver.evaluate_and_update_policy()
         avg = solver.average_policy()  # TreePolicy (a fresh frozen copy)
+
+    To track NashConv and CFR-Gain of the average policy at every
+    iteration, :meth:`step` does the iteration and both metrics in one
+    compiled call on the solver's own buffers (no re-validation, no
+    allocation)::
+
+        for _ in range(1000):
+            m = solver.step(baseline)  # IterationMetrics: m.nash_conv, m.cfr_gain
 
     Args:
         tree: The materialised game.
@@ -187,6 +223,36 @@ class CFRSolver:
             self._regret, tree.infoset_num_actions, tree.infoset_player, -1, self._current
         )
         self._iteration = 0
+        n = tree.num_nodes
+        self._own = np.empty(n)
+        self._cf = np.empty(n)
+        # One block of values per player, terminal entries filled once (the passes skip leaves).
+        self._val = np.empty(tree.num_players * n)
+        _kernels.prefill_terminal_values(tree.kernel_arrays, tree.num_players, self._val)
+        m = 1 if self._variant.alternating_updates else n
+        self._reach2 = np.empty((m, tree.num_players + 1))
+        self._val2 = np.empty((m, tree.num_players))
+        self._average = np.zeros(shape)
+        self._metrics: MetricBuffers | None = None  # allocated by the first evaluation
+        self._baseline: object = None
+        self._baseline_probs = self._average
+        self._baseline_values = np.zeros(tree.num_players)
+        self._out = np.zeros(2 + 2 * tree.num_players)
+        # Kernel arguments built once: a step then costs one compiled call and no allocation.
+        self._head = (tree.kernel_arrays, tree.num_players)
+        self._state = (
+            self._current,
+            self._regret,
+            self._cumulative,
+            *self._variant.kernel_args(),
+            self._own,
+            self._cf,
+            self._val,
+            self._reach2,
+            self._val2,
+        )
+        self._no_metric_args = (False, self._average, self._average, *_NO_METRICS, self._out)
+        self._metric_args: tuple[tuple, tuple] = ((), ())
 
     @property
     def tree(self) -> GameTree:
@@ -214,19 +280,84 @@ class CFRSolver:
             raise ValueError(f"CFRSolver.run: iterations={iterations}; pass a non-negative number")
         if iterations == 0:
             return self
-        tree = self._tree
-        _kernels.cfr_run(
-            tree.kernel_arrays,
-            tree.num_players,
-            self._iteration,
-            iterations,
-            self._current,
-            self._regret,
-            self._cumulative,
-            *self._variant.kernel_args(),
-        )
-        self._iteration += iterations
+        self._call(iterations, None)
         return self
+
+    def step(self, baseline: PolicyLike | None = None) -> IterationMetrics:
+        """One iteration, then the metrics of the new average policy, in one compiled call.
+
+        Equivalent to ``run(1)`` followed by :meth:`evaluate`; the fast way to
+        record a convergence curve from Python.
+
+        Args:
+            baseline: CFR-Gain baseline (validated once and remembered while
+                the same object is passed again); None skips CFR-Gain.
+
+        Returns:
+            :class:`IterationMetrics` of the average policy.
+        """
+        return self._call(1, baseline, evaluate=True)
+
+    def evaluate(self, baseline: PolicyLike | None = None) -> IterationMetrics:
+        """NashConv (and CFR-Gain against ``baseline``) of the current average policy.
+
+        One fused pass (:func:`solvers._kernels.policy_metrics`) over the
+        solver's buffers; the numbers equal ``nash_conv(tree,
+        average_policy())`` and ``cfr_gain(tree, average_policy(),
+        baseline)`` to rounding.
+
+        Args:
+            baseline: See :meth:`step`.
+
+        Raises:
+            ValueError: If ``baseline`` does not fit the tree.
+        """
+        return self._call(0, baseline, evaluate=True)
+
+    def _call(
+        self, iterations: int, baseline: PolicyLike | None, *, evaluate: bool = False
+    ) -> IterationMetrics | None:
+        want_dev = baseline is not None
+        if evaluate:
+            if self._metrics is None:
+                self._metrics = MetricBuffers(self._tree)
+                self._metric_args = self._metric_arguments()
+            if want_dev and baseline is not self._baseline:
+                self._set_baseline(baseline)
+            tail = self._metric_args[want_dev]
+        else:
+            tail = self._no_metric_args
+        _kernels.cfr_step(*self._head, self._iteration, iterations, *self._state, evaluate, *tail)
+        self._iteration += iterations
+        if not evaluate:
+            return None
+        out = self._out.copy()
+        n = self._tree.num_players
+        return IterationMetrics(
+            iteration=self._iteration,
+            nash_conv=float(out[0]),
+            cfr_gain=float(out[1]),
+            nash_conv_per_player=out[2 : 2 + n],
+            cfr_gain_per_player=out[2 + n :],
+            policy_values=self._metrics.ev.copy(),
+        )
+
+    def _metric_arguments(self) -> tuple[tuple, tuple]:
+        """The kernel's trailing arguments without / with CFR-Gain (built once per baseline)."""
+        m = self._metrics
+        buffers = (m.reach, m.seq, m.q, m.iset_parent, m.choice, m.ev, m.br, m.dev)
+        return (
+            (False, self._average, self._average, *buffers, self._baseline_values, self._out),
+            (True, self._baseline_probs, self._average, *buffers, self._baseline_values, self._out),
+        )
+
+    def _set_baseline(self, baseline: PolicyLike) -> None:
+        tree = self._tree
+        probs = check_policy(tree, baseline, caller="CFRSolver.step", name="the baseline")
+        self._baseline_values = MetricBuffers(tree).run(tree, probs).ev.copy()
+        self._baseline_probs = probs
+        self._baseline = baseline
+        self._metric_args = self._metric_arguments()
 
     def current_policy(self) -> TreePolicy:
         """The current iterate (regret-matching policy), as a frozen copy."""
@@ -236,11 +367,31 @@ class CFRSolver:
         """The average policy (uniform where nothing was accumulated)."""
         out = np.zeros_like(self._cumulative)
         _kernels.normalize_rows(self._cumulative, self._tree.infoset_num_actions, out)
-        return TreePolicy(out)
+        # Valid by construction (non-negative rows normalised to 1, padding zero): metrics
+        # taking it skip re-validation.
+        return mark_checked(TreePolicy(out), self._tree)
 
     def cumulative_regret(self) -> np.ndarray:
         """A copy of the cumulative regrets ``[num_infosets, max_actions]``."""
         return self._regret.copy()
+
+
+_EMPTY_F = np.zeros(0)
+_EMPTY_F2 = np.zeros((0, 1))
+_EMPTY_I = np.zeros(0, dtype=np.int64)
+_EMPTY_I2 = np.zeros((0, 1), dtype=np.int64)
+_NO_METRICS = (
+    _EMPTY_F2,
+    _EMPTY_I2,
+    _EMPTY_F,
+    _EMPTY_I,
+    _EMPTY_I,
+    _EMPTY_F,
+    _EMPTY_F,
+    _EMPTY_F,
+    _EMPTY_F,
+)
+"""Placeholders for the metric buffers when :func:`_kernels.cfr_step` does not evaluate."""
 
 
 def run_cfr(

@@ -10,8 +10,8 @@ to the CFR strategy while everybody else keeps the baseline. It is a
 unilateral-deviation gain like NashConv (Lanctot et al. 2017), with the CFR
 strategy in place of a best response, so ``CFR-Gain <= NashConv(sigma_base)``.
 All players' deviation values come from one forward pass over the node arrays
-that carries one reach probability per deviating player: O(num_nodes *
-num_players).
+(the fused pass of :func:`solvers._kernels.policy_metrics`, which carries each
+player's reach under both profiles): O(num_nodes * num_players).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import dataclasses
 
 import numpy as np
 
-from solvers import _kernels
+from solvers.best_response import MetricBuffers
 from solvers.policy import PolicyLike, check_policy
 from solvers.tree import GameTree
 
@@ -54,16 +54,7 @@ def deviation_values(tree: GameTree, policy: PolicyLike, baseline: PolicyLike) -
 
 
 def _deviation_values(tree: GameTree, probs: np.ndarray, base: np.ndarray) -> np.ndarray:
-    out = np.zeros(tree.num_players)
-    _kernels.deviation_values(
-        tree.kernel_arrays,
-        tree.num_players,
-        probs,
-        base,
-        np.empty((tree.num_nodes, tree.num_players)),
-        out,
-    )
-    return out
+    return MetricBuffers(tree).run(tree, probs, base).dev.copy()
 
 
 def cfr_gain(tree: GameTree, policy: PolicyLike, baseline: PolicyLike) -> CFRGainResult:
@@ -85,11 +76,9 @@ def cfr_gain(tree: GameTree, policy: PolicyLike, baseline: PolicyLike) -> CFRGai
     """
     probs = check_policy(tree, policy, caller="cfr_gain")
     base = check_policy(tree, baseline, caller="cfr_gain", name="the baseline")
-    dev = _deviation_values(tree, probs, base)
-    base_values = np.zeros(tree.num_players)
-    _kernels.expected_values(
-        tree.kernel_arrays, tree.num_players, base, np.empty(tree.num_nodes), base_values
-    )
+    buffers = MetricBuffers(tree)
+    dev = buffers.run(tree, probs, base).dev.copy()
+    base_values = buffers.run(tree, base).ev.copy()
     per_player = dev - base_values
     return CFRGainResult(
         cfr_gain=float(per_player.sum()),

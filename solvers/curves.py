@@ -19,8 +19,10 @@ many trees entered).
 The whole loop (iterations x metrics) runs in one compiled call per tree,
 which also returns the final average policy (``Curves.average_policies``),
 so callers need not run CFR again. Subgames are independent: trees are spread
-over a pool of worker processes (``processes``; ``spawn``-safe, results
-identical to a serial run and in input order). Cost per tree:
+over a kept pool of worker threads (``processes``): the compiled kernels
+release the GIL (numba ``nogil``), so threads run in parallel without
+starting interpreters or copying trees; results are identical to a serial
+run and in input order. Cost per tree:
 O(iterations * num_nodes * num_players) time for the CFR updates and
 O(len(schedule) * num_nodes * num_players) for the metrics; memory
 O(num_nodes * num_players + len(schedule) * num_players).
@@ -33,8 +35,8 @@ import contextlib
 import csv
 import dataclasses
 import json
-import multiprocessing
 import os
+import threading
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -48,31 +50,36 @@ from solvers.game_tree import GameTree
 from solvers.policy import PolicyLike, TreePolicy, check_policy
 from solvers.results import atomic_path
 
-MIN_POOL_WORK = 100_000_000
+MIN_POOL_WORK = 2_000_000
 """Node-iterations (sum over trees of nodes x iterations) below which
-``processes=None`` solves in this process. Starting the worker processes
-costs 1-3 s (interpreter, imports, loading the compiled kernels; measured 3.2
-to 3.6 s on a loaded 2-core machine), paid once per process because the pool
-is kept; this much work takes about 5 s on one core (2e7 node-iterations/s)."""
+``processes=None`` solves in the calling thread. ``benchmarks/solvers.py``
+(section 3) times one against two workers on growing work: on the shared
+2-core machine two workers were still slower at 3.5e5 node-iterations (a few
+milliseconds of work, where waking the threads and waiting for the slower
+one cost as much as they save) and faster at 2.6e7; 2e6 node-iterations is
+about 20 ms of work at 1e8 node-iterations/s."""
 
-_POOL: concurrent.futures.ProcessPoolExecutor | None = None
+_POOL: concurrent.futures.ThreadPoolExecutor | None = None
 _POOL_SIZE = 0
+_POOL_LOCK = threading.Lock()
 
 
-def _worker_pool(processes: int) -> concurrent.futures.ProcessPoolExecutor:
-    """The kept pool of ``processes`` spawned workers (created on first use)."""
+def _worker_pool(workers: int) -> concurrent.futures.ThreadPoolExecutor:
+    """The kept pool of ``workers`` threads (created on first use)."""
     global _POOL, _POOL_SIZE
-    if _POOL is None or _POOL_SIZE != processes:
-        shutdown_pool()
-        _POOL = concurrent.futures.ProcessPoolExecutor(
-            max_workers=processes, mp_context=multiprocessing.get_context("spawn")
-        )
-        _POOL_SIZE = processes
-    return _POOL
+    with _POOL_LOCK:
+        if _POOL is None or _POOL_SIZE != workers:
+            if _POOL is not None:
+                _POOL.shutdown()
+            _POOL = concurrent.futures.ThreadPoolExecutor(
+                max_workers=workers, thread_name_prefix="cfr_curves"
+            )
+            _POOL_SIZE = workers
+        return _POOL
 
 
 def shutdown_pool() -> None:
-    """Stops the worker processes that :func:`cfr_curves` keeps between calls.
+    """Stops the worker threads that :func:`cfr_curves` keeps between calls.
 
     Optional: the workers also stop when the interpreter exits.
     """
@@ -473,15 +480,15 @@ def cfr_curves(
         alternating_updates: Overrides the variant's update scheme.
         ratio_rtol: The ratio is NaN where ``nash_conv <= ratio_rtol *
             tree.payoff_scale``.
-        processes: Worker processes (``spawn`` start method, so a script
-            that calls this must guard its entry point with ``if __name__ ==
-            "__main__":``). ``1`` solves in this process; ``None`` (default)
-            uses ``os.cpu_count()`` processes when the work (sum of nodes x
-            iterations) is at least :data:`MIN_POOL_WORK`, else this
-            process. In the first call of a process the first tree runs
-            here (it loads the compiled kernels before any worker does); the
-            pool is kept for later calls (:func:`shutdown_pool` stops it). Results
-            are identical whatever the number of processes.
+        processes: Parallel workers: threads of this process (the compiled
+            kernels release the GIL), kept for later calls
+            (:func:`shutdown_pool` stops them). ``1`` solves in the calling
+            thread; ``None`` (default) uses ``os.cpu_count()`` workers when
+            the work (sum of nodes x iterations) is at least
+            :data:`MIN_POOL_WORK`, else the calling thread. In the first call
+            of a process the first tree runs in the calling thread (it loads
+            the compiled kernels before any worker does). Results are
+            identical whatever the number of workers.
         n_jobs: Deprecated alias of ``processes``.
         tree_names: Labels for the output (default ``tree.game_name`` or the
             index).
@@ -561,7 +568,7 @@ def cfr_curves(
             for future in concurrent.futures.as_completed(futures):
                 done(futures[future], future.result())
         except concurrent.futures.BrokenExecutor:
-            shutdown_pool()  # a worker died (e.g. out of memory): start afresh next time
+            shutdown_pool()  # start afresh next time
             raise
         finally:
             for future in futures:

@@ -26,6 +26,15 @@ gives the same values:
   spaces, double quotes become single quotes and non-ASCII characters are
   written as backslash escapes (``\\u2713``).
 
+**Limits of Gambit on these trees.** Gambit's strategic-form computations
+(``MixedStrategyProfile.max_regret()``, the strategic-form solvers)
+enumerate reduced pure strategies, whose number is a product over a
+player's information sets: the README's 229-node fruit-trading tree has 64
+and 16,777,282 of them for its two players (about 1.07e9 profiles), and
+``max_regret()`` fails with ``std::bad_alloc``. Read such exports in Gambit
+for inspection or with behaviour-strategy tools; use :mod:`solvers` for
+NashConv and CFR.
+
 OpenSpiel's parser numbers action labels globally in order of first
 appearance and then sorts each node's action ids, so a node must list its
 labels in increasing global order. Labels are the action ids (``"3"``); where

@@ -12,6 +12,7 @@ import csv
 import io
 import os
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -63,22 +64,70 @@ def plot_metric_panel(
 
 
 def read_csv_rows(path: str | os.PathLike[str]) -> list[dict[str, str]]:
-    """The rows of a CSV file as dicts of strings."""
-    with open(path, newline="") as fh:
-        return list(csv.DictReader(fh))
+    """The rows of a CSV file as dicts of strings, each with exactly the header's columns.
+
+    Raises:
+      ResultsError: ``FILE:LINE: ...`` for a missing or oversized file, or a row
+        with more or fewer cells than the header (a truncated or damaged table).
+    """
+    from solvers.results import MAX_READ_BYTES, ResultsError
+
+    p = Path(path)
+    try:
+        size = p.stat().st_size
+    except OSError as exc:
+        raise ResultsError(f"{p}: cannot read ({exc.strerror or exc})") from None
+    if size > MAX_READ_BYTES:
+        raise ResultsError(f"{p}: {size:,} bytes, more than a result table may hold")
+    with open(p, newline="", encoding="utf-8", errors="replace") as fh:
+        reader = csv.DictReader(fh)
+        rows = []
+        for row in reader:
+            if None in row or any(v is None for v in row.values()):
+                raise ResultsError(
+                    f"{p}:{reader.line_num}: a row whose cells do not match the header "
+                    "(truncated or damaged table); re-run the command that wrote it"
+                )
+            rows.append(row)
+    return rows
 
 
-def csv_column(rows: Sequence[Mapping[str, str]], name: str) -> np.ndarray:
-    """A numeric column of CSV rows; empty cells as NaN."""
-    return np.array([float(r[name]) if r[name] != "" else np.nan for r in rows])
+def csv_column(rows: Sequence[Mapping[str, str]], name: str, *, where: str = "table") -> np.ndarray:
+    """A numeric column of CSV rows; empty cells as NaN.
+
+    Raises:
+      ResultsError: the column is missing or a cell is not a number (names ``where``).
+    """
+    from solvers.results import ResultsError
+
+    values = []
+    for i, r in enumerate(rows, start=2):  # line 1 is the header
+        cell = r.get(name)
+        if cell is None:
+            raise ResultsError(f"{where}: no column {name!r}")
+        try:
+            values.append(float(cell) if cell != "" else np.nan)
+        except ValueError:
+            raise ResultsError(
+                f"{where}:{i}: column {name!r} holds {cell[:40]!r}, not a number"
+            ) from None
+    return np.array(values)
 
 
 def read_curves_csv(
     path: str | os.PathLike[str], *, drop: Sequence[str] = ("backend", "model")
 ) -> dict[str, np.ndarray]:
-    """The numeric columns of a curves CSV (:meth:`solvers.Curves.to_csv`) as arrays."""
+    """The numeric columns of a curves CSV (:meth:`solvers.Curves.to_csv`) as arrays.
+
+    Raises:
+      ResultsError: an empty or damaged table (``FILE:LINE: ...``).
+    """
+    from solvers.results import ResultsError
+
     rows = read_csv_rows(path)
-    return {k: csv_column(rows, k) for k in rows[0] if k not in drop}
+    if not rows:
+        raise ResultsError(f"{path}: no rows (empty or header only); re-run the command")
+    return {k: csv_column(rows, k, where=str(path)) for k in rows[0] if k not in drop}
 
 
 def plot_grouped_bars(

@@ -16,6 +16,7 @@ information-state strings stored in the tree.
 from __future__ import annotations
 
 import dataclasses
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
@@ -46,6 +47,12 @@ class TreePolicy:
         probs.setflags(write=False)
         object.__setattr__(self, "probs", probs)
 
+    def __getstate__(self) -> dict:
+        # The validation memo (a weak reference to a tree) is not pickled.
+        state = dict(self.__dict__)
+        state.pop(_CHECKED, None)
+        return state
+
     def action_probabilities(self, tree: GameTree, key: str) -> dict[int, float]:
         """``{action id: probability}`` at the information set ``key``."""
         s = tree.key_to_infoset.get(key)
@@ -54,6 +61,30 @@ class TreePolicy:
                 f"TreePolicy.action_probabilities: {key!r} is not an information set of {tree!r}"
             )
         return {a: float(self.probs[s, j]) for j, a in enumerate(tree.legal_actions(s))}
+
+
+_CHECKED = "_checked_for"
+"""Attribute of a :class:`TreePolicy` remembering the tree it was validated for."""
+
+TRUSTED_ATOL = 1e-12
+"""Normalisation tolerance :func:`mark_checked` vouches for."""
+
+
+def mark_checked(policy: TreePolicy, tree: GameTree, atol: float = TRUSTED_ATOL) -> TreePolicy:
+    """Records that ``policy`` is valid for ``tree`` (rows normalised within ``atol``).
+
+    :func:`check_policy` then returns the probabilities without checking them
+    again: a :class:`TreePolicy` is immutable (its array is read-only), so a
+    check stays true. The record is a weak reference, so it never keeps a
+    tree alive, and it is not pickled. Returns ``policy``.
+    """
+    object.__setattr__(policy, _CHECKED, (weakref.ref(tree), float(atol)))
+    return policy
+
+
+def _was_checked(policy: TreePolicy, tree: GameTree, atol: float) -> bool:
+    memo = policy.__dict__.get(_CHECKED)
+    return memo is not None and memo[0]() is tree and memo[1] <= atol
 
 
 PolicyLike = TreePolicy | np.ndarray
@@ -102,6 +133,9 @@ def check_policy(
             negative or not finite, probability sits on an illegal action, or
             a row does not sum to one.
     """
+    if isinstance(policy, TreePolicy) and _was_checked(policy, tree, atol):
+        # Validated before for this tree (or built valid by a solver): same result as below.
+        return np.array(policy.probs, dtype=np.float64, order="C", copy=True)
     if _is_tabular(policy):
         try:
             policy = from_tabular_policy(tree, policy, atol=atol)
@@ -142,6 +176,8 @@ def check_policy(
             f"{[float(sums[s]) for s in bad[:3]]}); make each row sum to 1 over the legal actions, "
             "e.g. normalize_policy(tree, probs)"
         )
+    if isinstance(policy, TreePolicy):
+        mark_checked(policy, tree, atol)
     return np.array(probs, dtype=np.float64, order="C", copy=True)  # writable: one kernel signature
 
 

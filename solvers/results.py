@@ -85,7 +85,8 @@ MANIFEST_NAME = "manifest.json"
 MANIFEST_FORMAT = "gt-llm-results/1"
 #: Files with these endings are caches: kept by ``force``, ignored when judging a folder.
 CACHE_SUFFIXES = (".sqlite", ".sqlite3", ".sqlite-wal", ".sqlite-shm", ".db", ".db-wal", ".db-shm")
-#: Files with these endings are results: judged and (with ``force``) cleared.
+#: Files with these endings look like results: a folder holding such files and no
+#: manifest is refused (never cleared: only files a manifest lists are ever removed).
 RESULT_SUFFIXES = (".json", ".jsonl", ".csv", ".md", ".png", ".pdf", ".svg", ".efg", ".txt", ".npz")
 #: Packages whose versions the manifest records (those installed).
 KEY_PACKAGES = ("numpy", "scipy", "open_spiel", "numba", "matplotlib", "httpx", "groq")
@@ -152,6 +153,13 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, dest)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        if exc.filename is None:
+            # os.write / fsync errors (a full disk) carry no path: name the file being written.
+            raise OSError(exc.errno, f"{exc.strerror or exc} writing", str(dest)) from None
+        raise
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
@@ -176,12 +184,16 @@ def atomic_write_json(path: str | os.PathLike[str], obj: Any, *, indent: int | N
 
 
 @contextlib.contextmanager
-def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
+def atomic_path(
+    path: str | os.PathLike[str], *, partial: str | os.PathLike[str] | None = None
+) -> Iterator[Path]:
     """Yields a temporary path beside ``path``; renames it over ``path`` when the block succeeds.
 
     The temporary name keeps ``path``'s ending (so ``savefig`` picks the right
-    format). The file is ``fsync``-ed before the rename; on an exception it is
-    removed and ``path`` is unchanged.
+    format). The file is ``fsync``-ed before the rename; on an exception
+    ``path`` is unchanged and the temporary file is removed, or, when
+    ``partial`` is given, kept under that name (what was written before the
+    failure, e.g. a game log up to the failing step: never under the final name).
     """
     dest = Path(path)
     fd, tmp_name = tempfile.mkstemp(
@@ -197,8 +209,14 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
             os.fsync(fh.fileno())
         os.replace(tmp, dest)
     except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
+        kept = False
+        if partial is not None:
+            with contextlib.suppress(OSError):
+                os.replace(tmp, partial)
+                kept = True
+        if not kept:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
         raise
     _fsync_dir(dest.parent)
 
@@ -291,6 +309,10 @@ def check_writable(out: str | os.PathLike[str], *, caller: str) -> Path:
 # -- reading -----------------------------------------------------------------------------------
 
 
+#: Largest JSON or CSV result file the readers accept (ours are far smaller).
+MAX_READ_BYTES = 256 * 1024 * 1024
+
+
 def read_json(path: str | os.PathLike[str], *, rerun: str = "the command that wrote it") -> Any:
     """Reads a JSON file, naming the file and the fix when it is not valid JSON.
 
@@ -299,11 +321,18 @@ def read_json(path: str | os.PathLike[str], *, rerun: str = "the command that wr
       rerun: What to re-run to rewrite it, for the message.
 
     Raises:
-      ResultsError: the file is missing or not valid JSON, e.g.
-        ``summary.json is not valid JSON (Expecting value at line 1 column 1): re-run ...``.
+      ResultsError: the file is missing, larger than :data:`MAX_READ_BYTES`,
+        nested too deeply or not valid JSON, e.g. ``summary.json is not valid
+        JSON (Expecting value at line 1 column 1): re-run ...``.
     """
     p = Path(path)
     try:
+        size = p.stat().st_size
+        if size > MAX_READ_BYTES:
+            raise ResultsError(
+                f"{p}: {size:,} bytes, more than the {MAX_READ_BYTES:,} a result file may hold: "
+                f"re-run {rerun}"
+            )
         raw = p.read_bytes()
     except FileNotFoundError:
         raise ResultsError(f"{p.name} is missing in {p.parent}: re-run {rerun}") from None
@@ -319,6 +348,8 @@ def read_json(path: str | os.PathLike[str], *, rerun: str = "the command that wr
             f"{p.name} is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}) "
             f"in {p.parent}: re-run {rerun}"
         ) from None
+    except RecursionError:
+        raise ResultsError(f"{p}: JSON nested too deeply: re-run {rerun}") from None
 
 
 def read_manifest(out: str | os.PathLike[str]) -> dict[str, Any] | None:
@@ -333,6 +364,13 @@ def read_manifest(out: str | os.PathLike[str]) -> dict[str, Any] | None:
     data = read_json(path, rerun="the command that wrote this folder")
     if not isinstance(data, dict):
         raise ResultsError(f"{MANIFEST_NAME} in {out} is not a JSON object: re-run the command")
+    expected = {"settings": dict, "files": list, "complete": bool}
+    for key, kind in expected.items():
+        if key in data and not isinstance(data[key], kind):
+            raise ResultsError(
+                f"{path}: '{key}' must be a JSON {'object' if kind is dict else kind.__name__}, "
+                f"got {type(data[key]).__name__}: re-run the command that wrote this folder"
+            )
     return data
 
 
@@ -437,6 +475,7 @@ def build_manifest(
     backend: str | None = None,
     model: str | None = None,
     command: Sequence[str] | None = None,
+    spec: str | None = None,
 ) -> dict[str, Any]:
     """A fresh manifest with ``complete: false`` (see the module docstring).
 
@@ -444,7 +483,8 @@ def build_manifest(
       settings: Everything that determines the results (JSON-like values).
       backend: The model backend (e.g. ``"groq"``), if any.
       model: The model name, if any.
-      command: The command line; default ``sys.argv``.
+      command: The command line (public: no credentials); default ``sys.argv``.
+      spec: The backend's public label (where it was served), recorded, not compared.
     """
     packages = {name: v for name in KEY_PACKAGES if (v := _version(name)) is not None}
     return {
@@ -453,6 +493,7 @@ def build_manifest(
         "settings": _normalise(settings),
         "backend": backend,
         "model": model,
+        "spec": spec,
         "gt_llm_version": _version("gt-llm"),
         "git_commit": _git_commit(),
         "started_at": _now(),
@@ -472,16 +513,29 @@ def _is_cache(name: str) -> bool:
     return name.endswith(CACHE_SUFFIXES)
 
 
-def _result_files(out: Path, listed: Iterable[str] = ()) -> list[Path]:
-    """Top-level files that are results: those a manifest lists, and by their ending."""
-    found = {out / name for name in listed if "/" not in name and "\\" not in name}
-    for child in out.iterdir():
-        name = child.name
-        if name.startswith(_TMP_PREFIX) or _is_cache(name) or not child.is_file():
-            continue
-        if name.endswith(RESULT_SUFFIXES):
-            found.add(child)
+def _safe_relative(name: object) -> bool:
+    # A listed name is ours only as a plain relative path inside the folder.
+    if not isinstance(name, str) or not name or "\\" in name or name.startswith("/"):
+        return False
+    return all(part not in ("", ".", "..") for part in name.split("/"))
+
+
+def _listed_files(out: Path, listed: Iterable[object]) -> list[Path]:
+    """The files a manifest lists as this folder's results (those that exist; never a cache)."""
+    found = {out / name for name in listed if _safe_relative(name)}  # type: ignore[operator]
     return sorted(p for p in found if p.is_file() and not _is_cache(p.name))
+
+
+def _unlisted_files(out: Path) -> list[Path]:
+    """Top-level files a folder without our manifest holds (caches and temporaries aside)."""
+    return sorted(
+        child
+        for child in out.iterdir()
+        if child.is_file()
+        and not child.name.startswith(_TMP_PREFIX)
+        and not _is_cache(child.name)
+        and child.name != MANIFEST_NAME
+    )
 
 
 def _differences(old: Mapping[str, Any], new: Mapping[str, Any], limit: int = 4) -> str:
@@ -510,7 +564,12 @@ class ResultsDir:
 
     path: Path
     manifest: dict[str, Any]
+    _pending: bool = False
     _lock: threading.Lock = dataclasses.field(default_factory=threading.Lock, repr=False)
+
+    def _write_manifest(self) -> None:
+        atomic_write_json(self.path / MANIFEST_NAME, self.manifest)
+        self._pending = False
 
     def file(self, name: str) -> Path:
         """The path of a result file directly inside the folder.
@@ -528,7 +587,24 @@ class ResultsDir:
         with self._lock:
             if name not in self.manifest["files"]:
                 self.manifest["files"].append(name)
-                atomic_write_json(self.path / MANIFEST_NAME, self.manifest)
+                self._write_manifest()
+            elif self._pending:
+                self._write_manifest()
+
+    def record(self, relative: str) -> Path:
+        """Lists a file in a sub-folder (``logs/game_000001.jsonl``) as this run's own.
+
+        For files another writer puts in place atomically (game logs); listed
+        before they exist, so that ``--force`` clears them even after a kill,
+        and only they are ever cleared.
+
+        Raises:
+          ResultsError: ``relative`` is not a plain relative path inside the folder.
+        """
+        if not _safe_relative(relative) or relative == MANIFEST_NAME or _is_cache(relative):
+            raise ResultsError(f"ResultsDir: {relative!r} is not a relative path inside the folder")
+        self._record(relative)
+        return self.path / relative
 
     def write_bytes(self, name: str, data: bytes) -> Path:
         """Atomically writes a result file and lists it in the manifest; returns its path."""
@@ -585,7 +661,7 @@ class ResultsDir:
             self.manifest["files"] = [n for n in self.manifest["files"] if (self.path / n).exists()]
             self.manifest["finished_at"] = _now()
             self.manifest["complete"] = True
-            atomic_write_json(self.path / MANIFEST_NAME, self.manifest)
+            self._write_manifest()
             return dict(self.manifest)
 
 
@@ -597,16 +673,19 @@ def prepare_results_dir(
     backend: str | None = None,
     model: str | None = None,
     command: Sequence[str] | None = None,
+    spec: str | None = None,
 ) -> ResultsDir:
     """Makes ``out`` ready for a run of ``settings`` and writes its manifest (``complete: false``).
 
     A folder is accepted as is when it is new or empty (caches aside), or when
     its manifest holds the same settings, backend and model (a re-run or a
-    resumed run: it rewrites the same files). Otherwise it holds results of
-    other settings, or results without a manifest, and is refused unless
-    ``force``, which first deletes the old result files: those the old
-    manifest lists and top-level files ending in :data:`RESULT_SUFFIXES`.
-    Caches (:data:`CACHE_SUFFIXES`) and sub-folders are never touched.
+    resumed run: it rewrites the same files; a finished run's manifest is left
+    as it is until the first file is written). A folder whose manifest holds
+    other settings is refused unless ``force``, which first deletes the files
+    that manifest lists as the run's own, nothing else. A folder holding files
+    but no manifest (or an unreadable one) is never emptied: it is refused,
+    naming the files, even with ``force``. Caches (:data:`CACHE_SUFFIXES`) are
+    never touched.
 
     Args:
       out: The results folder (created with its parents).
@@ -614,7 +693,9 @@ def prepare_results_dir(
       force: Replace results of other settings.
       backend: The model backend, recorded and compared.
       model: The model name, recorded and compared.
-      command: The command line (default ``sys.argv``).
+      command: The command line, public (default ``sys.argv``).
+      spec: The backend's public label, recorded and not compared (a server
+        restarted on another port serves the same results).
 
     Returns:
       The prepared folder; write through it, then call :meth:`ResultsDir.finish`.
@@ -645,55 +726,74 @@ def prepare_results_dir(
         with contextlib.suppress(OSError):
             stale.unlink()
 
-    manifest = build_manifest(settings, backend=backend, model=model, command=command)
+    manifest = build_manifest(settings, backend=backend, model=model, command=command, spec=spec)
     try:
         old = read_manifest(path)
     except ResultsError:
-        if not force:
+        raise ResultsError(
+            f"results folder {str(path)!r} has an unreadable {MANIFEST_NAME}, so gt-llm cannot "
+            "tell which files are its own and clears nothing: use another --out, or move the "
+            "folder's files away"
+        ) from None
+    if old is None:
+        # Files that look like results but that no manifest of ours lists: never ours to
+        # clear or to mix with, whatever --force says. Other files (a script) are left be.
+        foreign = [p for p in _unlisted_files(path) if p.name.endswith(RESULT_SUFFIXES)]
+        if foreign and any((path / m).exists() for m in _PROJECT_MARKERS):
             raise ResultsError(
-                f"results folder {str(path)!r} has an unreadable {MANIFEST_NAME}; "
-                "pass --force to replace its results, or use another --out"
-            ) from None
-        old = None
+                f"prepare_results_dir: {str(path)!r} looks like a project folder, not a results "
+                "folder; results go in a folder of their own: pass another --out"
+            )
+        if foreign:
+            shown = ", ".join(p.name for p in foreign[:4])
+            more = f" and {len(foreign) - 4} more" if len(foreign) > 4 else ""
+            raise ResultsError(
+                f"results folder {str(path)!r} holds files gt-llm did not write ({shown}{more}) "
+                f"and no {MANIFEST_NAME}; it is never emptied, even with --force: use another "
+                "--out"
+            )
     listed = old.get("files", []) if old else []
-    existing = _result_files(path, listed if isinstance(listed, list) else [])
-    existing = [p for p in existing if p.name != MANIFEST_NAME]
+    listed = listed if isinstance(listed, list) else []
+    existing = [p for p in _listed_files(path, listed) if p.name != MANIFEST_NAME]
 
     same = old is not None and (
         old.get("settings") == manifest["settings"]
         and old.get("backend") == backend
         and old.get("model") == model
     )
-    if (old is not None or existing) and not same:
+    if old is not None and not same:
         if not force:
-            if old is None:
-                why = f"holds {len(existing)} result file(s) ({existing[0].name}, ...) and no {MANIFEST_NAME}"
-            else:
-                diff = _differences(
-                    {
-                        **old.get("settings", {}),
-                        "backend": old.get("backend"),
-                        "model": old.get("model"),
-                    },
-                    {**manifest["settings"], "backend": backend, "model": model},
-                )
-                why = f"holds results of other settings ({diff})"
+            diff = _differences(
+                {
+                    **old.get("settings", {}),
+                    "backend": old.get("backend"),
+                    "model": old.get("model"),
+                },
+                {**manifest["settings"], "backend": backend, "model": model},
+            )
             raise ResultsError(
-                f"results folder {str(path)!r} {why}; use another --out, or --force to "
-                "replace them (caches are kept)"
+                f"results folder {str(path)!r} holds results of other settings ({diff}); use "
+                "another --out, or --force to replace them (only the files its manifest lists "
+                "are removed; caches are kept)"
             )
         if any((path / m).exists() for m in _PROJECT_MARKERS):
             raise ResultsError(
                 f"prepare_results_dir: {str(path)!r} looks like a project folder, not a results "
                 "folder; --force clears results only in a folder of their own: pass another --out"
             )
-        for p in [*existing, path / MANIFEST_NAME]:
+        # Only what the old manifest lists as ours; the manifest itself last, so that a
+        # kill half-way leaves a manifest naming whatever is left.
+        for p in existing:
             with contextlib.suppress(FileNotFoundError):
                 p.unlink()
         logger.info("results folder %s: cleared %d old result file(s)", path, len(existing))
     elif same and old is not None:
         # A re-run of the same settings keeps the list, so a later --force still clears them.
-        manifest["files"] = [n for n in listed if isinstance(n, str)]
+        manifest["files"] = [n for n in listed if _safe_relative(n)]
+        if old.get("complete") is True:
+            # A finished run stays marked finished until this run writes its first file:
+            # a re-run refused or failing before that leaves the folder as it was.
+            return ResultsDir(path=path, manifest=manifest, _pending=True)
 
     try:
         atomic_write_json(path / MANIFEST_NAME, manifest)

@@ -34,6 +34,37 @@ def layered_tree(
 ) -> GameTree:
     """A random tree of the chat-game shape (see the module docstring).
 
+    Args and the tree's layout: see :func:`layered_columns`, whose output this
+    passes to :meth:`GameTree.from_arrays`.
+    """
+    return GameTree.from_arrays(
+        **layered_columns(
+            rng,
+            players=players,
+            num_actions=num_actions,
+            num_outcomes=num_outcomes,
+            num_players=num_players,
+            random_chance=random_chance,
+            game_name=game_name,
+        )
+    )
+
+
+def layered_columns(
+    rng: np.random.Generator,
+    *,
+    players: Sequence[int] = (0, 1, 0),
+    num_actions: int = 4,
+    num_outcomes: int = 2,
+    num_players: int | None = None,
+    random_chance: bool = True,
+    game_name: str = "layered",
+) -> dict:
+    """The :meth:`GameTree.from_arrays` keyword arguments of :func:`layered_tree`.
+
+    Separate so that the cost of building a tree from arrays can be measured
+    apart from generating them (``benchmarks/solvers.py``).
+
     Args:
         rng: Random generator (``np.random.default_rng(seed)``).
         players: Acting player of each decision level.
@@ -45,7 +76,8 @@ def layered_tree(
         game_name: Name stored in the tree.
 
     Returns:
-        The tree, with returns uniform in ``[-1, 1]`` per player.
+        The keyword arguments; the tree has returns uniform in ``[-1, 1]``
+        per player.
     """
     players = [int(p) for p in players]
     if not players or min(players) < 0:
@@ -114,7 +146,7 @@ def layered_tree(
     infoset[decision_nodes] = np.concatenate(iset_parts)
     returns = np.zeros((n, n_players))
     returns[frontier] = rng.uniform(-1.0, 1.0, size=(frontier.shape[0], n_players))
-    return GameTree.from_arrays(
+    return dict(
         num_players=n_players,
         parent=np.concatenate(parent_parts),
         kind=kind,

@@ -18,12 +18,15 @@ back; every fallback is logged and counted in :class:`gt_llm.parsing.ParseStats`
 
 Writing steps as generators keeps the game logic sequential and readable while
 the drivers decide how to batch — the same step code serves a single game and
-a tree of thousands of branches.
+a tree of thousands of branches. A step that needs no call (a vote counted by
+the rules, a root built from a seed) may simply return its result: the
+drivers take any value that is not a generator as an already finished step.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from collections.abc import Callable, Generator, Sequence
 from typing import Any, Generic, TypeVar
 
@@ -127,7 +130,8 @@ def run_batched(
     """Runs many steps together: each round's calls go out as one batch.
 
     Args:
-      gens: Step generators.
+      gens: Step generators, or results of steps that make no call (any
+        value that is not a generator is its own result).
       model: The chat model (usually cached).
       policy: Re-ask policy for parse errors (default :class:`ParsePolicy`).
       stats: Parse counters to update.
@@ -145,6 +149,9 @@ def run_batched(
     results: list[Any] = [None] * len(gens)
     pending: dict[int, Any] = {}
     for i, g in enumerate(gens):
+        if not inspect.isgenerator(g):
+            results[i] = g  # a step that made no call: its result as it is
+            continue
         try:
             pending[i] = g.send(None)
         except StopIteration as stop:

@@ -9,10 +9,17 @@ for a run of given settings (manifest first with ``complete: false``, refusal
 of a folder holding other results unless ``--force``; see
 :mod:`solvers.results`).
 
-The order a writing command follows, so that nothing is paid for before every
-option is known to be good: parse (argparse types reject bad values in one
-line naming the flag), :func:`check_backend`, the command's own checks, then
-:func:`open_results_dir`, then :func:`load_model_from_args`, then the work.
+The order a writing command follows, so that nothing is paid for, and nothing
+in ``--out`` is touched, before every option is known to be good: parse
+(argparse types reject bad values in one line naming the flag),
+:func:`check_backend`, the command's own checks (game preconditions, size
+estimate), :func:`prepare_model` (backend, key, call options, cache file:
+nothing is created), then :func:`open_results_dir` (which may clear an old
+run with ``--force``), then :func:`attach_cache`, then the work.
+
+A finished run can be re-solved or re-plotted without its key:
+:func:`prepare_model` then answers from the cache only (same settings, no
+``--force``), and a call missing from the cache fails in one line.
 """
 
 from __future__ import annotations
@@ -24,21 +31,28 @@ import sys
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from gt_llm.argtypes import non_negative_int, positive_float, positive_int
+from gt_llm.cache import CachedModel, CacheOnlyModel, check_cache_file
 from gt_llm.chat import ChatModel
-from gt_llm.cli import non_negative_int, positive_float, positive_int
-from gt_llm.registry import load_model, parse_spec
-from solvers.results import ResultsDir, ResultsError, prepare_results_dir
+from gt_llm.errors import ConfigurationError
+from gt_llm.registry import load_model, model_identity, parse_spec
+from gt_llm.safety import public_spec
+from solvers.results import ResultsDir, ResultsError, prepare_results_dir, read_manifest
 
 __all__ = [
     "COMMON_OPTIONS",
     "Writer",
+    "NON_RESULT_OPTIONS",
     "add_common_options",
+    "attach_cache",
     "cache_path",
     "check_backend",
     "check_out",
     "load_model_from_args",
     "model_options",
     "open_results_dir",
+    "prepare_model",
+    "result_settings",
     "results_folder",
     "say",
 ]
@@ -68,6 +82,49 @@ COMMON_OPTIONS = (
     "no_progress",
     "force",
 )
+
+
+#: Options that never change a command's results: where and how calls are made, what
+#: is shown, and argparse's own entries. Every other parsed option is a result
+#: setting (:func:`result_settings`), so a new flag is compared unless declared here.
+#: The backend is recorded and compared on its own (backend and model name).
+NON_RESULT_OPTIONS = frozenset(
+    {
+        "backend",
+        "cache",
+        "concurrency",
+        "rpm",
+        "timeout",
+        "retry_budget",
+        "max_answer_bytes",
+        "out",
+        "no_progress",
+        "force",
+        "verbose",
+        "quiet",
+        "func",
+        "command",
+        "processes",
+        "jobs",
+    }
+)
+
+
+def result_settings(
+    args: argparse.Namespace, *, also_ignore: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """The parsed options that determine the results: all but :data:`NON_RESULT_OPTIONS`.
+
+    Args:
+      args: The parsed options of a command.
+      also_ignore: The command's own options that do not change its results.
+    """
+    skip = NON_RESULT_OPTIONS | set(also_ignore)
+    return {
+        k: list(v) if isinstance(v, tuple) else v
+        for k, v in sorted(vars(args).items())
+        if k not in skip and not k.startswith("_")
+    }
 
 
 def add_common_options(
@@ -174,11 +231,59 @@ def cache_path(args: argparse.Namespace) -> str:
 
 def load_model_from_args(args: argparse.Namespace) -> ChatModel:
     """The model the shared options name, through the cache (``--cache`` or OUT/llm_cache.sqlite)."""
+    return attach_cache(args, prepare_model(args))
+
+
+def prepare_model(args: argparse.Namespace) -> ChatModel:
+    """The model ``--backend`` names, checked with its key, call options and cache file.
+
+    Creates nothing and touches nothing in ``--out``: call it before
+    :func:`open_results_dir`. When the backend cannot be called here (no key)
+    but ``--out`` holds a run of this model and its cache exists, and
+    ``--force`` is not given, the model answers from that cache only (a
+    finished run is re-solved or re-plotted without a key); otherwise the
+    missing key is an error.
+
+    Raises:
+      ValueError: unknown backend, malformed spec, bad call option.
+      gt_llm.errors.ConfigurationError: no key, or a cache file that is not a gt-llm cache.
+    """
     check_out(args)
-    return load_model(args.backend, cache=cache_path(args), **model_options(args))
+    cache = cache_path(args)
+    try:
+        model = load_model(args.backend, **model_options(args))
+    except ConfigurationError as exc:
+        backend, name = model_identity(args.backend)
+        if getattr(args, "force", False) or not os.path.isfile(cache):
+            raise
+        try:
+            old = read_manifest(args.out)
+        except ResultsError:
+            raise exc from None
+        if not old or (old.get("backend"), old.get("model")) != (backend, name):
+            raise
+        check_cache_file(cache)
+        return CacheOnlyModel(backend, name or "", reason=str(exc))
+    try:
+        check_cache_file(cache)
+    except BaseException:
+        model.close()
+        raise
+    return model
 
 
-def open_results_dir(args: argparse.Namespace, settings: Mapping[str, Any]) -> ResultsDir:
+def attach_cache(args: argparse.Namespace, model: ChatModel) -> ChatModel:
+    """``model`` behind the call cache (``--cache`` or OUT/llm_cache.sqlite)."""
+    try:
+        return CachedModel(model, cache_path(args))
+    except BaseException:
+        model.close()
+        raise
+
+
+def open_results_dir(
+    args: argparse.Namespace, settings: Mapping[str, Any], model: ChatModel | None = None
+) -> ResultsDir:
     """Opens ``--out`` for a run of ``settings`` (see :func:`solvers.results.prepare_results_dir`).
 
     Writes the manifest (``complete: false``) with the backend and model of
@@ -190,31 +295,41 @@ def open_results_dir(args: argparse.Namespace, settings: Mapping[str, Any]) -> R
       args: Parsed shared options (``--out --backend --force``).
       settings: Everything that determines the results (JSON-like); call
         options such as ``--timeout`` or ``--concurrency`` do not belong here.
+      model: The prepared model (from :func:`prepare_model`), if any; the
+        manifest records its backend and model name (compared) and its public
+        label (not compared: the same model behind another port is the same run).
 
     Raises:
       solvers.results.ResultsError: empty, unwritable or refused folder.
       ValueError: unknown backend.
     """
     check_out(args)
-    backend, model = parse_spec(args.backend)
+    if model is not None:
+        backend, name, label = model.backend, (model.model or None), model.spec
+    else:
+        backend, name = model_identity(args.backend)
+        label = public_spec(args.backend)
     return prepare_results_dir(
         args.out,
         settings,
         force=bool(getattr(args, "force", False)),
         backend=backend,
-        model=model or None,
-        command=sys.argv,
+        model=name,
+        command=[public_spec(a) for a in sys.argv],
+        spec=label,
     )
 
 
 @contextlib.contextmanager
-def results_folder(args: argparse.Namespace, settings: Mapping[str, Any]) -> Iterator[ResultsDir]:
+def results_folder(
+    args: argparse.Namespace, settings: Mapping[str, Any], model: ChatModel | None = None
+) -> Iterator[ResultsDir]:
     """:func:`open_results_dir`, and :meth:`~solvers.results.ResultsDir.finish` when the block succeeds.
 
     On an exception (a failed call, Ctrl-C, a kill) the manifest keeps
     ``complete: false``, so readers warn or refuse, and a re-run of the same
     command resumes into the same folder.
     """
-    run = open_results_dir(args, settings)
+    run = open_results_dir(args, settings, model)
     yield run
     run.finish()

@@ -8,12 +8,12 @@ between branches); everything that needs the LLM happens inside a *step*
 next state.
 
 The tree shape: at a decision state the player picks an action from
-:meth:`LLMGame.legal_actions`; if :meth:`LLMGame.seed_outcomes` of that action
+:meth:`GameLogic.legal_actions`; if :meth:`GameLogic.seed_outcomes` of that action
 is non-empty, a chance node follows (usually the LLM seed of the call that
 realises the action, Lindström et al. Fig. 4), and the step is
 ``step(state, action, outcome)``; otherwise ``step(state, action, None)``. At
 a chance state (``current_player == CHANCE``) the outcome is drawn from
-:meth:`LLMGame.chance_outcomes` and the step is ``step(state, outcome, None)``.
+:meth:`GameLogic.chance_outcomes` and the step is ``step(state, outcome, None)``.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Generic, Protocol, TypeVar, runtime_checkable
 
 from games.engine.calls import Step
 
-__all__ = ["CHANCE", "ExpandedNode", "LLMGame", "Outcomes", "S"]
+__all__ = ["CHANCE", "ExpandedNode", "GameLogic", "Outcomes", "S"]
 
 #: The player id of a chance state (as OpenSpiel's ``PlayerId.CHANCE``).
 CHANCE = -1
@@ -36,7 +36,7 @@ Outcomes = Sequence[tuple[int, float]]
 
 
 @runtime_checkable
-class LLMGame(Protocol[S]):
+class GameLogic(Protocol[S]):
     """A game whose moves are realised by LLM calls.
 
     Attributes:

@@ -1,30 +1,47 @@
-"""The registry of games built on the engine.
+"""The registry of games built on the engine, and how games are found.
 
-A game registers a :class:`GameSpec` when its package is imported (importing
-``games`` imports every game): its command name, its OpenSpiel short name, the
-hook that adds ``gt-llm <name> ...`` to the command line, and the small
-parameters the conformance suite (``tests/games/test_conformance.py``) runs
-it with. ``gt-llm`` finds its game commands here instead of a hard-coded list.
+A game is a subpackage of ``games`` that registers a :class:`GameSpec` when it
+is imported: its command name, its OpenSpiel short name, the hook that adds
+``gt-llm <name> ...`` to the command line, and the small parameters the
+conformance runner (:mod:`games.engine.conformance`) checks it with.
+
+Importing ``games`` calls :func:`discover_games`, which imports every
+subpackage of ``games`` (``pkgutil``; no list to edit, and setuptools finds the
+packages by pattern). A game whose import fails is logged in one line and
+kept in :func:`broken_games`; the others still load. ``gt-llm`` adds the game
+commands through :func:`add_command_parsers`, which lists the broken games in
+its help.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import importlib
+import logging
+import pkgutil
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING
 
 import pyspiel
 
-from solvers import GameTree
+if TYPE_CHECKING:  # a type only: importing solvers would load numba with every game
+    from solvers import GameTree
 
 __all__ = [
     "ConformanceParams",
+    "GameLoadError",
     "GameSpec",
+    "add_command_parsers",
+    "broken_games",
+    "discover_games",
     "get_game_spec",
     "register_game_spec",
     "registered_game_specs",
 ]
+
+logger = logging.getLogger(__name__)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -35,14 +52,17 @@ class ConformanceParams:
       game_strings: ``pyspiel.load_game`` strings of small instances; every check
         runs on each (``random_sim_test``, determinism, hidden information).
       tree_game_strings: Instances small enough to materialise completely
-        (perfect recall, builder tree equals materialised tree); default none.
+        (perfect recall, builder tree equals materialised tree). Required by
+        the runner: left empty, those checks fail.
       private_info: ``private_info(state, player)`` — strings only ``player``
-        may know at ``state`` (e.g. its valuation, its role); the suite checks
-        that no other player's information state contains them.
-      build_tree: ``build_tree(game)`` — the game's own tree builder (e.g.
-        engine expansion with the game's model) for a loaded instance; the
-        suite checks it equals ``solvers.materialize(game)``. None when the
-        game has none.
+        may know at ``state`` (e.g. its valuation, its role); the runner checks
+        that no other player's information state contains them. Required by
+        the runner: left out, that check fails.
+      build_tree: ``build_tree(game)`` — a tree builder for a loaded instance
+        that the runner compares with ``solvers.materialize(game)``. Default:
+        the engine's batched expansion (:meth:`EngineGame.build_tree
+        <games.engine.spiel.EngineGame.build_tree>`) for an engine game, else
+        a walk that replays each node's history.
       num_sims: Simulations per ``random_sim_test`` and determinism check.
     """
 
@@ -117,3 +137,86 @@ def get_game_spec(name: str) -> GameSpec:
                 f"get_game_spec: unknown game {name!r}; registered: {', '.join(sorted(_SPECS))}"
             )
         return _SPECS[name]
+
+
+@dataclasses.dataclass(frozen=True)
+class GameLoadError:
+    """A game package that failed to import (or to add its commands).
+
+    Attributes:
+      name: The package (or command) name, e.g. ``"werewolf"``.
+      error: ``"<ExceptionType>: <message>"`` on one line.
+    """
+
+    name: str
+    error: str
+
+    def line(self) -> str:
+        """One line for a log or a help text."""
+        return f"{self.name}: {self.error}"
+
+
+_BROKEN: dict[str, GameLoadError] = {}
+
+#: Subpackages of ``games`` that are not games.
+NOT_GAMES = frozenset({"engine"})
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(f"{type(exc).__name__}: {exc}".split())
+
+
+def discover_games(package: str, path: Iterable[str]) -> tuple[GameLoadError, ...]:
+    """Imports every game subpackage of ``package`` (each registers its spec on import).
+
+    A subpackage whose import raises is logged as one warning and remembered
+    (:func:`broken_games`); the others are imported all the same.
+
+    Args:
+      package: The parent package's name (``"games"``).
+      path: Its ``__path__``.
+
+    Returns:
+      The games that failed to import in this call.
+    """
+    failed = []
+    for info in sorted(pkgutil.iter_modules(list(path)), key=lambda m: m.name):
+        if not info.ispkg or info.name in NOT_GAMES or info.name.startswith("_"):
+            continue
+        try:
+            importlib.import_module(f"{package}.{info.name}")
+        except Exception as exc:  # noqa: BLE001 - one broken game must not hide the others
+            err = GameLoadError(info.name, _one_line(exc))
+            logger.warning("game %s failed to load: %s", info.name, err.error)
+            logger.debug("traceback", exc_info=True)
+            with _LOCK:
+                _BROKEN[info.name] = err
+            failed.append(err)
+        else:
+            with _LOCK:
+                _BROKEN.pop(info.name, None)
+    return tuple(failed)
+
+
+def broken_games() -> tuple[GameLoadError, ...]:
+    """The game packages that failed to import, sorted by name."""
+    with _LOCK:
+        return tuple(_BROKEN[k] for k in sorted(_BROKEN))
+
+
+def add_command_parsers(subparsers: argparse._SubParsersAction) -> list[str]:
+    """Adds ``gt-llm <game> ...`` for every registered game (the ``gt-llm`` plugin hook).
+
+    Returns:
+      One line per game that could not be offered (failed import, or its
+      ``add_parser`` raised), for the help text.
+    """
+    problems = [e.line() for e in broken_games()]
+    for spec in registered_game_specs():
+        try:
+            spec.add_parser(subparsers)
+        except Exception as exc:  # noqa: BLE001 - the other games' commands still work
+            err = GameLoadError(spec.name, _one_line(exc))
+            logger.warning("the %s commands failed to load: %s", spec.name, err.error)
+            problems.append(err.line())
+    return problems

@@ -44,7 +44,13 @@ def available_memory_bytes() -> int | None:
 
 
 def format_bytes(n: float) -> str:
-    """``1536`` -> ``'1.5 KiB'``."""
+    """``1536`` -> ``'1.5 KiB'``; beyond a thousand PiB, ``'1000+ PiB'``.
+
+    Whole numbers of any size are accepted (a flag such as ``--iterations 1e400``
+    makes an estimate no float can hold; it is never converted to one).
+    """
+    if isinstance(n, int) and abs(n) >= 1000 * 1024**5:
+        return "1000+ PiB"
     for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
         if abs(n) < 1024 or unit == "PiB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"

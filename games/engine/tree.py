@@ -8,8 +8,10 @@ persistent cache the number of backend calls equals the number of distinct
 requests, and a re-run makes none.
 
 :func:`subgame_tree` turns one expanded root into a :class:`solvers.GameTree`
-(decision -> optional seed chance -> ...), and :func:`whole_game_tree` puts a
-uniform chance node over several roots first (so each player's information
+(decision -> optional seed chance -> ...), :func:`build_subgames` does both
+for many roots at once (every game's tree builder: fruit trading's
+initialisations, Werewolf days, the ultimatum example), and
+:func:`whole_game_tree` puts a uniform chance node over several roots first (so each player's information
 sets are keyed by its own information only: private information stays
 private). The trees match what ``solvers.materialize`` walks from the game's
 OpenSpiel adapter (:mod:`games.engine.spiel`); the conformance suite checks it.
@@ -17,19 +19,30 @@ OpenSpiel adapter (:mod:`games.engine.spiel`); the conformance suite checks it.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from tqdm.auto import tqdm
 
 from games.engine.calls import run_batched
-from games.engine.protocol import CHANCE, ExpandedNode, LLMGame, S
+from games.engine.protocol import CHANCE, ExpandedNode, GameLogic, S
 from gt_llm.chat import ChatModel
 from gt_llm.parsing import ParsePolicy, ParseStats
-from solvers import GameTree, TreeBuilder
 
-__all__ = ["add_to_builder", "expand", "subgame_tree", "whole_game_tree"]
+if TYPE_CHECKING:  # solvers (numba) loads when a tree is first built, not with every game
+    from solvers import GameTree, TreeBuilder
+
+__all__ = [
+    "Subgame",
+    "add_to_builder",
+    "build_subgames",
+    "expand",
+    "expand_from_steps",
+    "subgame_tree",
+    "whole_game_tree",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -37,7 +50,7 @@ logger = logging.getLogger(__name__)
 CHUNK = 2048
 
 
-def _branches(game: LLMGame[S], state: S) -> list[tuple[int, int | None]]:
+def _branches(game: GameLogic[S], state: S) -> list[tuple[int, int | None]]:
     """The (action, outcome) keys of a non-terminal state's children, in tree order."""
     if game.current_player(state) == CHANCE:
         return [(int(o), None) for o, _ in game.chance_outcomes(state)]
@@ -52,7 +65,7 @@ def _branches(game: LLMGame[S], state: S) -> list[tuple[int, int | None]]:
 
 
 def expand(
-    game: LLMGame[S],
+    game: GameLogic[S],
     roots: Sequence[S],
     model: ChatModel,
     *,
@@ -122,7 +135,7 @@ def expand(
 
 
 def expand_from_steps(
-    game: LLMGame[S],
+    game: GameLogic[S],
     root_steps: Sequence[Any],
     model: ChatModel,
     *,
@@ -157,7 +170,7 @@ def expand_from_steps(
 
 def add_to_builder(
     builder: TreeBuilder,
-    game: LLMGame[S],
+    game: GameLogic[S],
     node: ExpandedNode[S],
     *,
     parent: int | None = None,
@@ -205,19 +218,99 @@ def add_to_builder(
         queue = nxt
 
 
-def subgame_tree(game: LLMGame[S], node: ExpandedNode[S], *, game_name: str = "") -> GameTree:
+def subgame_tree(game: GameLogic[S], node: ExpandedNode[S], *, game_name: str = "") -> GameTree:
     """The game tree below one expanded root."""
+    from solvers import TreeBuilder
+
     b = TreeBuilder(num_players=game.num_players, game_name=game_name)
     add_to_builder(b, game, node)
     return b.build()
 
 
 def whole_game_tree(
-    game: LLMGame[S], nodes: Sequence[ExpandedNode[S]], *, game_name: str = ""
+    game: GameLogic[S], nodes: Sequence[ExpandedNode[S]], *, game_name: str = ""
 ) -> GameTree:
     """A uniform chance node over the roots, then each root's tree."""
+    from solvers import TreeBuilder
+
     b = TreeBuilder(num_players=game.num_players, game_name=game_name)
     root = b.add_chance()
     for i, n in enumerate(nodes):
         add_to_builder(b, game, n, parent=root, action=i, prob=1.0 / len(nodes))
     return b.build()
+
+
+@dataclasses.dataclass(frozen=True)
+class Subgame(Generic[S]):
+    """One root's expanded tree (every game state, for reports) and its game tree.
+
+    Games subclass it to name what their root holds (fruit trading's
+    scenario, a Werewolf day's root) as properties of ``root.state``.
+    """
+
+    root: ExpandedNode[S]
+    tree: GameTree
+
+    @property
+    def state(self) -> S:
+        """The root state."""
+        return self.root.state
+
+    def states(self) -> list[S]:
+        """Every state below and including the root, breadth-first."""
+        return self.root.states()
+
+
+SG = TypeVar("SG", bound=Subgame)
+
+
+def build_subgames(
+    game: GameLogic[S],
+    root_steps: Sequence[Any],
+    model: ChatModel,
+    *,
+    game_name: str | Callable[[S], str] = "",
+    subgame: Callable[..., SG] = Subgame,
+    policy: ParsePolicy | None = None,
+    stats: ParseStats | None = None,
+    max_concurrency: int | None = None,
+    progress: bool = True,
+    label: str = "",
+) -> list[SG]:
+    """Expands the trees below several roots together and builds each one's game tree.
+
+    Args:
+      game: The game.
+      root_steps: One step (or ready state) per root; their calls go out together.
+      model: The chat model (wrap it in the cache for resumable runs).
+      game_name: The trees' name, or a function of the root state giving it.
+      subgame: The class of the results (a :class:`Subgame` subclass), called
+        with ``root=`` and ``tree=``.
+      policy: Re-ask policy for unparseable answers.
+      stats: Parse counters (re-asks and fallbacks) to update.
+      max_concurrency: Bound on concurrent LLM calls.
+      progress: Show progress bars.
+      label: Progress-bar label.
+
+    Returns:
+      One subgame per root, in the order of ``root_steps``.
+    """
+    nodes = expand_from_steps(
+        game,
+        root_steps,
+        model,
+        policy=policy,
+        stats=stats,
+        max_concurrency=max_concurrency,
+        progress=progress,
+        label=label,
+    )
+    return [
+        subgame(
+            root=n,
+            tree=subgame_tree(
+                game, n, game_name=game_name(n.state) if callable(game_name) else game_name
+            ),
+        )
+        for n in nodes
+    ]

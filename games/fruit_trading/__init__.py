@@ -17,7 +17,6 @@ from games.fruit_trading import game, scripted  # noqa: F401
 from games.fruit_trading.dialogue import Config, DialogueState
 from games.fruit_trading.game import FruitTradingGame
 from games.fruit_trading.rules import FRUITS, TONES, Scenario, make_scenario
-from solvers import GameTree
 
 __all__ = [
     "FRUITS",
@@ -43,15 +42,6 @@ def _private_info(state: pyspiel.State, player: int) -> Sequence[str]:
     return [state.dialogue.scenario.players[player].describe()]
 
 
-def _build_tree(g: pyspiel.Game) -> GameTree:
-    from games.fruit_trading.tree import build_subgames, whole_game_tree
-
-    subgames = build_subgames(g.inits, g.config, g.model, progress=False)
-    if g.init >= 0:
-        return subgames[0].tree
-    return whole_game_tree([sg.root for sg in subgames], g.config)
-
-
 register_game_spec(
     GameSpec(
         name="fruit-trading",
@@ -73,7 +63,6 @@ register_game_spec(
                 "python_fruit_trading(init=-1,num_inits=3,max_messages=3,beliefs=true)",
             ),
             private_info=_private_info,
-            build_tree=_build_tree,
         ),
     )
 )

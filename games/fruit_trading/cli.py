@@ -3,7 +3,8 @@
 ``gt-llm fruit-trading run`` builds the subgame trees, solves them and writes
 tables, CSVs, exports and figures; ``gt-llm fruit-trading figures`` redraws the
 figures of an existing results folder; ``gt-llm fruit-trading compare DIR
-[DIR ...] --out DIR`` overlays several runs.
+[DIR ...] --out DIR`` overlays several runs; ``gt-llm fruit-trading view DIR
+--variant tone --init 3`` writes one subgame's dialogue tree as an HTML page.
 """
 
 from __future__ import annotations
@@ -11,17 +12,22 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from typing import TYPE_CHECKING
 
 from games.engine.cli_options import (
     add_common_options,
+    attach_cache,
     check_backend,
     check_out,
-    load_model_from_args,
+    prepare_model,
     results_folder,
     say,
 )
-from gt_llm.cli import positive_int
+from gt_llm.argtypes import non_negative_int, positive_int
 from solvers.cfr import VARIANTS as CFR_VARIANTS
+
+if TYPE_CHECKING:
+    from games.fruit_trading.experiment import ExperimentSettings
 
 logger = logging.getLogger(__name__)
 
@@ -41,17 +47,19 @@ def _variants(text: str) -> tuple[str, ...]:
             f"unknown variant(s) {', '.join(bad) or '(none)'}; "
             f"choose from {', '.join(known_variants())}"
         )
+    repeated = sorted({v for v in names if names.count(v) > 1})
+    if repeated:
+        raise argparse.ArgumentTypeError(
+            f"variant(s) named twice: {', '.join(repeated)}; give each once"
+        )
     return names
 
 
-def _run(args: argparse.Namespace) -> int:
-    from games.fruit_trading.estimate import check_fits, estimate_work
-    from games.fruit_trading.experiment import ExperimentSettings, run_experiment
+def settings_from_args(args: argparse.Namespace) -> ExperimentSettings:
+    """The experiment ``fruit-trading run`` runs for these parsed options."""
+    from games.fruit_trading.experiment import ExperimentSettings
 
-    # Every check before the first model call: flags (argparse types), backend, folder, size.
-    check_backend(args)
-    check_out(args)
-    settings = ExperimentSettings(
+    return ExperimentSettings(
         inits=args.inits,
         iterations=args.iterations,
         variants=args.variants,
@@ -74,6 +82,16 @@ def _run(args: argparse.Namespace) -> int:
         pools=args.pools,
         structured=args.structured == "on",
     )
+
+
+def _run(args: argparse.Namespace) -> int:
+    from games.fruit_trading.estimate import check_fits, estimate_work
+    from games.fruit_trading.experiment import run_experiment
+
+    # Every check before the first model call: flags (argparse types), backend, folder, size.
+    check_backend(args)
+    check_out(args)
+    settings = settings_from_args(args)
     estimate = estimate_work(
         inits=settings.inits,
         iterations=settings.iterations,
@@ -84,9 +102,14 @@ def _run(args: argparse.Namespace) -> int:
     check_fits(estimate, inits=settings.inits, iterations=settings.iterations)
     if not args.no_progress:
         sys.stderr.write(estimate.describe() + "\n")
-    with results_folder(args, settings.results_settings()) as run:
-        model = load_model_from_args(args)
-        result = run_experiment(settings, model=model, results=run)
+    # Backend, key and cache checked before --out is touched (--force clears only then).
+    model = prepare_model(args)
+    try:
+        with results_folder(args, settings.results_settings(), model) as run:
+            model = attach_cache(args, model)
+            result = run_experiment(settings, model=model, results=run)
+    finally:
+        model.close()
     s = result.summary
     lines = [f"fruit trading results in {result.out}  (model: {s['label']})"]
     for variant, v in s["variants"].items():
@@ -138,6 +161,7 @@ def _compare(args: argparse.Namespace) -> int:
     from games.fruit_trading.figures import write_comparison
     from solvers.results import read_json, warn_if_incomplete
 
+    check_out(args)  # an empty --out would write into the current folder
     missing = [d for d in args.dirs if not (Path(d) / "summary.json").exists()]
     if missing:
         raise ValueError(
@@ -158,6 +182,27 @@ def _compare(args: argparse.Namespace) -> int:
         args.dirs, args.out, labels=labels, fmt=args.format, log_x=args.log_x, log_y=args.log_y
     ):
         say(str(p))
+    return 0
+
+
+def _view(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from games.fruit_trading.view import write_fruit_page
+    from solvers.results import warn_if_incomplete
+
+    if not Path(args.dir).is_dir():
+        raise ValueError(
+            f"fruit-trading view: no folder {args.dir}; give a folder written by "
+            "`gt-llm fruit-trading run`"
+        )
+    out = args.out or str(
+        Path(args.dir) / "view" / f"{args.variant.replace('+', '_')}_init{args.init}.html"
+    )
+    if not out.endswith((".html", ".htm")):
+        raise ValueError("fruit-trading view --out: end the file name in .html")
+    warn_if_incomplete(args.dir, rerun=f"`gt-llm fruit-trading run --out {args.dir}`")
+    say(str(write_fruit_page(args.dir, args.variant, args.init, out)))
     return 0
 
 
@@ -263,4 +308,20 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     cmp.add_argument("--labels", default=None, help="comma-separated run labels, one per DIR")
     _add_figure_options(cmp)
     cmp.set_defaults(func=_compare)
+    view = sub.add_parser(
+        "view",
+        help="one subgame's dialogue tree as a self-contained HTML page",
+        description="Writes one subgame's dialogue tree (messages with tone, text, seed and "
+        "CFR reach probability; sigma_CFR beside the sigma_LLM baseline at each decision; "
+        "payoffs at the leaves) from a results folder's dialogues_*.jsonl and policy_*.json.",
+    )
+    view.add_argument("dir", metavar="DIR", help="results folder of `run`")
+    view.add_argument("--variant", default="tone", help="variant (default tone)")
+    view.add_argument(
+        "--init", type=non_negative_int, default=0, help="initialisation, from 0 (default 0)"
+    )
+    view.add_argument(
+        "--out", default=None, help="page to write (default DIR/view/<variant>_init<N>.html)"
+    )
+    view.set_defaults(func=_view)
     group.set_defaults(func=lambda args: (group.print_help(), 2)[1])

@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Callable, Generator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from games.engine.calls import Call
+from games.engine.calls import Call, Step
 from games.fruit_trading import prompts
 from games.fruit_trading.rules import (
     FRUITS,
@@ -265,6 +265,22 @@ class PayoffRecord:
         return self.exact is None or tuple(float(x) for x in self.exact) != self.llm
 
 
+def history_information(names: Sequence[str], turns: Sequence[Turn], player: int) -> str:
+    """The part of ``player``'s information state after its private information.
+
+    Its own tones so far and the dialogue text: what the exported policy's keys
+    end with, so a viewer can find a decision's policy row from a leaf record.
+    """
+    own = [t.tone for t in turns if t.sender == player]
+    dialogue = prompts.render_dialogue(
+        [
+            {"sender": names[t.sender], "receiver": names[1 - t.sender], "text": t.text}
+            for t in turns
+        ]
+    )
+    return f"Your tones so far: {', '.join(own) if own else '(none)'}\n\nDialogue:\n{dialogue}"
+
+
 @dataclasses.dataclass(frozen=True)
 class DialogueState:
     """Everything that has happened in one negotiation (immutable)."""
@@ -331,11 +347,9 @@ class DialogueState:
         same text.
         """
         info = self.scenario.players[player]
-        own = [t.tone for t in self.turns if t.sender == player]
         return (
             f"You are {info.name} (player {player + 1}).\n{info.describe()}\n\n"
-            f"Your tones so far: {', '.join(own) if own else '(none)'}\n\n"
-            f"Dialogue:\n{self.dialogue_text()}"
+            + history_information(self.names, self.turns, player)
         )
 
     def belief_view(self, speaker: int) -> BeliefView:
@@ -442,7 +456,7 @@ def _message_request(state: DialogueState, speaker: int, tone: str, seed: int) -
     return prompts.MESSAGE.render(fields, seed=seed, structured=structured)
 
 
-def step(state: DialogueState, tone: str, seed: int) -> Generator[Any, Any, DialogueState]:
+def step(state: DialogueState, tone: str, seed: int) -> Step[DialogueState]:
     """The next message in ``tone`` with LLM seed ``seed``, and all that follows it.
 
     Yields :class:`Call` or lists of them; receives parsed values (lists for lists).
@@ -555,7 +569,7 @@ def _exact_trade(text: str, state: DialogueState) -> tuple[tuple[int, int] | Non
     return (trade.payoff(0, infos[0]), trade.payoff(1, infos[1])), trade.feasible(infos)
 
 
-def opening_step(state: DialogueState) -> Generator[Any, Any, DialogueState]:
+def opening_step(state: DialogueState) -> Step[DialogueState]:
     """Player 1's fixed opening: the scenario's tone, the first seed."""
     return step(state, state.scenario.opening_tone, 0)
 
@@ -564,8 +578,8 @@ def opening_step(state: DialogueState) -> Generator[Any, Any, DialogueState]:
 
 
 @dataclasses.dataclass(frozen=True)
-class DialogueGame:
-    """Fruit trading for the engine (:class:`games.engine.protocol.LLMGame`).
+class DialogueLogic:
+    """Fruit trading for the engine (:class:`games.engine.protocol.GameLogic`).
 
     Decisions are tones; each is followed by a uniform chance node over the
     ``config.num_seeds`` LLM seeds of the message (Lindström et al. Fig. 4).
@@ -590,9 +604,7 @@ class DialogueGame:
         n = self.config.num_seeds
         return [(s, 1.0 / n) for s in range(n)]
 
-    def step(
-        self, state: DialogueState, action: int, outcome: int | None
-    ) -> Generator[Any, Any, DialogueState]:
+    def step(self, state: DialogueState, action: int, outcome: int | None) -> Step[DialogueState]:
         return step(state, TONES[action], int(outcome or 0))
 
     def information_state(self, state: DialogueState, player: int) -> str:

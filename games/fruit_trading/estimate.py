@@ -35,14 +35,31 @@ CURVE_VALUES = 7
 ITERATION_ARRAYS = 16
 #: Interpreter, libraries and compiled kernels.
 BASE_BYTES = 400 * 2**20
+#: Largest subgame a run may build (4 KiB a node: 400 GB). Beyond it the count is not
+#: even computed: ``--max-messages 1000000`` is refused at once instead of hanging.
+MAX_TREE_NODES = 10**8
 
 
-def max_nodes(max_messages: int, num_seeds: int, num_tones: int = len(TONES)) -> int:
-    """The largest possible subgame (no early agreement), in nodes."""
+def max_nodes(
+    max_messages: int, num_seeds: int, num_tones: int = len(TONES), *, cap: int | None = None
+) -> int:
+    """The largest possible subgame (no early agreement), in nodes.
+
+    Args:
+      max_messages: Messages per negotiation.
+      num_seeds: LLM seeds per message.
+      num_tones: Tones per decision.
+      cap: Stop counting once past it and return ``cap + 1`` (bounded work for
+        absurd sizes); ``None`` counts exactly.
+    """
     branch = num_tones * num_seeds
-    states = sum(branch**k for k in range(max_messages))
-    chance = num_tones * sum(branch**k for k in range(max_messages - 1))
-    return states + chance
+    total, level = 0, 1  # level = branch**k dialogue states at depth k
+    for k in range(max_messages):
+        total += level + (num_tones * level if k < max_messages - 1 else 0)
+        if cap is not None and total > cap:
+            return cap + 1
+        level *= branch
+    return total
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,16 +87,34 @@ class WorkEstimate:
         return (
             f"estimate: {self.trees:,} trees of at most {self.nodes_per_tree:,} nodes, "
             f"about {self.model_calls:,} model calls at most (cached ones are free), "
-            f"{self.node_iterations:.2g} node-iterations of CFR, "
+            f"{_compact(self.node_iterations)} node-iterations of CFR, "
             f"about {format_bytes(self.memory_bytes)} of memory"
         )
+
+
+def _compact(n: int) -> str:
+    # '1.2e+09' for any whole number, without converting a huge one to float.
+    digits = len(str(abs(n)))
+    if digits <= 15:
+        return f"{n:.2g}"
+    return f"about 10^{digits - 1}"
 
 
 def estimate_work(
     *, inits: int, iterations: int, variants: int, max_messages: int, num_seeds: int
 ) -> WorkEstimate:
-    """Estimates a run from its settings (see the module docstring)."""
-    per_tree = max_nodes(max_messages, num_seeds)
+    """Estimates a run from its settings (see the module docstring).
+
+    Raises:
+      ValueError: a subgame would exceed :data:`MAX_TREE_NODES` (names ``--max-messages``).
+    """
+    per_tree = max_nodes(max_messages, num_seeds, cap=MAX_TREE_NODES)
+    if per_tree > MAX_TREE_NODES:
+        raise ValueError(
+            f"argument --max-messages: {max_messages} messages with --num-seeds {num_seeds} "
+            f"make subgames of more than {MAX_TREE_NODES:,} nodes; lower --max-messages or "
+            "--num-seeds"
+        )
     trees = inits * variants
     nodes = trees * per_tree
     # Trees are built per variant and all kept until the end; so are the curves.
@@ -105,10 +140,11 @@ def check_fits(estimate: WorkEstimate, *, inits: int, iterations: int) -> None:
     Raises:
       ValueError: naming the flags and the fix.
     """
+    shown = f"{iterations:,}" if len(str(iterations)) <= 15 else _compact(iterations)
     require_memory(
         estimate.memory_bytes,
         what=(
-            f"--inits {inits} x --iterations {iterations} "
+            f"--inits {inits} x --iterations {shown} "
             f"({estimate.trees:,} trees of up to {estimate.nodes_per_tree:,} nodes)"
         ),
         fix="lower --inits, --iterations, --max-messages or --num-seeds",

@@ -48,25 +48,30 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-import sys
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from tqdm.auto import tqdm
 
-from games.engine.resources import solver_kernels_cached
+from games.engine.pipeline import build_and_solve
 from games.engine.results import model_label
 from games.fruit_trading import exports, report
-from games.fruit_trading.dialogue import Config
+from games.fruit_trading.dialogue import Config, DialogueLogic
 from games.fruit_trading.rules import NAMINGS, POOLINGS, TONES
-from games.fruit_trading.tree import Subgame, build_subgames, whole_game_tree
+from games.fruit_trading.tree import (
+    GAME_NAME,
+    Subgame,
+    build_subgames,
+    root_steps,
+    whole_game_tree,
+)
 from gt_llm.cache import CachedModel
 from gt_llm.chat import ChatModel
 from gt_llm.parsing import ParsePolicy, ParseStats
 from gt_llm.registry import load_model, parse_spec
+from gt_llm.safety import public_spec
 from solvers import (
     DECISION,
     GameTree,
@@ -243,25 +248,40 @@ class ExperimentSettings:
     def results_settings(self) -> dict[str, Any]:
         """The settings that determine the results, as the results folder's manifest records them.
 
-        Where and how calls are made (folder, cache, concurrency, rate,
-        timeout, progress bars) does not change the results and is left out,
-        so a resumed run with another ``--rpm`` is the same run.
+        Every field except those declared in :data:`NON_RESULT_SETTINGS`
+        (where and how calls are made: folder, cache, concurrency, rate,
+        timeout, progress bars, worker processes; the backend, which the
+        manifest records and compares on its own), so that a new field is
+        compared unless it is declared harmless, and a resumed run with
+        another ``--rpm`` is the same run.
         """
-        keep = (
-            "inits",
-            "iterations",
-            "variants",
-            "max_messages",
-            "num_seeds",
-            "scenario_seed",
-            "payoff",
-            "cfr_variant",
-            "whole_game_iterations",
-            "generalisation",
-            "whole_game",
-            "structured",
-        )
-        return {k: getattr(self, k) for k in keep}
+        return {
+            f.name: getattr(self, f.name)
+            for f in dataclasses.fields(self)
+            if f.name not in NON_RESULT_SETTINGS
+        }
+
+    def public(self) -> dict[str, Any]:
+        """Every setting, the backend as its public label (no credentials), for summaries."""
+        out = {k: v for k, v in dataclasses.asdict(self).items() if k != "progress"}
+        out["backend"] = public_spec(self.backend)
+        return out
+
+
+#: Fields of :class:`ExperimentSettings` that do not change the results (see
+#: :meth:`ExperimentSettings.results_settings`); every other field is compared.
+NON_RESULT_SETTINGS = frozenset(
+    {
+        "backend",
+        "out",
+        "cache",
+        "max_concurrency",
+        "requests_per_minute",
+        "timeout",
+        "progress",
+        "processes",
+    }
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -387,7 +407,7 @@ def open_results(
       solvers.results.ResultsError: the folder is empty, unwritable, or holds
         results of other settings and ``force`` is false.
     """
-    backend, model_name = parse_spec(settings.backend)
+    backend, model_name = parse_spec(public_spec(settings.backend))
     return prepare_results_dir(
         settings.out,
         settings.results_settings(),
@@ -396,14 +416,6 @@ def open_results(
         model=model_name or None,
         command=command,
     )
-
-
-def _say(settings: ExperimentSettings, message: str) -> None:
-    # A status line beside the progress bars (stderr), or a log line when they are off.
-    if settings.progress:
-        tqdm.write(message, file=sys.stderr)
-    else:
-        logger.info(message)
 
 
 def run_experiment(
@@ -437,18 +449,17 @@ def run_experiment(
             requests_per_minute=settings.requests_per_minute,
             timeout=settings.timeout,
         )
-    kernels_cached = solver_kernels_cached()
     label = model_label(model)
     logger.info(
         "fruit trading: %s, %d inits, %d iterations",
-        label["label"],
+        label.label,
         settings.inits,
         settings.iterations,
     )
     timings: dict[str, float] = {}
     summary: dict[str, Any] = {
-        **label,
-        "settings": {k: v for k, v in dataclasses.asdict(settings).items() if k != "progress"},
+        **label.to_json(),
+        "settings": settings.public(),
         "variants": {},
     }
     subgames: dict[str, list[Subgame]] = {}
@@ -467,48 +478,32 @@ def run_experiment(
             structured=settings.structured,
         )
         stats = ParseStats()
-        t0 = time.perf_counter()
-        sgs = build_subgames(
-            range(settings.inits),
-            cfg,
+        slug = variant.replace("+", "_")
+        tag = {"backend": label.backend, "model": label.model}
+        solved = build_and_solve(
+            DialogueLogic(cfg),
+            root_steps(range(settings.inits), cfg),
             model,
-            policy=ParsePolicy(),
+            baseline=any_baseline,
+            iterations=settings.iterations,
+            tree_name=lambda sg: f"init{sg.scenario.init}",
+            cfr_variant=settings.cfr_variant,
+            subgame=Subgame,
+            game_name=GAME_NAME,
+            run=run,
+            slug=slug,
+            tag=tag,
             stats=stats,
             max_concurrency=settings.max_concurrency,
+            processes=settings.processes,
             progress=settings.progress,
-            label=f"[{variant}] trees:",
+            label=f"[{variant}]",
         )
-        timings[f"build_{variant}_s"] = time.perf_counter() - t0
+        timings[f"build_{variant}_s"] = solved.build_s
+        timings[f"solve_{variant}_s"] = solved.solve_s
+        sgs, curves, trees = solved.subgames, solved.curves, solved.trees
         subgames[variant] = sgs
-        trees = [sg.tree for sg in sgs]
-        if kernels_cached is not True:
-            # numba compiles the kernels on the first solve: ~30 s without output otherwise.
-            _say(settings, "compiling solver kernels (first run only, about half a minute) ...")
-            kernels_cached = True
-        t0 = time.perf_counter()
-        with tqdm(
-            total=len(trees),
-            desc=f"[{variant}] CFR curves",
-            unit="tree",
-            disable=not settings.progress,
-        ) as bar:
-            curves = cfr_curves(
-                trees,
-                any_baseline,
-                settings.iterations,
-                variant=settings.cfr_variant,
-                tree_names=[f"init{sg.scenario.init}" for sg in sgs],
-                processes=settings.processes,
-                on_tree_done=lambda _i, bar=bar: bar.update(1),
-            )
-        timings[f"solve_{variant}_s"] = time.perf_counter() - t0
         curves_by_variant[variant] = curves
-        slug = variant.replace("+", "_")
-        tag = {"backend": label["backend"], "model": label["model"]}
-        with run.atomic_path(f"curves_{slug}.csv") as tmp:
-            curves.to_csv(tmp, columns=tag)
-        with run.atomic_path(f"curves_{slug}_per_tree.csv") as tmp:
-            curves.to_csv(tmp, per_tree=True, columns=tag)
         ess = studies.ess_iterations(curves)
         v: dict[str, Any] = {
             "trees": [
@@ -538,7 +533,7 @@ def run_experiment(
             v["guesses"] = report.guess_table(sgs)
             v["guesses_distinct"] = report.guess_table_distinct(sgs)
         # The final average policies come with the curves: no second CFR run per tree.
-        policies = list(curves.average_policies)
+        policies = solved.policies
         # Through the results folder, so the manifest lists them and --force clears them.
         policy_doc = exports.policy_document(sgs, policies, variant=variant, label=label)
         run.write_json(f"policy_{slug}.json", policy_doc)

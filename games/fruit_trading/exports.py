@@ -20,7 +20,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from games.fruit_trading.dialogue import Config, DialogueGame, DialogueState
+from games.engine.results import ModelLabel
+from games.fruit_trading.dialogue import Config, DialogueLogic, DialogueState
 from games.fruit_trading.tree import GAME_NAME, Subgame
 from solvers import TreePolicy
 
@@ -50,7 +51,7 @@ def policy_document(
     policies: Sequence[TreePolicy],
     *,
     variant: str,
-    label: dict[str, Any],
+    label: ModelLabel,
 ) -> dict[str, Any]:
     """The JSON document of one variant's per-subgame CFR policies."""
     entries = []
@@ -63,16 +64,16 @@ def policy_document(
         entries.append(
             {
                 "init": sg.scenario.init,
-                "game": game_string(sg.config, sg.scenario.init, str(label.get("backend", ""))),
+                "game": game_string(sg.config, sg.scenario.init, label.backend),
                 "infosets": infosets,
             }
         )
     return {
         "format": FORMAT,
         "variant": variant,
-        "backend": label.get("backend"),
-        "model": label.get("model"),
-        "label": label.get("label"),
+        "backend": label.backend,
+        "model": label.model,
+        "label": label.label,
         "subgames": entries,
     }
 
@@ -124,7 +125,7 @@ def load_tabular_policy(path: str | Path, init: int, game=None):
 
 
 def _leaves(
-    game: DialogueGame, node, probs: TreePolicy, index: dict[str, int], reach: float
+    game: DialogueLogic, node, probs: TreePolicy, index: dict[str, int], reach: float
 ) -> Iterator[tuple[DialogueState, float]]:
     if not node.children:
         yield node.state, reach
@@ -140,7 +141,7 @@ def _leaves(
 
 def leaf_records(subgame: Subgame, policy: TreePolicy) -> Iterator[dict[str, Any]]:
     """One JSON-ready record per leaf of a subgame (see the module docstring)."""
-    game = DialogueGame(subgame.config)
+    game = DialogueLogic(subgame.config)
     index = subgame.tree.key_to_infoset
     for state, reach in _leaves(game, subgame.root, policy, index, 1.0):
         pay = state.payoff
@@ -170,12 +171,12 @@ def dialogue_lines(
     policies: Sequence[TreePolicy],
     *,
     variant: str,
-    label: dict[str, Any],
+    label: ModelLabel,
 ) -> str:
     """The text of ``dialogues_<variant>.jsonl``: one JSON line per leaf of every subgame."""
     lines = []
     for sg, pol in zip(subgames, policies, strict=True):
         for rec in leaf_records(sg, pol):
-            rec = {"variant": variant, "model": label.get("label"), **rec}
+            rec = {"variant": variant, "model": label.label, **rec}
             lines.append(json.dumps(rec, ensure_ascii=False))
     return "\n".join(lines) + "\n"

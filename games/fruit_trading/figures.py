@@ -19,7 +19,6 @@ which is what ``gt-llm fruit-trading compare`` draws.
 
 from __future__ import annotations
 
-import json
 import textwrap
 from collections.abc import Sequence
 from pathlib import Path
@@ -35,7 +34,7 @@ from solvers.plots import (
     read_curves_csv,
     to_png,  # noqa: F401  (re-exported: notebooks display figures with it)
 )
-from solvers.results import atomic_path, write_csv, write_text
+from solvers.results import ResultsError, atomic_path, read_json, write_csv, write_text
 
 FORMATS: tuple[str, ...] = ("png", "pdf", "svg")
 _VARIANT_LABEL = {
@@ -49,7 +48,52 @@ Runs = str | Path | Sequence[str | Path]
 
 
 def load_summary(out: str | Path) -> dict[str, Any]:
-    return json.loads((Path(out) / "summary.json").read_text())
+    """``summary.json`` of a results folder, its shape checked.
+
+    Raises:
+      solvers.results.ResultsError: missing, not JSON, too large or too deep,
+        or without the fields the figures read (``FILE: 'variants.tone.final'
+        must be an object``), in one line.
+    """
+    path = Path(out) / "summary.json"
+    data = read_json(path, rerun=f"`gt-llm fruit-trading run --out {out}`")
+    check_summary(data, path)
+    return data
+
+
+def _need(value: Any, kind: type | tuple[type, ...], where: str, path: Path) -> Any:
+    if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
+        names = {dict: "an object", list: "a list", str: "a string", int: "a whole number"}
+        want = names.get(kind, "a number") if isinstance(kind, type) else "a number"
+        raise ResultsError(
+            f"{path}: {where!r} must be {want}, got {type(value).__name__}; re-run the command "
+            "that wrote it"
+        )
+    return value
+
+
+def check_summary(data: Any, path: Path) -> None:
+    """Checks the fields of a fruit ``summary.json`` that the figures and tables read.
+
+    Raises:
+      solvers.results.ResultsError: naming the file and the first wrong field.
+    """
+    _need(data, dict, "(top level)", path)
+    _need(data.get("label"), str, "label", path)
+    settings = _need(data.get("settings"), dict, "settings", path)
+    for key in ("inits", "num_seeds"):
+        _need(settings.get(key), int, f"settings.{key}", path)
+    variants = _need(data.get("variants"), dict, "variants", path)
+    for name, v in variants.items():
+        _need(v, dict, f"variants.{name}", path)
+        final = _need(v.get("final"), dict, f"variants.{name}.final", path)
+        for key in ("nash_conv_mean", "cfr_gain_mean"):
+            if final.get(key) is not None:
+                _need(final.get(key), (int, float), f"variants.{name}.final.{key}", path)
+        for key in ("ess_first_iteration", "agreements", "trees"):
+            _need(v.get(key), list, f"variants.{name}.{key}", path)
+        for i, row in enumerate(v["agreements"]):
+            _need(row, dict, f"variants.{name}.agreements[{i}]", path)
 
 
 def load_curves(out: str | Path, variant: str) -> dict[str, np.ndarray]:

@@ -34,7 +34,8 @@ initialisations hold the same private information and, with fixed names,
 share information sets.
 
 The model is the scripted stand-in unless ``backend=...`` (a spec for
-:func:`gt_llm.load_model`, with ``cache=PATH``) or a ``model=`` passed to
+:func:`gt_llm.load_model`, with ``cache=PATH``; without it the engine's
+process-wide in-memory cache) or a ``model=`` passed to
 :class:`FruitTradingGame` says otherwise.
 """
 
@@ -45,11 +46,17 @@ from typing import Any
 import numpy as np
 import pyspiel
 
-from games.engine.spiel import EngineGame, EngineState, shared_model
+from games.engine.spiel import (
+    EngineGame,
+    EngineState,
+    engine_game_info,
+    engine_game_type,
+    shared_model,
+)
 from games.fruit_trading import scripted  # noqa: F401  (registers the scripted answers)
 from games.fruit_trading.dialogue import (
     Config,
-    DialogueGame,
+    DialogueLogic,
     DialogueState,
     initial_state,
     opening_step,
@@ -76,21 +83,11 @@ DEFAULT_PARAMS: dict[str, Any] = {
     "cache": "",
 }
 
-_GAME_TYPE = pyspiel.GameType(
-    short_name=SHORT_NAME,
-    long_name="Python Fruit Trading (LLM negotiation)",
-    dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
-    chance_mode=pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
-    information=pyspiel.GameType.Information.IMPERFECT_INFORMATION,
-    utility=pyspiel.GameType.Utility.GENERAL_SUM,
-    reward_model=pyspiel.GameType.RewardModel.TERMINAL,
-    max_num_players=2,
-    min_num_players=2,
-    provides_information_state_string=True,
-    provides_information_state_tensor=False,
-    provides_observation_string=True,
-    provides_observation_tensor=False,
-    parameter_specification=DEFAULT_PARAMS,
+_GAME_TYPE = engine_game_type(
+    SHORT_NAME,
+    "Python Fruit Trading (LLM negotiation)",
+    num_players=2,
+    parameters=DEFAULT_PARAMS,
 )
 
 
@@ -140,22 +137,16 @@ class FruitTradingGame(EngineGame[DialogueState]):
             pools=str(p["pools"]),
             structured=bool(p["structured"]),
         )
-        self.setup_engine(
-            DialogueGame(self.config),
-            model
-            if model is not None
-            # No cache file: a process-wide in-memory cache, so that OpenSpiel's own
-            # algorithms (which revisit states) pay one model call per distinct request.
-            else shared_model(str(p["backend"]), str(p["cache"]) or ":memory:"),
+        self.setup_logic(
+            DialogueLogic(self.config),
+            model if model is not None else shared_model(str(p["backend"]), str(p["cache"])),
             [lambda i=i: self._opening(i) for i in self.inits],
         )
-        game_info = pyspiel.GameInfo(
-            num_distinct_actions=len(TONES),
+        game_info = engine_game_info(
+            num_actions=len(TONES),
             max_chance_outcomes=max(num_seeds, len(self.inits)),
             num_players=2,
-            min_utility=-float(PAYOFF_BOUND),
-            max_utility=float(PAYOFF_BOUND),
-            utility_sum=None,
+            utility_bounds=(-PAYOFF_BOUND, PAYOFF_BOUND),
             # Opening + per message: decision and chance; plus the init chance node.
             max_game_length=1 + 2 * (self.config.max_messages - 1),
         )

@@ -16,14 +16,14 @@ dialogue state for the reports.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 
 from games.engine import tree as engine_tree
+from games.engine.calls import Step
 from games.engine.protocol import ExpandedNode
 from games.fruit_trading.dialogue import (
     Config,
-    DialogueGame,
+    DialogueLogic,
     DialogueState,
     initial_state,
     opening_step,
@@ -36,18 +36,16 @@ from solvers import GameTree
 GAME_NAME = "python_fruit_trading"
 
 
-@dataclasses.dataclass(frozen=True)
-class Subgame:
+class Subgame(engine_tree.Subgame[DialogueState]):
     """One initialisation's expanded negotiation and its game tree."""
 
-    scenario: Scenario
-    config: Config
-    root: ExpandedNode[DialogueState]
-    tree: GameTree
+    @property
+    def scenario(self) -> Scenario:
+        return self.root.state.scenario
 
-    def states(self) -> list[DialogueState]:
-        """Every dialogue state after a message, root first, breadth-first."""
-        return self.root.states()
+    @property
+    def config(self) -> Config:
+        return self.root.state.config
 
 
 def expand(
@@ -63,7 +61,7 @@ def expand(
 ) -> list[ExpandedNode[DialogueState]]:
     """Expands the negotiations of several initialisations together, opening first."""
     return engine_tree.expand_from_steps(
-        DialogueGame(config),
+        DialogueLogic(config),
         [opening_step(initial_state(s, config)) for s in scenarios],
         model,
         policy=policy,
@@ -76,7 +74,7 @@ def expand(
 
 def subgame_tree(node: ExpandedNode[DialogueState], config: Config) -> GameTree:
     """The game tree of one initialisation."""
-    return engine_tree.subgame_tree(DialogueGame(config), node, game_name=GAME_NAME)
+    return engine_tree.subgame_tree(DialogueLogic(config), node, game_name=GAME_NAME)
 
 
 def whole_game_tree(nodes: Sequence[ExpandedNode[DialogueState]], config: Config) -> GameTree:
@@ -93,8 +91,13 @@ def whole_game_tree(nodes: Sequence[ExpandedNode[DialogueState]], config: Config
     share a player's private information share its opening information sets.
     """
     return engine_tree.whole_game_tree(
-        DialogueGame(config), nodes, game_name=f"{GAME_NAME}(init=-1)"
+        DialogueLogic(config), nodes, game_name=f"{GAME_NAME}(init=-1)"
     )
+
+
+def root_steps(inits: Sequence[int], config: Config) -> list[Step[DialogueState]]:
+    """The opening step of each initialisation (the roots of its subgame)."""
+    return [opening_step(initial_state(config.scenario(i), config)) for i in inits]
 
 
 def build_subgames(
@@ -108,7 +111,7 @@ def build_subgames(
     progress: bool = True,
     label: str = "",
 ) -> list[Subgame]:
-    """Expands and materialises the subgame of each initialisation.
+    """Expands and materialises the subgame of each initialisation (:func:`games.engine.tree.build_subgames`).
 
     Args:
       inits: Initialisation indices.
@@ -120,18 +123,15 @@ def build_subgames(
       progress: Show progress bars.
       label: Progress-bar label.
     """
-    scenarios = [config.scenario(i) for i in inits]
-    roots = expand(
-        scenarios,
-        config,
+    return engine_tree.build_subgames(
+        DialogueLogic(config),
+        root_steps(inits, config),
         model,
+        game_name=GAME_NAME,
+        subgame=Subgame,
         policy=policy,
         stats=stats,
         max_concurrency=max_concurrency,
         progress=progress,
         label=label,
     )
-    return [
-        Subgame(scenario=s, config=config, root=r, tree=subgame_tree(r, config))
-        for s, r in zip(scenarios, roots, strict=True)
-    ]

@@ -1,4 +1,4 @@
-"""Werewolf: pure rules, the OpenSpiel game ``python_werewolf``, scripted players, runner.
+"""Werewolf: pure rules, the OpenSpiel game ``python_werewolf``, rule-based players, runner.
 
 Importing this package registers ``python_werewolf`` with pyspiel, the game's spec
 (``gt-llm werewolf`` and its conformance parameters) with :mod:`games.engine.registry`,
@@ -30,7 +30,7 @@ register_game_spec(
     GameSpec(
         name="werewolf",
         short_name=game.SHORT_NAME,
-        help="Werewolf: play, watch and replay games (scripted players, a human seat)",
+        help="Werewolf: play, watch and replay games (rule-based players, a human seat)",
         add_parser=_add_parser,
         conformance=ConformanceParams(
             game_strings=(

@@ -21,7 +21,9 @@
 * ``gt-llm werewolf summary game.jsonl [...]`` prints the deception summary of one
   log (several logs: pooled);
 * ``gt-llm werewolf replay game.jsonl`` re-applies a log and checks it reaches the
-  logged final state.
+  logged final state;
+* ``gt-llm werewolf view game.jsonl --out game.html`` (or a results folder) writes
+  self-contained HTML pages (:mod:`games.werewolf.view`).
 """
 
 from __future__ import annotations
@@ -70,7 +72,14 @@ def _check_play_args(args: argparse.Namespace, num_players: int) -> None:
         raise ValueError("werewolf play: --jobs must be >= 1")
     if args.human is not None and not 0 <= args.human < num_players:
         raise ValueError(f"werewolf play: --human must be a seat in 0..{num_players - 1}")
+    if args.log is not None and (Path(args.log).is_dir() or str(args.log).endswith(("/", "\\"))):
+        raise ValueError(
+            f"werewolf play: --log {args.log} is a folder; pass a file such as --log game.jsonl"
+        )
     if args.games > 1:
+        from games.werewolf.estimate import check_games
+
+        check_games(args.games)  # the size, before any call: one line naming --games
         if args.human is not None:
             raise ValueError("werewolf play: --human plays one game; drop --games")
         if args.log is not None:
@@ -83,25 +92,31 @@ def _check_play_args(args: argparse.Namespace, num_players: int) -> None:
 def _seats(config, human: int | None, stdin, write: Writer, rules_players: bool) -> list:
     """Per seat a Player, or None for an LLM seat."""
     from games.werewolf.players.human import HumanPlayer
-    from games.werewolf.players.rule_based import ScriptedPlayer
+    from games.werewolf.players.rule_based import RuleBasedPlayer
 
     n = config.num_players
-    seats: list = [ScriptedPlayer() for _ in range(n)] if rules_players else [None] * n
+    seats: list = [RuleBasedPlayer() for _ in range(n)] if rules_players else [None] * n
     if human is not None:
         seats[human] = HumanPlayer(stdin.readline, write)
     return seats
 
 
+#: ``werewolf play`` options that do not change a series' results (beyond the shared ones).
+PLAY_NON_RESULT_OPTIONS = ("log", "human", "werewolf_command")
+
+
 def _series_settings(args: argparse.Namespace, config) -> dict:
-    """What determines a series' results (the results folder's manifest compares them)."""
+    """What determines a series' results (the results folder's manifest compares them).
+
+    Every parsed option but the declared non-result ones
+    (:data:`games.engine.cli_options.NON_RESULT_OPTIONS`,
+    :data:`PLAY_NON_RESULT_OPTIONS`), and the rules config they make.
+    """
+    from games.engine.cli_options import result_settings
+
     return {
-        "games": args.games,
-        "seed": args.seed,
-        "players": args.players,
-        "preset": args.preset,
+        **result_settings(args, also_ignore=PLAY_NON_RESULT_OPTIONS),
         "config": config.as_dict(),
-        "history": args.history,
-        "structured": args.structured,
     }
 
 
@@ -149,16 +164,19 @@ def _play(args: argparse.Namespace, *, stdin=None, write: Writer = say) -> int:
     config = _config(args)
     _check_play_args(args, config.num_players)
     if args.games > 1:
-        from games.engine.cli_options import results_folder
+        from games.engine.cli_options import attach_cache, prepare_model, results_folder
 
-        # The folder first (refused in one line if it holds another series), then the model.
-        with results_folder(args, _series_settings(args, config)) as run:
-            model = None if args.players == "rules" else _model(args)
-            try:
-                return _play_many(args, config, model, write, run)
-            finally:
+        # Backend, key and cache checked first; then the folder (refused in one line if it
+        # holds another series; --force clears only the files its manifest lists).
+        model = None if args.players == "rules" else prepare_model(args)
+        try:
+            with results_folder(args, _series_settings(args, config), model) as run:
                 if model is not None:
-                    model.close()
+                    model = attach_cache(args, model)
+                return _play_many(args, config, model, write, run)
+        finally:
+            if model is not None:
+                model.close()
     model = None if args.players == "rules" else _model(args)
     try:
 
@@ -183,21 +201,15 @@ def _play(args: argparse.Namespace, *, stdin=None, write: Writer = say) -> int:
 
 
 def _play_many(args: argparse.Namespace, config, model, write: Writer, run) -> int:
-    from concurrent.futures import ThreadPoolExecutor
-
     from tqdm.auto import tqdm
 
+    from games.engine.results import model_label
     from games.werewolf.deception.summary import pooled_summary
     from games.werewolf.play import runner
-    from games.werewolf.players.table import model_label
     from solvers.results import finite_or_none
 
     out = run.path
     logs = out / "logs"
-    if args.force:
-        # --force replaces the folder's results; the logs of the old series are results too.
-        for old in logs.glob("game_*.jsonl"):
-            old.unlink()
     logs.mkdir(parents=True, exist_ok=True)
     seeds = [args.seed + i for i in range(args.games)]
     # Games at a time only help when calls wait on a server; an in-process model
@@ -208,7 +220,10 @@ def _play_many(args: argparse.Namespace, config, model, write: Writer, run) -> i
     hits0 = _cache_stats(model)
 
     def game(seed: int):
-        log = out / "logs" / f"game_{seed:06d}.jsonl"
+        name = f"logs/game_{seed:06d}.jsonl"
+        # Listed as ours before it exists (and its partial name), so --force clears them.
+        log = run.record(name)
+        run.record(runner.partial_path(name).as_posix())
         return _one_game(args, config, seed, model, log=log)
 
     with tqdm(total=args.games, desc="werewolf games", disable=args.no_progress) as bar:
@@ -218,14 +233,10 @@ def _play_many(args: argparse.Namespace, config, model, write: Writer, run) -> i
                 played.append(game(s))
                 bar.update(1)
         else:
-            with ThreadPoolExecutor(max_workers=jobs) as pool:
-                futures = [pool.submit(game, s) for s in seeds]
-                for f in futures:
-                    f.add_done_callback(lambda _f: bar.update(1))
-                played = [f.result() for f in futures]
+            played = _run_all(game, seeds, jobs, on_done=lambda: bar.update(1))
     elapsed = time.perf_counter() - start
     results = [r for r, _ in played]
-    label = "rule players (no LLM, no prompts)" if model is None else model_label(model)
+    label = "rule players (no LLM, no prompts)" if model is None else model_label(model).label
     summary: dict = {
         "players": label,
         "config": config.as_dict(),
@@ -280,6 +291,33 @@ def _play_many(args: argparse.Namespace, config, model, write: Writer, run) -> i
     return 0
 
 
+def _run_all(game, seeds: list[int], jobs: int, *, on_done) -> list:
+    """Plays ``game(seed)`` for every seed, ``jobs`` at a time; stops at the first failure.
+
+    A failed game (the server gone, the key refused, a full disk, a budget
+    spent) cancels every game still queued, lets the running ones end (each
+    within its retry budget) and raises the first failure, so a series says
+    what went wrong within the retry budget plus one game, not after every
+    queued game has waited out its own.
+    """
+    from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+
+    pool = ThreadPoolExecutor(max_workers=jobs)
+    try:
+        futures = [pool.submit(game, s) for s in seeds]
+        for f in futures:
+            f.add_done_callback(lambda _f: on_done())
+        done, _ = wait(futures, return_when=FIRST_EXCEPTION)
+        failed = [f for f in futures if f in done and not f.cancelled() and f.exception()]
+        if failed:
+            for f in futures:
+                f.cancel()
+            raise failed[0].exception()  # type: ignore[misc]
+        return [f.result() for f in futures]
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
 def _cache_stats(model) -> tuple[int, int]:
     stats = getattr(model, "stats", None)
     if stats is None:
@@ -305,14 +343,25 @@ def _summary(args: argparse.Namespace, *, write: Writer = say) -> int:
     from games.werewolf.deception.summary import pooled_summary
     from games.werewolf.deception.tracking import tracker_from_events
     from games.werewolf.play import runner
+    from games.werewolf.rules import Config
 
     summaries = []
     for path in args.logs:
-        records = runner.read_log(path)
+        records = runner.read_log(path)  # FILE:LINE for a damaged line
         if not records or records[0].get("type") != "header":
-            raise ValueError(f"werewolf summary: {path} does not start with a header record")
-        n = sum(records[0]["config"]["roles"].values())
-        summaries.append(tracker_from_events(records, n).summary())
+            raise ValueError(f"werewolf summary: {path}:1: does not start with a header record")
+        try:
+            # Checked (shape, at most MAX_PLAYERS seats) before anything is sized by it.
+            n = Config.from_dict(records[0].get("config")).num_players
+        except ValueError as exc:
+            raise ValueError(f"werewolf summary: {path}:1: bad header config ({exc})") from None
+        try:
+            summaries.append(tracker_from_events(records, n).summary())
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+            raise ValueError(
+                f"werewolf summary: {path}: a record of the wrong shape "
+                f"({type(exc).__name__}: {exc}); the log is damaged"
+            ) from None
     s = summaries[0] if len(summaries) == 1 else pooled_summary(summaries)
     d = s.to_dict()
     label = args.logs[0] if len(args.logs) == 1 else f"{len(args.logs)} logs (pooled)"
@@ -338,12 +387,14 @@ def _replay(args: argparse.Namespace, *, write: Writer = say) -> int:
     from games.werewolf.play import runner
     from games.werewolf.play.transcript import describe
 
+    # Checked first (shape, legality, a result record): a damaged or unfinished log is
+    # refused in one line with FILE:LINE, before anything of it is printed.
+    state = runner.replay(args.log)
     if args.transcript:
         for record in runner.read_log(args.log):
             line = describe(record)
             if line is not None:
                 write(line)
-    state = runner.replay(args.log)
     write(
         f"replayed {args.log}: {state.num_steps} steps, winner {state.winner}, "
         f"final state matches the log (digest {runner.state_digest(state)[:12]})"
@@ -354,7 +405,7 @@ def _replay(args: argparse.Namespace, *, write: Writer = say) -> int:
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Adds the ``werewolf`` command group (``play``, ``summary``, ``replay``, ``arena``, ``graph``)."""
     from games.engine.cli_options import add_common_options
-    from gt_llm.cli import non_negative_int, positive_int
+    from gt_llm.argtypes import non_negative_int, positive_int
 
     group = subparsers.add_parser(
         "werewolf",
@@ -418,10 +469,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     from games.werewolf.arena.graph import add_graph_parser
     from games.werewolf.arena.runner import add_arena_parser
     from games.werewolf.day.command import add_solve_parser
+    from games.werewolf.view.command import add_view_parser
 
     add_solve_parser(sub)  # the day as a CFR tree (issue 12)
     add_arena_parser(sub)  # opponent models against each other (issue 11)
     add_graph_parser(sub)  # a seat's GRATR trust graph from an arena log
+    add_view_parser(sub)  # logs and results folders as HTML pages (issue 20)
     group.set_defaults(func=lambda args: (group.print_help(), 2)[1])
 
 

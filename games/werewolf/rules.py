@@ -135,6 +135,10 @@ class RoleSet:
                     f"RoleSet: at most one {role} (got {getattr(self, role)}); "
                     "set the extra players to villager"
                 )
+        if self.num_players > MAX_PLAYERS:
+            raise ValueError(
+                f"RoleSet: {self.num_players} players, more than the {MAX_PLAYERS} a table seats"
+            )
         if self.werewolf < 1:
             raise ValueError("RoleSet: needs at least one werewolf")
         if self.werewolf >= self.num_players - self.werewolf:
@@ -168,6 +172,10 @@ class RoleSet:
                 )
             counts[role] = int(n)
         return cls(**counts)
+
+
+#: Most players at one table (prompts, trees and logs grow with it; a bound readers check).
+MAX_PLAYERS = 32
 
 
 @dataclass(frozen=True)
@@ -209,7 +217,17 @@ class Config:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Config:
-        return cls(**{**d, "roles": RoleSet(**d["roles"])})
+        """The config :meth:`as_dict` wrote.
+
+        Raises:
+          ValueError: ``d`` is not such a mapping (unknown or missing fields, wrong types).
+        """
+        if not isinstance(d, Mapping) or not isinstance(d.get("roles"), Mapping):
+            raise ValueError("Config.from_dict: expected an object with a 'roles' object")
+        try:
+            return cls(**{**d, "roles": RoleSet(**d["roles"])})
+        except TypeError as exc:
+            raise ValueError(f"Config.from_dict: {exc}") from None
 
 
 PRESETS: dict[str, Config] = {

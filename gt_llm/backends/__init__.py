@@ -80,6 +80,12 @@ def _groq_probe(rest: str, timeout: float) -> tuple[bool, str]:
     return probe_server(f"{default_base_url()}/openai/v1/models", timeout=timeout, headers=headers)
 
 
+def _openai_model_name(rest: str) -> str:
+    from gt_llm.backends.openai_compat import parse_spec_rest
+
+    return parse_spec_rest(rest)[0]
+
+
 def _groq_check() -> str | None:
     if importlib.util.find_spec("groq") is None:
         return "the 'groq' package is not installed (pip install groq)"
@@ -109,6 +115,7 @@ register_backend(
     check=_groq_check,
     remote=True,
     probe=_groq_probe,
+    model_name=lambda rest: rest or DEFAULT_GROQ_MODEL,
 )
 register_backend(
     "openai",
@@ -117,4 +124,5 @@ register_backend(
     example="openai:MODEL@http://127.0.0.1:8000/v1",
     remote=True,
     probe=_openai_probe,
+    model_name=_openai_model_name,
 )

@@ -25,7 +25,7 @@ from gt_llm.backends.remote import (
 from gt_llm.chat import ChatRequest
 from gt_llm.errors import ConfigurationError
 from gt_llm.retry import RetryPolicy, parse_retry_after
-from gt_llm.safety import register_secret
+from gt_llm.safety import public_spec, register_secret
 
 logger = logging.getLogger(__name__)
 
@@ -121,7 +121,7 @@ class GroqModel(RemoteChatModel):
         self._client = groq.Groq(
             api_key=key, base_url=base_url, max_retries=0, timeout=self.timeout
         )
-        self.base_url = str(self._client.base_url).rstrip("/")
+        self.base_url = public_spec(str(self._client.base_url).rstrip("/"))
         self.url = f"{self.base_url}/openai/v1/chat/completions"
         self.sends_schema = self.model in JSON_SCHEMA_MODELS
 

@@ -6,6 +6,12 @@ POSTs to ``{BASE_URL}/chat/completions``, retried through :mod:`gt_llm.retry`
 exactly like the ``groq`` backend. A key is sent as a bearer token when given
 (``api_key`` option or ``OPENAI_API_KEY``); local servers usually need none.
 
+Credentials in the URL (``http://user:password@host/v1``) are sent as HTTP
+Basic authentication and secret query values as given, but only the public
+label (:func:`gt_llm.safety.public_spec`: no user, no password, query values
+replaced) ever appears in :attr:`OpenAICompatModel.spec`, :attr:`url`,
+messages and logs.
+
 The model name, not the URL, identifies the model in the cache, so a cache
 filled through one server is reused through another serving the same model.
 """
@@ -16,6 +22,7 @@ import logging
 import os
 import re
 import time
+import urllib.parse
 from collections.abc import Callable
 from typing import Any
 
@@ -31,7 +38,7 @@ from gt_llm.backends.remote import (
 )
 from gt_llm.chat import ChatRequest
 from gt_llm.retry import RetryPolicy, parse_retry_after
-from gt_llm.safety import register_secret
+from gt_llm.safety import public_spec, register_secret
 
 logger = logging.getLogger(__name__)
 
@@ -115,13 +122,30 @@ class OpenAICompatModel(RemoteChatModel):
                 f"openai backend: base URL must start with http:// or https://, got {base_url!r}; "
                 f"expected {SPEC_FORM}"
             )
-        self.base_url = base_url.rstrip("/")
-        self.url = f"{self.base_url}/chat/completions"
+        # The full URL (user, password, query) stays in this object only; every name
+        # shown anywhere is the public label.
+        parts = urllib.parse.urlsplit(base_url)
+        path = parts.path.rstrip("/")
+        host = parts.netloc.rpartition("@")[2]
+        self._post_url = urllib.parse.urlunsplit(
+            (parts.scheme, host, f"{path}/chat/completions", parts.query, "")
+        )
+        self.base_url = public_spec(
+            urllib.parse.urlunsplit((parts.scheme, host, path, parts.query, ""))
+        )
+        self.url = public_spec(self._post_url)
+        auth = None
+        if parts.username is not None or parts.password is not None:
+            auth = httpx.BasicAuth(
+                urllib.parse.unquote(parts.username or ""),
+                urllib.parse.unquote(parts.password or ""),
+            )
+            public_spec(base_url)  # registers the credentials for redaction
         key = api_key if api_key is not None else os.environ.get(KEY_VARIABLE)
         register_secret(key)
         headers = {"Authorization": f"Bearer {key}"} if key else {}
-        self._has_key = bool(key)
-        self._client = httpx.Client(timeout=self.timeout, headers=headers)
+        self._has_key = bool(key) or auth is not None
+        self._client = httpx.Client(timeout=self.timeout, headers=headers, auth=auth)
 
     @classmethod
     def from_spec_rest(cls, rest: str, **options: Any) -> OpenAICompatModel:
@@ -139,11 +163,11 @@ class OpenAICompatModel(RemoteChatModel):
 
     @property
     def spec(self) -> str:
-        """``openai:MODEL@BASE_URL``."""
+        """``openai:MODEL@BASE_URL``, the public label (no credentials, no query values)."""
         return f"{self.backend}:{self.model}@{self.base_url}"
 
     def _send(self, request: ChatRequest, *, timeout: float) -> bytes:
-        response = self._client.post(self.url, json=self.payload(request), timeout=timeout)
+        response = self._client.post(self._post_url, json=self.payload(request), timeout=timeout)
         if not 200 <= response.status_code < 300:
             raise HTTPStatusFailure(response.status_code, response.headers, response.text)
         return response.content

@@ -21,7 +21,7 @@ from typing import Any
 from gt_llm.chat import ChatModel, ChatRequest, ChatResponse, Usage
 from gt_llm.errors import AnswerTooLargeError, BackendError, MalformedResponseError
 from gt_llm.retry import RateLimiter, RetryPolicy, call_with_retry
-from gt_llm.safety import redact
+from gt_llm.safety import public_spec, redact
 
 logger = logging.getLogger(__name__)
 
@@ -139,8 +139,9 @@ def probe_server(
     import httpx
 
     start = time.perf_counter()
+    real, url = url, public_spec(url)  # messages name the public label only
     try:
-        response = httpx.get(url, timeout=timeout, headers=headers or {})
+        response = httpx.get(real, timeout=timeout, headers=headers or {})
     except httpx.TimeoutException:
         return False, f"no answer from {url} within {timeout:g} s"
     except httpx.HTTPError as exc:

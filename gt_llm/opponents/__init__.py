@@ -58,11 +58,11 @@ from gt_llm.opponents.extraction import (
 from gt_llm.opponents.gratr import (
     GratrModel,
     GratrParams,
-    draw_trust_graph,
     make_gratr,
+    read_trust_graph_graphml,
+    trust_graph_figure,
+    trust_graph_graphml,
     trust_graph_to_json,
-    write_trust_graph_graphml,
-    write_trust_graph_json,
 )
 from gt_llm.opponents.plain import PlainHistory, make_plain
 from gt_llm.opponents.prompts import OPPONENT_PROMPTS
@@ -149,7 +149,6 @@ __all__ = [
     "PromptFields",
     "RerankRag",
     "SpeechAct",
-    "draw_trust_graph",
     "extract_statement_evidence",
     "identity_request",
     "intent_request",
@@ -166,7 +165,8 @@ __all__ = [
     "register_opponent_model",
     "rerank_request",
     "stance_of",
+    "read_trust_graph_graphml",
+    "trust_graph_figure",
+    "trust_graph_graphml",
     "trust_graph_to_json",
-    "write_trust_graph_graphml",
-    "write_trust_graph_json",
 ]

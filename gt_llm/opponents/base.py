@@ -9,11 +9,14 @@ trees do) without copying by hand. Every model can:
   what to whom, with a credibility in [-1, 1] and a time step);
 * ``belief(subject)`` — answer "what do I believe about / how far do I trust
   player X" with a frozen :class:`Belief` (a trust value, a distribution over
-  hypotheses where the model has one, and the evidence behind it);
-* ``consult(goal=..., subjects=...)`` — give the :class:`PromptFields` a prompt
-  needs to steer the player (typed data, never sentences: the sentences live
-  in a game's prompt book), together with the model after any update the
-  consultation itself makes (GRATR's retrieval updates trust, Algorithm 2);
+  hypotheses where the model has one, and the evidence behind it). It is the
+  one reading of a model: prompts, stand-ins, studies and figures all use it,
+  and reading never changes the model;
+* ``consult(goal=..., subjects=...)`` — a *decision*: give the
+  :class:`PromptFields` a prompt needs to steer the player (typed data, never
+  sentences: the sentences live in a game's prompt book), together with the
+  model after what the decision itself adds (GRATR's Eq. 9 feedback, as
+  evidence; every other model returns itself);
 * ``on_outcome(revealed, step=...)`` — update on an outcome (roles revealed);
 * ``snapshot()`` — a JSON-ready dict for logs.
 
@@ -64,7 +67,8 @@ class Evidence:
     Attributes:
       subject: The player the evidence is about (the target of an intent).
       value: For ``identity``: the hypothesis it points to (a role, a fruit); for
-        ``intent``: the intent type (``Attack``/``Defend``/``Deceive``), for logs.
+        ``intent``: the intent type (``Attack``/``Defend``/``Deceive``), for logs;
+        for ``message``: what kind of message it is (a speech act, ``vote``), if known.
       source: Where it came from (``"llm_guess"``, ``"intent"``, ``"moderator"``).
       step: The time step (message number, day); decay and ordering use it.
       weight: Confidence in [0, 1] of an identity judgment.
@@ -73,6 +77,9 @@ class Evidence:
       credibility: For ``intent``: in [-1, 1], negative for hostility, positive
         for support, its magnitude the strength (GRATR's c(p_i, p_j)).
       certain: A fact (a seer's check, a revealed role): pinned, never overwritten.
+      negated: With ``certain``: the fact is that ``subject`` is *not* ``value``
+        (a werewolf knows its non-partners are not werewolves; a team check
+        finds "not a werewolf").
       text: The message text, when there is one (the retrieval baselines use it).
     """
 
@@ -85,6 +92,7 @@ class Evidence:
     actor: str = ""
     credibility: float = 0.0
     certain: bool = False
+    negated: bool = False
     text: str = ""
 
     def __post_init__(self) -> None:
@@ -98,6 +106,8 @@ class Evidence:
             raise ValueError("Evidence: an intent needs an actor (who acted towards subject)")
         if self.kind == "identity" and not self.value:
             raise ValueError("Evidence: an identity judgment needs a value (the hypothesis)")
+        if self.negated and not (self.certain and self.kind == "identity"):
+            raise ValueError("Evidence: negated is for certain identity facts only")
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (for snapshots and logs)."""
@@ -139,21 +149,30 @@ class Belief:
 
 
 class MessageView(TypedDict):
-    """One past message as a prompt shows it."""
+    """One past message as a prompt shows it.
+
+    ``subject`` is whom it is about and ``kind`` what it is (the message
+    evidence's ``value``, e.g. a speech act ``accuse`` or ``vote``; empty when
+    the game gives none), so that a reader can count what was retrieved.
+    """
 
     step: int
     speaker: str
     text: str
+    subject: str
+    kind: str
 
 
 class ChainView(TypedDict):
-    """One GRATR evidence chain p_1 <- p_2 <- ... <- p_o (Eqs. 5-7)."""
+    """One GRATR evidence chain p_1 <- p_2 <- ... <- p_o (Eqs. 5-7; Eq. 8 weight, floored)."""
 
     players: list[str]
     edge_trusts: list[float]
     value: float
     u: float
     uncertainty: float
+    weight: float
+    floored: bool
 
 
 class PlayerView(TypedDict):
@@ -190,7 +209,13 @@ class PromptFields(TypedDict):
 
 
 def message_view(e: Evidence) -> MessageView:
-    return {"step": int(e.step), "speaker": e.actor, "text": e.text}
+    return {
+        "step": int(e.step),
+        "speaker": e.actor,
+        "text": e.text,
+        "subject": e.subject,
+        "kind": e.value,
+    }
 
 
 @dataclasses.dataclass(frozen=True)
@@ -208,6 +233,9 @@ class OpponentContext:
         -1 if an adversary, 0 / missing if neither (fruits). GRATR turns identity
         judgments and certain facts into trust with it.
       self_role: The observer's own hypothesis, when it has one.
+      prior: Per hypothesis a prior weight (e.g. how many players have each role
+        among the others); empty: uniform. Dirichlet's prior mean and GRATR's
+        side masses use it.
       chat: A chat model the rerank baseline may use to score relevance.
     """
 
@@ -218,12 +246,14 @@ class OpponentContext:
     top_k: int = 5
     alignment: Mapping[str, float] = dataclasses.field(default_factory=dict)
     self_role: str | None = None
+    prior: Mapping[str, float] = dataclasses.field(default_factory=dict)
     chat: ChatModel | None = dataclasses.field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "players", tuple(self.players))
         object.__setattr__(self, "hypotheses", tuple(self.hypotheses))
         object.__setattr__(self, "alignment", MappingProxyType(dict(self.alignment)))
+        object.__setattr__(self, "prior", MappingProxyType(dict(self.prior)))
         if len(set(self.players)) != len(self.players):
             raise ValueError("OpponentContext: players must be distinct")
         if len(set(self.hypotheses)) != len(self.hypotheses):
@@ -237,6 +267,13 @@ class OpponentContext:
             raise ValueError(f"OpponentContext: alignment names unknown hypotheses {sorted(bad)}")
         if any(not -1.0 <= a <= 1.0 for a in self.alignment.values()):
             raise ValueError("OpponentContext: alignment values must be in [-1, 1]")
+        unknown = sorted(h for h in self.prior if h not in self.hypotheses)
+        if unknown:
+            raise ValueError(f"OpponentContext: prior names unknown hypotheses {unknown}")
+        if any(w < 0 for w in self.prior.values()) or (
+            self.prior and sum(self.prior.values()) <= 0
+        ):
+            raise ValueError("OpponentContext: prior weights must be >= 0 with a positive sum")
 
     def check_subject(self, where: str, subject: str) -> None:
         """Raises ValueError when ``players`` is fixed and does not hold ``subject``."""
@@ -255,7 +292,7 @@ class Consultation:
 
     Attributes:
       model: The model after the consultation (the same object for models whose
-        consultation is a pure read; GRATR's retrieval updates trust).
+        consultation adds nothing; GRATR adds its Eq. 9 feedback as evidence).
       fields: The prompt fields.
     """
 
@@ -348,6 +385,70 @@ def append_history(
     return hist[-k:] if k else ()
 
 
+def prior_distribution(
+    context: OpponentContext, fact: str | None = None, excluded: Iterable[str] = ()
+) -> dict[str, float]:
+    """The context's prior over hypotheses (uniform without one), with certain facts applied.
+
+    A fact is one-hot; excluded hypotheses get 0 and the rest are renormalised.
+    Empty without hypotheses.
+    """
+    hyps = context.hypotheses
+    if fact is not None and fact in hyps:
+        return {h: float(h == fact) for h in hyps}
+    out = set(excluded)
+    w = {h: (float(context.prior.get(h, 0.0)) if context.prior else 1.0) for h in hyps}
+    w = {h: (0.0 if h in out else v) for h, v in w.items()}
+    if sum(w.values()) <= 0:
+        w = {h: (0.0 if h in out else 1.0) for h in hyps}
+    total = sum(w.values())
+    return {h: v / total for h, v in w.items()} if total > 0 else {}
+
+
+def side_of(context: OpponentContext, distribution: Mapping[str, float]) -> float:
+    """+1 / -1 when every hypothesis with mass is on the ally / adversary side, else 0."""
+    signs = {
+        (a > 0) - (a < 0)
+        for h, p in distribution.items()
+        if p > 0
+        for a in (float(context.alignment.get(h, 0.0)),)
+    }
+    return float(signs.pop()) if len(signs) == 1 else 0.0
+
+
+class FactsMixin:
+    """Certain facts for models that keep no beliefs (``none``, the retrieval baselines).
+
+    Such a model still knows what its seat knows for sure: ``belief(p)`` is the
+    context's prior with the facts applied (a fact is one-hot, a negative fact
+    removes a hypothesis), pinned when it fixes the role or the side. Subclasses
+    are frozen dataclasses with ``context``, ``facts`` and ``excluded`` fields.
+    """
+
+    context: OpponentContext
+    facts: Mapping[str, str]
+    excluded: Mapping[str, frozenset[str]]
+
+    def _with_fact(self, e: Evidence) -> Any:
+        """``self`` with a certain identity fact (others: ``self``); the first fact stays."""
+        if e.kind != "identity" or not e.certain or e.subject in self.facts:
+            return self
+        if e.negated:
+            excluded = dict(self.excluded)
+            excluded[e.subject] = excluded.get(e.subject, frozenset()) | {e.value}
+            return dataclasses.replace(self, excluded=excluded)  # type: ignore[type-var]
+        return dataclasses.replace(self, facts={**self.facts, e.subject: e.value})  # type: ignore[type-var]
+
+    def _fact_belief(self, subject: str, evidence: tuple[Evidence, ...] = ()) -> Belief:
+        dist = prior_distribution(
+            self.context, self.facts.get(subject), self.excluded.get(subject, ())
+        )
+        pinned = subject in self.facts or (
+            subject in self.excluded and side_of(self.context, dist) != 0.0
+        )
+        return Belief(subject=subject, distribution=dist, evidence=evidence, pinned=pinned)
+
+
 class HistoryMixin:
     """The last-K message history every model shows (shared, not copied per model).
 
@@ -402,9 +503,12 @@ __all__ = [
     "PromptFields",
     "Stance",
     "UNSURE",
+    "FactsMixin",
     "append_history",
     "clamp_unit",
     "message_view",
+    "prior_distribution",
+    "side_of",
     "stance_of",
     "top_probabilities",
 ]

@@ -8,6 +8,12 @@ no prior. Each identity judgment that points to hypothesis k does
 the belief used in play is the categorical ``p = alpha / sum(alpha)`` (the
 posterior mean).
 
+The prior: with ``context.prior`` (e.g. the role counts among the other
+players, in Werewolf), ``alpha_0 = prior * K * base`` where ``base`` is that
+prior normalised to sum 1 — the prior mean is the base rate and the total
+concentration is the paper's K, so one judgment moves it as much as under
+the uniform prior. Without it, ``alpha_0 = (prior, ..., prior)``.
+
 Two documented extensions, off by default so that the paper's rule is the
 default:
 
@@ -18,7 +24,9 @@ default:
 
 A certain fact (a seer's check, a revealed role: ``Evidence.certain``) pins the
 distribution at that hypothesis with probability 1; later judgments about the
-subject are still recorded but never move it. Intent evidence does not bear on
+subject are still recorded but never move it. A negative fact
+(``Evidence.negated``: "not a werewolf") sets that hypothesis's probability
+to 0 for good and renormalises the rest. Intent evidence does not bear on
 identities here; messages only feed the last-K history.
 """
 
@@ -40,6 +48,7 @@ from gt_llm.opponents.base import (
     OpponentContext,
     OpponentModel,
     PlayerView,
+    side_of,
     top_probabilities,
 )
 
@@ -57,6 +66,7 @@ class DirichletBelief(HistoryMixin, OpponentModel):
       threshold: Minimum confidence for a judgment to count (0: all count).
       confidence_weighted: Add the confidence instead of 1.
       facts: Pinned hypotheses per subject (certain facts).
+      excluded: Hypotheses ruled out per subject (negative facts).
       context: Players, self id and history window.
       history: The last K messages.
       top_n: How many hypotheses the prompt fields list per player.
@@ -71,6 +81,7 @@ class DirichletBelief(HistoryMixin, OpponentModel):
     threshold: float = 0.0
     confidence_weighted: bool = False
     facts: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    excluded: Mapping[str, frozenset[str]] = dataclasses.field(default_factory=dict)
     context: OpponentContext = OpponentContext()
     history: tuple[Evidence, ...] = ()
     top_n: int = 3
@@ -88,19 +99,34 @@ class DirichletBelief(HistoryMixin, OpponentModel):
         object.__setattr__(self, "alphas", MappingProxyType(dict(self.alphas)))
         object.__setattr__(self, "evidence", MappingProxyType(dict(self.evidence)))
         object.__setattr__(self, "facts", MappingProxyType(dict(self.facts)))
+        object.__setattr__(self, "excluded", MappingProxyType(dict(self.excluded)))
+
+    def prior_alpha(self) -> np.ndarray:
+        """alpha_0: ``prior`` each, or ``prior * K * base rate`` with ``context.prior``."""
+        k = len(self.hypotheses)
+        weights = self.context.prior
+        if not weights:
+            return np.full(k, float(self.prior))
+        base = np.asarray([float(weights.get(h, 0.0)) for h in self.hypotheses])
+        return self.prior * k * base / base.sum()
 
     def alpha(self, subject: str) -> np.ndarray:
         """The concentration parameters for ``subject`` (a copy)."""
-        default = (self.prior,) * len(self.hypotheses)
-        return np.asarray(self.alphas.get(subject, default), dtype=float)
+        if subject in self.alphas:
+            return np.asarray(self.alphas[subject], dtype=float)
+        return self.prior_alpha()
 
     def probabilities(self, subject: str) -> np.ndarray:
-        """``p = alpha / sum(alpha)``, or one-hot on a pinned fact."""
+        """``p = alpha / sum(alpha)`` without ruled-out hypotheses, or one-hot on a fact."""
         if subject in self.facts:
             p = np.zeros(len(self.hypotheses))
             p[self.hypotheses.index(self.facts[subject])] = 1.0
             return p
         a = self.alpha(subject)
+        out = self.excluded.get(subject, frozenset())
+        a = np.where([h in out for h in self.hypotheses], 0.0, a)
+        if a.sum() <= 0:  # the prior gave the remaining hypotheses no mass
+            a = np.asarray([0.0 if h in out else 1.0 for h in self.hypotheses])
         return a / a.sum()
 
     def observe(self, evidence: Evidence) -> DirichletBelief:
@@ -116,6 +142,10 @@ class DirichletBelief(HistoryMixin, OpponentModel):
         s = evidence.subject
         ev = dict(self.evidence)
         ev[s] = tuple(ev.get(s, ())) + (evidence,)
+        if evidence.certain and evidence.negated:
+            excluded = dict(self.excluded)
+            excluded[s] = excluded.get(s, frozenset()) | {evidence.value}
+            return dataclasses.replace(self, evidence=ev, excluded=excluded)
         if evidence.certain:
             facts = dict(self.facts)
             # The first certain fact stays: a later "certain" contradiction is a bug upstream.
@@ -134,11 +164,14 @@ class DirichletBelief(HistoryMixin, OpponentModel):
     def belief(self, subject: str) -> Belief:
         self.context.check_subject("DirichletBelief.belief", subject)
         p = self.probabilities(subject)
+        dist = {h: float(x) for h, x in zip(self.hypotheses, p, strict=True)}
+        # A negative fact pins too when what remains is one side (a werewolf's non-partners).
+        side = subject in self.excluded and side_of(self.context, dist) != 0.0
         return Belief(
             subject=subject,
-            distribution={h: float(x) for h, x in zip(self.hypotheses, p, strict=True)},
+            distribution=dist,
             evidence=tuple(self.evidence.get(subject, ())),
-            pinned=subject in self.facts,
+            pinned=subject in self.facts or side,
         )
 
     def _player_view(self, subject: str) -> PlayerView:
@@ -146,13 +179,21 @@ class DirichletBelief(HistoryMixin, OpponentModel):
         top = b.most_likely()
         return {
             "player": subject,
-            "identity": top[0] if len(top) == 1 else UNSURE,
+            # "unsure" when nothing but the prior singles out a hypothesis.
+            "identity": top[0] if len(top) == 1 and self._judged(subject) else UNSURE,
             "probabilities": top_probabilities(b.distribution, self.top_n),
             "stance": "unsure",
             "trust": None,
             "chains": [],
             "pinned": b.pinned,
         }
+
+    def _judged(self, subject: str) -> bool:
+        return (
+            subject in self.facts
+            or subject in self.excluded
+            or not np.allclose(self.alpha(subject), self.prior_alpha())
+        )
 
     def consult(self, *, goal: str = "", subjects: Sequence[str] | None = None) -> Consultation:
         seen = set(self.alphas) | set(self.evidence) | set(self.facts)
@@ -168,6 +209,8 @@ class DirichletBelief(HistoryMixin, OpponentModel):
             "threshold": self.threshold,
             "confidence_weighted": self.confidence_weighted,
             "facts": dict(self.facts),
+            "excluded": {s: sorted(x) for s, x in sorted(self.excluded.items())},
+            "prior_alpha": [float(x) for x in self.prior_alpha()],
             "subjects": {
                 s: {
                     "alpha": [float(x) for x in self.alpha(s)],

@@ -2,10 +2,10 @@
 
 Follows "GRATR: Zero-Shot Evidence Graph Retrieval-Augmented Trustworthiness
 Reasoning" (Zhu, Li, Kong, Yang and Xu; Sect. 3, Eqs. (1)-(9),
-Algorithms 1-2). One agent keeps a directed graph (networkx): each node is a
-player p with a trust T(p) in [-1, 1] and the observations about p; each edge
-(p_i, p_j) keeps the evidence list D(p_i, p_j) of p_i's intents towards p_j and
-the edge trust T(p_i, p_j), 0 at the start.
+Algorithms 1-2). One agent keeps a directed graph: each node is a player p with
+a trust T(p) in [-1, 1] and the observations about p; each edge (p_i, p_j)
+keeps the evidence list D(p_i, p_j) of p_i's intents towards p_j and the edge
+trust T(p_i, p_j), 0 at the start.
 
 * Algorithm 1 (update, :meth:`GratrModel.observe`): an intent of p_i towards p_j
   with credibility c is appended to D(p_i, p_j) (Eq. 1), the edge trust is the
@@ -17,63 +17,85 @@ the edge trust T(p_i, p_j), 0 at the start.
 * Algorithm 2 (retrieval, :meth:`GratrModel.retrieve`): from the top-w most
   trusted nodes, a best-first search by node trust over *incoming* edges builds
   an evidence chain p_1 <- p_2 <- ... <- p_o = target per start; the chains give
-  T(p_o) (Eqs. 5-8) and the last edge of each chain, (p_o, p_{o-1}), is updated
-  backwards (Eq. 9).
+  T(p_o) (Eqs. 5-8), and the last edge of each chain, (p_o, p_{o-1}), gets the
+  backward update (Eq. 9) when the agent decides (:meth:`GratrModel.consult`).
 
 Each equation is a pure function below, named and numbered as in the paper.
 Where the paper leaves a hole, this module closes it as follows (each closing
 is repeated where it is made):
 
 1. **Every trust is clamped to [-1, 1]** after every equation (Eqs. 2, 8, 9 can
-   leave it otherwise: Eq. 9 adds to a bounded value, Eq. 8 is only a convex
-   combination when all weights are positive).
+   leave it otherwise).
 2. **Weights V - H that are not positive** (Eq. 8): a chain's weight is
    ``max(V - H, weight_floor)``. With T(p_o) = 0 at the start every two-node
    chain has V = 0, so the paper's weights would be <= 0 and Eq. 8 would divide
-   by zero or flip signs (the reference implementation's negative weights);
-   with the floor, weak chains still count a little and the result is a convex
-   combination of the chains' u, hence in [-1, 1].
+   by zero or flip signs; with the floor, weak chains still count a little and
+   the result is a convex combination of the chains' u, hence in [-1, 1]. How
+   often the floor binds is counted (:class:`FloorCount`, per decision).
 3. **H of a negative u** (Eq. 7): log2 of a negative number is undefined; we use
-   H = -|u| log2 |u| (and H(0) = 0), the same uncertainty for support and
-   hostility of equal strength. Base 2, as the paper writes (not ln).
-4. **Division by a zero trust** (Eq. 9): the denominator T(p_{o-1}) is replaced
-   by ``eps`` with its sign (+ for 0) when ``|T(p_{o-1})| < eps``; the result is
-   clamped (1).
-5. **Certain facts** (a seer's check, a revealed role, the observer itself) pin
-   a node: its trust is set to the fact's alignment (+1 ally / -1 adversary, and
-   1 for the observer itself) and never overwritten by Eqs. 3 or 8.
+   H = -|u| log2 |u| (and H(0) = 0). Base 2, as the paper writes.
+4. **Division by a zero trust** (Eq. 9): when ``|T(p_{o-1})| < eps`` the
+   quotient T(p_o) / T(p_{o-1}) has no defined size or sign, and the edge gets
+   no backward update (:func:`backward_increment` returns None; counted as
+   skipped). A zero divisor therefore never flips an edge's sign.
+5. **Certain facts** (a seer's check, a revealed role, a werewolf's partners,
+   the observer itself) pin a node: a fact "p is h" sets T(p) to h's alignment
+   (+1 ally / -1 adversary, 1 for the observer itself); a negative fact "p is
+   not h" (``Evidence.negated``) removes h from p's hypotheses and pins T(p)
+   when the remaining ones are all on one side (a werewolf knows every
+   non-partner is on the village side). Pinned trusts are never overwritten.
 6. **Decay by time step** (Eq. 4): the paper's rho^(n-k) counts positions in the
    list; with ``decay="step"`` (default) the exponent is the gap in time steps
-   to the edge's newest evidence, t_n - t_k, so evidence given at the same step
-   weighs the same and a long silence decays more. ``decay="index"`` is the
-   paper's literal rule. Eq. 4 is always applied to the raw evidence list,
-   oldest first; merged values are never merged again, and no other edge (in
-   particular not the reverse edge) is touched by a merge.
+   to the edge's newest item, t_n - t_k. ``decay="index"`` is the paper's
+   literal rule. Eq. 4 is always applied to the raw list, oldest first.
 7. **One edge direction everywhere**: an edge (a, b) is a's intent towards b.
    Eqs. 5-6 read T(p_{k+1}, p_k), i.e. the chain follows edges *into* the node
    already on the chain, so retrieval walks predecessors, and the backward
-   update (Eq. 9) adjusts exactly the chain's last edge (p_o, p_{o-1}).
-8. **Backward updates persist**: Eq. 9's change is kept as an offset on the
-   edge, so T(edge) = clamp(Eq. 4 of the raw list + offset); new evidence
-   re-merges the list without losing it.
+   update adjusts exactly the chain's last edge (p_o, p_{o-1}).
+8. **Retrieval is a read; Eq. 9 is evidence given at decisions.** Looking a
+   player up (:meth:`~GratrModel.retrieve`, :meth:`~GratrModel.belief`) never
+   changes the model, so any order of lookups gives the same trusts. Eq. 8's
+   T(p_o) is what a lookup reports (the stored node trust, which Eqs. 2-3 and
+   facts set, is not overwritten by it). The paper applies Eq. 9 "during the
+   agent's turn"; here a *decision* (:meth:`~GratrModel.consult`) at time step
+   t adds, for every subject's chains, one feedback item of credibility
+   ``gamma T(p_o) / T(p_{o-1})`` (clamped; hole 4) at step t to the edge
+   (p_o, p_{o-1}), computed from the model *before* that decision for all
+   subjects at once (so their order does not matter). Feedback items are
+   merged with the observed evidence by Eq. 4, so they decay like evidence and
+   a re-merge never wipes them; near T = 0, tanh(x + d) ~ tanh(x) + d, which is
+   Eq. 9's additive step. A decision replaces the feedback an earlier decision
+   of the same step gave, so deciding twice at one step with no new evidence
+   gives the same model (reproducible: the model is a function of its
+   evidence and of the steps at which it decided).
 9. **Chains**: Algorithm 2 as printed has no stopping rule and no target; we run
    one best-first search per start node (top-w by T among nodes with T != 0
    other than the target: a start of trust 0 makes u = 0 and only dilutes
-   Eq. 8), popping the most trusted frontier node, visiting each node once, and
-   stopping at the target (optionally at ``max_hops`` edges). Identical chains
-   from different starts count once; a shared last edge is updated once.
+   Eq. 8), popping the most trusted frontier node (ties by name), visiting each
+   node once, and following the discovery tree back from the target
+   (optionally at most ``max_hops`` edges). A search's order does not depend
+   on its target, so one search per start serves every target.
 10. **Self-intents** (``[Player 3][Defend][Player 3]``, self-defence) carry no
     trust between two players: they are kept as node observations, no edge.
 11. **Identity judgments** become trust through the context's ``alignment``
     (+1 for the observer's side, -1 for the other): u = T(source) * alignment *
     confidence with Eqs. 2-3. The source is the observer itself (T = 1) for a
-    judgment without an actor (the observer's, or the moderator's) and for a
-    speaker's claim about itself (the LLM's confidence already weighs it);
+    judgment without an actor and for a speaker's claim about itself;
     otherwise it is the speaker whose statement gave it, with T(speaker).
+12. **A distribution over hypotheses** (:meth:`~GratrModel.belief`, the one
+    reading that prompts, stand-ins, studies and figures use): a fact is
+    one-hot; otherwise the sides' prior masses (``context.prior``, uniform
+    without it) are weighed by the read trust T, P(adversary side) ∝
+    pi_adv (1 - T) and P(ally side) ∝ pi_ally (1 + T) (so T = 0 gives the
+    prior, T = -1 certainty of the adversary side), and each side's mass is
+    split over its hypotheses in proportion to prior(h) (1 + tally(h)), tally
+    being the summed confidence of the identity judgments naming h. Without
+    alignment (fruits) it is prior(h) (1 + tally(h)), normalised.
 
-Updates return a new model: the networkx graph is copied once per
-``observe``/``observe_all``/``retrieve`` call (O(nodes + edges); see
-``benchmarks/gratr.py``) and never mutated after it is built.
+Storage: nodes and incoming edges live in dictionaries that an update copies
+only where it writes (the node map and one target's incoming map: O(players)
+per update, not O(graph)), so the model stays a value; :attr:`GratrModel.graph`
+builds a networkx view on request (drawing, export). See ``benchmarks/gratr.py``.
 """
 
 from __future__ import annotations
@@ -83,8 +105,8 @@ import heapq
 import json
 import math
 import os
-import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any, Literal
 
 import networkx as nx
@@ -210,26 +232,41 @@ def combine_chains(
     """
     if weight_floor <= 0:
         raise ValueError(f"combine_chains: weight_floor must be > 0, got {weight_floor}")
-    triples = list(chains)
+    triples = chains if isinstance(chains, list) else list(chains)
     if not triples:
         raise ValueError("combine_chains: need at least one chain")
     weights = [chain_weight(v, h, weight_floor) for v, _, h in triples]
-    num = math.fsum(w * clamp_unit(u) for w, (_, u, _) in zip(weights, triples, strict=True))
+    num = math.fsum([w * clamp_unit(t[1]) for w, t in zip(weights, triples, strict=True)])
     return clamp_unit(num / math.fsum(weights))
+
+
+def backward_increment(
+    t_target: float, t_previous: float, gamma: float = 0.1, *, eps: float = 1e-3
+) -> float | None:
+    """Eq. (9)'s increment gamma T(p_o) / T(p_{o-1}), clamped to [-1, 1]; None when undefined.
+
+    Hole 4: when ``|T(p_{o-1})| < eps`` the quotient has no defined size or sign
+    (the observer has no stance on p_{o-1}), so there is no backward update at
+    all — never a sign taken from a zero.
+    """
+    if eps <= 0:
+        raise ValueError(f"backward_increment: eps must be > 0, got {eps}")
+    if abs(t_previous) < eps:
+        return None
+    return clamp_unit(gamma * clamp_unit(t_target) / t_previous)
 
 
 def backward_update(
     t_edge: float, t_target: float, t_previous: float, gamma: float = 0.1, *, eps: float = 1e-3
 ) -> float:
-    """Eq. (9): T(p_o, p_{o-1}) <- gamma T(p_o) / T(p_{o-1}) + T(p_o, p_{o-1}).
+    """Eq. (9) as printed: T(p_o, p_{o-1}) <- gamma T(p_o) / T(p_{o-1}) + T(p_o, p_{o-1}).
 
-    A zero (or tiny) T(p_{o-1}) is replaced by ``eps`` with its sign, + for 0
-    (hole 4); the result is clamped to [-1, 1] (hole 1).
+    The literal additive form, clamped to [-1, 1] (hole 1); the edge is
+    unchanged when ``|T(p_{o-1})| < eps`` (hole 4, :func:`backward_increment`).
+    The graph applies the increment as evidence instead (hole 8).
     """
-    if eps <= 0:
-        raise ValueError(f"backward_update: eps must be > 0, got {eps}")
-    denom = t_previous if abs(t_previous) >= eps else math.copysign(eps, t_previous or 1.0)
-    return clamp_unit(gamma * clamp_unit(t_target) / denom + clamp_unit(t_edge))
+    inc = backward_increment(t_target, t_previous, gamma, eps=eps)
+    return clamp_unit(t_edge) if inc is None else clamp_unit(clamp_unit(t_edge) + inc)
 
 
 # ----------------------------------------------------------------------------
@@ -246,7 +283,7 @@ class GratrParams:
       gamma: Learning rate of the backward update, Eq. 9.
       w: How many of the most trusted nodes start chains (Algorithm 2).
       epsilon: Ally above it, adversary below -epsilon, else unsure (Sect. 3.1).
-      eps: Smallest denominator magnitude in Eq. 9 (hole 4).
+      eps: Smallest divisor magnitude in Eq. 9 (hole 4: below it, no update).
       weight_floor: Smallest chain weight in Eq. 8 (hole 2).
       decay: ``"step"`` (time-step gaps) or ``"index"`` (the paper's n - k).
       max_hops: Longest chain in edges (``None``: bounded by the node count).
@@ -281,8 +318,61 @@ class GratrParams:
 
 
 @dataclasses.dataclass(frozen=True)
+class NodeState:
+    """One node: T(p), whether a fact pins it, the fact, excluded hypotheses, observations."""
+
+    trust: float = 0.0
+    pinned: bool = False
+    fact: str | None = None
+    excluded: frozenset[str] = frozenset()
+    observations: tuple[Evidence, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class EdgeState:
+    """One edge: D(p_i, p_j) (observed), the Eq. 9 feedback items, and T(p_i, p_j) (Eq. 4)."""
+
+    evidence: tuple[Evidence, ...] = ()
+    feedback: tuple[Evidence, ...] = ()
+    trust: float = 0.0
+
+
+@dataclasses.dataclass(frozen=True)
+class FloorCount:
+    """How often Eq. 8's weight floor bound at decisions (hole 2), and Eq. 9's fate.
+
+    Attributes:
+      combinations: Eq. 8 combinations a decision read (targets with chains, not pinned).
+      bound: Of those, combinations in which at least one chain's V - H was below
+        the floor and raised to it.
+      decisive: Of those, combinations of two or more chains (where the floor
+        changes the chains' relative weights; with one chain Eq. 8 gives u
+        whatever the weight).
+      chains: Chains read in those combinations.
+      floored: Chains whose weight was raised to the floor.
+      feedback: Eq. 9 feedback items decisions added.
+      skipped: Eq. 9 updates skipped for a divisor |T(p_{o-1})| < eps (hole 4).
+    """
+
+    combinations: int = 0
+    bound: int = 0
+    decisive: int = 0
+    chains: int = 0
+    floored: int = 0
+    feedback: int = 0
+    skipped: int = 0
+
+    def __add__(self, other: FloorCount) -> FloorCount:
+        names = [f.name for f in dataclasses.fields(self)]
+        return FloorCount(*(getattr(self, k) + getattr(other, k) for k in names))
+
+    def as_dict(self) -> dict[str, int]:
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(frozen=True)
 class Chain:
-    """One evidence chain p_1 <- ... <- p_o with its Eqs. 5-7 values."""
+    """One evidence chain p_1 <- ... <- p_o with its Eqs. 5-7 values and Eq. 8 weight."""
 
     players: tuple[str, ...]
     node_trusts: tuple[float, ...]
@@ -290,135 +380,218 @@ class Chain:
     value: float
     u: float
     uncertainty: float
+    weight: float = 0.0
+    floored: bool = False
 
     def view(self) -> ChainView:
-        return {
-            "players": list(self.players),
-            "edge_trusts": [round(x, 6) for x in self.edge_trusts],
-            "value": round(self.value, 6),
-            "u": round(self.u, 6),
-            "uncertainty": round(self.uncertainty, 6),
-        }
+        return _chain_view(
+            self.players, self.edge_trusts, self.value, self.u, self.uncertainty, self.weight
+        )
 
 
 @dataclasses.dataclass(frozen=True)
 class Retrieval:
-    """What one Algorithm 2 run found and did.
+    """What one Algorithm 2 run reads (a pure read: the model is unchanged).
 
     Attributes:
       target: p_o.
       chains: The evidence chains to p_o.
-      trust_before: T(p_o) before.
-      trust_after: T(p_o) after Eq. 8 (unchanged without chains or when pinned).
-      updated_edges: The edges (p_o, p_{o-1}) adjusted by Eq. 9, with their new trust.
+      trust_before: The stored T(p_o) (Eqs. 2-3, facts).
+      trust_after: T(p_o) by Eq. 8 over the chains (the stored trust without
+        chains or when pinned): what a lookup reports.
+      feedback: ``(p_o, p_{o-1}, increment)``: the Eq. 9 items a decision now
+        would add (one per distinct last edge).
+      skipped: Last edges ``(p_o, p_{o-1})`` with no update (hole 4).
+      floored: How many chains' weights the floor raised (hole 2).
+      pinned: Whether a fact pins T(p_o) (then Eq. 8 does not apply).
     """
 
     target: str
     chains: tuple[Chain, ...]
     trust_before: float
     trust_after: float
-    updated_edges: tuple[tuple[str, str, float], ...] = ()
+    feedback: tuple[tuple[str, str, float], ...] = ()
+    skipped: tuple[tuple[str, str], ...] = ()
+    floored: int = 0
+    pinned: bool = False
 
 
-def _new_node(graph: nx.DiGraph, node: str) -> None:
-    if node not in graph:
-        graph.add_node(node, trust=0.0, pinned=False, fact=None, observations=())
+def _chain_view(
+    players: Sequence[str], edges: Sequence[float], v: float, u: float, h: float, w: float
+) -> ChainView:
+    return {
+        "players": list(players),
+        "edge_trusts": list(edges),
+        "value": round(v, 6),
+        "u": round(u, 6),
+        "uncertainty": round(h, 6),
+        "weight": round(w, 6),
+        "floored": v - h < w,
+    }
 
 
-# eq=False: two models are equal only when they are the same object (a graph has
-# no value equality; compare snapshots instead).
+_EMPTY_NODE = NodeState()
+_EMPTY_EDGE = EdgeState()
+
+
+# eq=False: two models are equal only when they are the same object (compare snapshots).
 @dataclasses.dataclass(frozen=True, eq=False)
 class GratrModel(HistoryMixin, OpponentModel):
     """One agent's GRATR trust graph (an immutable value; see the module docstring).
 
     Attributes:
-      context: Players, self id, hypotheses, alignment, history window.
+      context: Players, self id, hypotheses, alignment, prior, history window.
       params: GRATR's constants.
-      graph: The networkx graph, frozen once the model holds it (its attribute
-        dicts are not guarded: treat them as read-only).
+      nodes: Per player its :class:`NodeState` (read-only).
+      incoming: Per target p_j, per source p_i, the edge (p_i, p_j) (read-only).
       history: The last K messages.
+      clock: The latest time step of any evidence (a decision's step, hole 8).
+      floor_count: Eq. 8 floor and Eq. 9 counts over the decisions so far.
     """
 
     name = "gratr"
 
     context: OpponentContext = OpponentContext()
     params: GratrParams = GratrParams()
-    graph: nx.DiGraph = dataclasses.field(default_factory=nx.DiGraph)
+    nodes: Mapping[str, NodeState] = dataclasses.field(default_factory=dict)
+    incoming: Mapping[str, Mapping[str, EdgeState]] = dataclasses.field(default_factory=dict)
     history: tuple[Evidence, ...] = ()
+    clock: int = 0
+    floor_count: FloorCount = FloorCount()
+    # Reads are pure, so their results are cached per (immutable) model.
+    _cache: dict[Any, Any] = dataclasses.field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
-        # Structural changes to a held graph raise (networkx's freeze); updates work
-        # on a copy (``graph.copy()`` of a frozen graph is an unfrozen one).
-        nx.freeze(self.graph)
+        object.__setattr__(self, "nodes", MappingProxyType(dict(self.nodes)))
+        object.__setattr__(self, "incoming", MappingProxyType(dict(self.incoming)))
 
     # -- construction -------------------------------------------------------
 
     @classmethod
     def create(cls, context: OpponentContext, params: GratrParams | None = None) -> GratrModel:
         """A fresh graph: every player a node of trust 0, the observer pinned at 1."""
-        g = nx.DiGraph()
-        for p in context.players:
-            _new_node(g, p)
+        nodes = {p: _EMPTY_NODE for p in context.players}
         if context.self_id is not None:
-            _new_node(g, context.self_id)
-            g.nodes[context.self_id].update(trust=1.0, pinned=True, fact=context.self_role)
-        return cls(context=context, params=params or GratrParams(), graph=g)
+            nodes[context.self_id] = NodeState(trust=1.0, pinned=True, fact=context.self_role)
+        return cls(context=context, params=params or GratrParams(), nodes=nodes)
 
     # -- reading ------------------------------------------------------------
 
     def trust(self, player: str) -> float:
-        """T(player) (0 for a player not yet seen)."""
-        return float(self.graph.nodes[player]["trust"]) if player in self.graph else 0.0
+        """The stored T(player) (0 for a player not yet seen); lookups read :meth:`belief`."""
+        node = self.nodes.get(player)
+        return node.trust if node is not None else 0.0
+
+    def _edge(self, source: str, target: str) -> EdgeState:
+        return self.incoming.get(target, {}).get(source, _EMPTY_EDGE)
 
     def edge_trust(self, source: str, target: str) -> float:
         """T(source, target) (0 without evidence)."""
-        if self.graph.has_edge(source, target):
-            return float(self.graph.edges[source, target]["trust"])
-        return 0.0
+        return self._edge(source, target).trust
 
     def edge_evidence(self, source: str, target: str) -> tuple[Evidence, ...]:
-        """D(source, target), oldest first."""
-        if self.graph.has_edge(source, target):
-            return self.graph.edges[source, target]["evidence"]
-        return ()
+        """D(source, target), oldest first (observed evidence only)."""
+        return self._edge(source, target).evidence
+
+    def edge_feedback(self, source: str, target: str) -> tuple[Evidence, ...]:
+        """The Eq. 9 feedback items decisions gave the edge, oldest first."""
+        return self._edge(source, target).feedback
+
+    def edges(self) -> list[tuple[str, str, EdgeState]]:
+        """Every edge as ``(source, target, state)``, sorted."""
+        return sorted(
+            ((a, b, e) for b, inner in self.incoming.items() for a, e in inner.items()),
+            key=lambda x: (x[0], x[1]),
+        )
+
+    @property
+    def graph(self) -> nx.DiGraph:
+        """A frozen networkx view of the graph (built on request; for drawing and export)."""
+        if "graph" not in self._cache:
+            g = nx.DiGraph()
+            for n, d in self.nodes.items():
+                g.add_node(n, **dataclasses.asdict(d) | {"observations": d.observations})
+            for a, b, e in self.edges():
+                g.add_edge(a, b, evidence=e.evidence, feedback=e.feedback, trust=e.trust)
+            self._cache["graph"] = nx.freeze(g)
+        return self._cache["graph"]
 
     def _alignment(self, hypothesis: str) -> float:
         return float(self.context.alignment.get(hypothesis, 0.0))
 
     def identity_tally(self, player: str) -> dict[str, float]:
-        """Summed confidence of the identity judgments about ``player``, per hypothesis."""
-        tally = {h: 0.0 for h in self.context.hypotheses}
-        if player in self.graph:
-            for e in self.graph.nodes[player]["observations"]:
-                if e.kind == "identity":
-                    tally[e.value] = tally.get(e.value, 0.0) + e.weight
-        return tally
+        """Summed confidence of the (uncertain) identity judgments about ``player``."""
+        key = ("tally", player)
+        if key not in self._cache:
+            tally = {h: 0.0 for h in self.context.hypotheses}
+            node = self.nodes.get(player)
+            if node is not None:
+                for e in node.observations:
+                    if e.kind == "identity" and not e.certain:
+                        tally[e.value] = tally.get(e.value, 0.0) + e.weight
+            self._cache[key] = tally
+        return dict(self._cache[key])
+
+    def _sides(self, allowed: tuple[str, ...]) -> tuple[dict[str, float], list[list[str]]]:
+        # Per allowed hypothesis its prior weight, and the hypotheses by alignment sign
+        # (adversary, neither, ally); cached per excluded set (hole 12).
+        key = ("sides", allowed)
+        if key not in self._cache:
+            prior = self.context.prior
+            base = {h: float(prior.get(h, 0.0)) if prior else 1.0 for h in allowed}
+            if sum(base.values()) <= 0:
+                base = {h: 1.0 for h in allowed}
+            sign = {h: (a > 0) - (a < 0) for h in allowed for a in (self._alignment(h),)}
+            sides = [[h for h in allowed if sign[h] == s] for s in (-1, 0, 1)]
+            self._cache[key] = (base, sides)
+        return self._cache[key]
+
+    def distribution(self, subject: str, trust: float) -> dict[str, float]:
+        """Hole 12: the distribution over hypotheses for a read trust ``trust``."""
+        hyps = self.context.hypotheses
+        node = self.nodes.get(subject, _EMPTY_NODE)
+        if node.fact is not None and (not hyps or node.fact in hyps):
+            return {h: float(h == node.fact) for h in (hyps or (node.fact,))}
+        allowed = tuple(h for h in hyps if h not in node.excluded)
+        if not allowed:
+            return {}
+        base, sides = self._sides(allowed)
+        tally = self.identity_tally(subject)
+        weight = {h: base[h] * (1.0 + tally.get(h, 0.0)) for h in allowed}
+        if not sides[0] and not sides[2]:
+            total = sum(weight.values())
+            return {h: weight.get(h, 0.0) / total for h in hyps}
+        t = clamp_unit(trust)
+        mass = [
+            sum(base[h] for h in hs) * f
+            for hs, f in zip(sides, (1.0 - t, 1.0, 1.0 + t), strict=True)
+        ]
+        total = sum(mass)
+        if total <= 0:  # every side with prior mass ruled out by T = +-1: the prior
+            mass = [sum(base[h] for h in hs) for hs in sides]
+            total = sum(mass)
+        dist: dict[str, float] = {}
+        for hs, m in zip(sides, mass, strict=True):
+            wsum = sum(weight[h] for h in hs)
+            for h in hs:
+                dist[h] = m / total * weight[h] / wsum if wsum > 0 else 0.0
+        return {h: dist.get(h, 0.0) for h in hyps}
 
     def belief(self, subject: str) -> Belief:
+        """The one reading of ``subject``: Eq. 8's trust (hole 8) and its distribution (hole 12)."""
         self.context.check_subject("GratrModel.belief", subject)
-        if subject not in self.graph:
-            dist = {h: 1.0 / len(self.context.hypotheses) for h in self.context.hypotheses}
-            return Belief(subject=subject, distribution=dist, value=0.0)
-        data = self.graph.nodes[subject]
-        hyps = self.context.hypotheses
-        fact = data["fact"]
-        tally = self.identity_tally(subject)
-        if fact is not None and (not hyps or fact in hyps):
-            dist = {h: float(h == fact) for h in (hyps or (fact,))}
-        elif sum(tally.values()) > 0:
-            # Not a posterior: each hypothesis's share of the judgments' confidence.
-            total = sum(tally.values())
-            dist = {h: v / total for h, v in tally.items()}
-        else:
-            dist = {h: 1.0 / len(hyps) for h in hyps} if hyps else {}
-        incoming = [e for _, _, ev in self.graph.in_edges(subject, data="evidence") for e in ev]
-        evidence = sorted(data["observations"] + tuple(incoming), key=lambda e: e.step)
+        after = self._read(subject)[0]
+        node = self.nodes.get(subject, _EMPTY_NODE)
+        incoming = [e for edge in self.incoming.get(subject, {}).values() for e in edge.evidence]
+        evidence = sorted(node.observations + tuple(incoming), key=lambda e: e.step)
         return Belief(
             subject=subject,
-            distribution=dist,
+            distribution=self.distribution(subject, after),
             evidence=tuple(evidence),
-            value=float(data["trust"]),
-            pinned=bool(data["pinned"]) or fact is not None,
+            value=after,
+            pinned=node.pinned or node.fact is not None,
         )
 
     # -- Algorithm 1 --------------------------------------------------------
@@ -427,16 +600,22 @@ class GratrModel(HistoryMixin, OpponentModel):
         return self.observe_all((evidence,))
 
     def observe_all(self, evidence: Iterable[Evidence]) -> GratrModel:
-        """Algorithm 1 for each piece of evidence, on one copy of the graph."""
-        g = self.graph.copy()
+        """Algorithm 1 for each piece of evidence; copies only the maps it writes."""
+        nodes = dict(self.nodes)
+        incoming = dict(self.incoming)
+        copied: set[str] = set()
         history = self.history
+        clock = self.clock
         for e in evidence:
             self._check(e)
+            clock = max(clock, int(e.step))
             if e.kind == "message":
                 history = append_history(history, e, self.context.k)
             else:
-                self._apply(g, e)
-        return dataclasses.replace(self, graph=g, history=history)
+                self._apply(nodes, incoming, copied, e)
+        return dataclasses.replace(
+            self, nodes=nodes, incoming=incoming, history=history, clock=clock
+        )
 
     def _check(self, e: Evidence) -> None:
         where = "GratrModel.observe"
@@ -447,165 +626,320 @@ class GratrModel(HistoryMixin, OpponentModel):
         if e.kind == "identity" and hyps and e.value not in hyps:
             raise ValueError(f"{where}: {e.value!r} is not one of {hyps}")
 
-    def _apply(self, g: nx.DiGraph, e: Evidence) -> None:
-        _new_node(g, e.subject)
-        node = g.nodes[e.subject]
+    def _one_side(self, allowed: Sequence[str]) -> float:
+        # The common alignment sign of ``allowed`` (0: none, or mixed).
+        signs = {math.copysign(1.0, a) if (a := self._alignment(h)) else 0.0 for h in allowed}
+        return signs.pop() if len(signs) == 1 else 0.0
+
+    def _apply(
+        self,
+        nodes: dict[str, NodeState],
+        incoming: dict[str, Mapping[str, EdgeState]],
+        copied: set[str],
+        e: Evidence,
+    ) -> None:
+        node = nodes.get(e.subject, _EMPTY_NODE)
         if e.kind == "identity":
-            node["observations"] = node["observations"] + (e,)
-            a = self._alignment(e.value)
+            obs = node.observations + (e,)
             if e.certain:
-                if node["fact"] is None:
-                    node["fact"] = e.value
-                if a != 0.0 and not node["pinned"]:
-                    # Hole 5: a certain fact pins the trust at its alignment's sign.
-                    node.update(trust=math.copysign(1.0, a), pinned=True)
+                nodes[e.subject] = self._fact(node, e, obs)
                 return
-            if node["pinned"] or a == 0.0:
+            a = self._alignment(e.value)
+            if node.pinned or a == 0.0:
+                nodes[e.subject] = dataclasses.replace(node, observations=obs)
                 return
-            # Hole 11: the observer's own judgment, or a claim about oneself as the
-            # observer's LLM judged it, has source trust 1; a judgment that another
-            # player's statement gave is scaled by that player's trust (Eq. 2).
+            # Hole 11: the observer's own judgment, or a claim about oneself, has source
+            # trust 1; a judgment another player's statement gave is scaled by T(speaker).
             source = 1.0
             if e.actor and e.actor != e.subject:
-                source = float(g.nodes[e.actor]["trust"]) if e.actor in g else 0.0
-            node["trust"] = node_trust_update(source, a * e.weight, node["trust"])
+                source = nodes.get(e.actor, _EMPTY_NODE).trust
+            trust = node_trust_update(source, a * e.weight, node.trust)
+            nodes[e.subject] = dataclasses.replace(node, observations=obs, trust=trust)
             return
         # An intent of e.actor towards e.subject.
-        if e.actor == e.subject:
-            node["observations"] = node["observations"] + (e,)  # hole 10
+        if e.actor == e.subject:  # hole 10
+            nodes[e.subject] = dataclasses.replace(node, observations=node.observations + (e,))
             return
-        _new_node(g, e.actor)
-        if g.has_edge(e.actor, e.subject):
-            edge = g.edges[e.actor, e.subject]
-            edge["evidence"] = edge["evidence"] + (e,)  # Eq. 1
-        else:
-            g.add_edge(e.actor, e.subject, evidence=(e,), offset=0.0, trust=0.0)
-            edge = g.edges[e.actor, e.subject]
-        edge["trust"] = self._merged(edge["evidence"], edge["offset"])
-        if not node["pinned"]:  # Eqs. 2-3
-            t_actor = float(g.nodes[e.actor]["trust"])
-            node["trust"] = node_trust_update(t_actor, e.credibility, node["trust"])
+        nodes.setdefault(e.actor, _EMPTY_NODE)
+        inner = incoming.get(e.subject, {})
+        if e.subject not in copied:
+            inner = dict(inner)
+            incoming[e.subject] = inner
+            copied.add(e.subject)
+        edge = inner.get(e.actor, _EMPTY_EDGE)
+        ev = edge.evidence + (e,)  # Eq. 1
+        inner[e.actor] = EdgeState(ev, edge.feedback, self._merged(ev, edge.feedback))  # type: ignore[index]
+        if not node.pinned:  # Eqs. 2-3
+            t_actor = nodes[e.actor].trust
+            trust = node_trust_update(t_actor, e.credibility, node.trust)
+            nodes[e.subject] = dataclasses.replace(node, trust=trust)
 
-    def _merged(self, evidence: tuple[Evidence, ...], offset: float) -> float:
-        # Eq. 4 over the raw list (hole 6), oldest first; plus the backward offset (hole 8).
-        ordered = sorted(evidence, key=lambda e: e.step)  # stable: ties keep arrival order
+    def _fact(self, node: NodeState, e: Evidence, obs: tuple[Evidence, ...]) -> NodeState:
+        # Hole 5. The first fact stays: a later contradiction is a bug upstream.
+        if node.fact is not None:
+            return dataclasses.replace(node, observations=obs)
+        if e.negated:
+            excluded = node.excluded | {e.value}
+            side = self._one_side([h for h in self.context.hypotheses if h not in excluded])
+            trust, pinned = node.trust, node.pinned
+            if side != 0.0 and not pinned:
+                trust, pinned = side, True
+            return dataclasses.replace(
+                node, observations=obs, excluded=excluded, trust=trust, pinned=pinned
+            )
+        a = self._alignment(e.value)
+        if a != 0.0 and not node.pinned:
+            return dataclasses.replace(
+                node, observations=obs, fact=e.value, trust=math.copysign(1.0, a), pinned=True
+            )
+        return dataclasses.replace(node, observations=obs, fact=e.value)
+
+    def _merged(self, evidence: tuple[Evidence, ...], feedback: tuple[Evidence, ...]) -> float:
+        # Eq. 4 over the raw list and the Eq. 9 feedback items (holes 6, 8), oldest first.
+        ordered = sorted(evidence + feedback, key=lambda e: e.step)  # stable on ties
         steps = [e.step for e in ordered] if self.params.decay == "step" else None
-        merged = merge_edge_trust([e.credibility for e in ordered], self.params.rho, steps=steps)
-        return clamp_unit(merged + offset)
+        return merge_edge_trust([e.credibility for e in ordered], self.params.rho, steps=steps)
 
-    # -- Algorithm 2 --------------------------------------------------------
+    # -- Algorithm 2 (reads) ------------------------------------------------
+
+    def _ranked(self) -> list[str]:
+        # Nodes with T != 0 by trust, highest first, ties by name (hole 9).
+        if "ranked" not in self._cache:
+            cand = sorted((-d.trust, n) for n, d in self.nodes.items() if d.trust != 0.0)
+            self._cache["ranked"] = [n for _, n in cand[: self.params.w + 1]]
+        return self._cache["ranked"]
 
     def starts(self, target: str) -> list[str]:
         """The top-w nodes by trust (ties by name), other than target, with T != 0 (hole 9)."""
-        cand = [
-            (-float(d["trust"]), n)
-            for n, d in self.graph.nodes(data=True)
-            if n != target and float(d["trust"]) != 0.0
-        ]
-        return [n for _, n in sorted(cand)[: self.params.w]]
+        return [n for n in self._ranked() if n != target][: self.params.w]
+
+    def _order(self, start: str) -> tuple[dict[str, str | None], list[str]]:
+        # Best-first search from ``start`` over incoming edges, most trusted first (ties
+        # by name); parent pointers are set on discovery, so the path to any node is the
+        # one a search stopping at that node would find (hole 9). It depends on node
+        # trusts and on which edges exist, not on edge trusts.
+        key = ("order", start)
+        if key in self._cache:
+            return self._cache[key]
+        nodes, incoming, max_hops = self.nodes, self.incoming, self.params.max_hops
+        parent: dict[str, str | None] = {start: None}
+        depth = {start: 0}
+        order = [start]
+        heap = [(-nodes[start].trust if start in nodes else 0.0, start)]
+        while heap:
+            _, cur = heapq.heappop(heap)
+            if max_hops is not None and depth[cur] >= max_hops:
+                continue
+            for nxt in incoming.get(cur, ()):
+                if nxt not in parent:
+                    parent[nxt] = cur
+                    depth[nxt] = depth[cur] + 1
+                    order.append(nxt)
+                    heapq.heappush(heap, (-nodes[nxt].trust, nxt))
+        self._cache[key] = (parent, order)
+        return parent, order
+
+    def _tree(self, start: str) -> dict[str, tuple[Any, ...]]:
+        # Per node reached from ``start``: its chain's players, node and edge trusts, and
+        # Eqs. 5-6 accumulated along the tree (V adds T(p_{k+1}) T(p_{k+1}, p_k); u
+        # multiplies the edge trusts), parents first.
+        key = ("tree", start)
+        if key in self._cache:
+            return self._cache[key]
+        parent, order = self._order(start)
+        nodes, incoming = self.nodes, self.incoming
+        t0 = clamp_unit(self.trust(start))
+        acc: dict[str, tuple[Any, ...]] = {start: ((start,), (t0,), (), 0.0, t0)}
+        for n in order[1:]:
+            up = parent[n]
+            players, nts, ets, v, u = acc[up]  # type: ignore[index]
+            te = incoming[up][n].trust  # type: ignore[index]
+            tn = nodes[n].trust
+            acc[n] = (players + (n,), nts + (tn,), ets + (te,), v + tn * te, u * te)
+        self._cache[key] = acc
+        return acc
+
+    def _records(self, target: str) -> list[tuple[Any, ...]]:
+        # The tree records of the chains to ``target``: one per start that reaches it.
+        if target not in self.nodes:
+            return []
+        out = []
+        for start in self.starts(target):
+            rec = self._tree(start).get(target)
+            if rec is not None:
+                out.append(rec)  # distinct starts give distinct chains
+        return out
 
     def chains(self, target: str) -> tuple[Chain, ...]:
-        """The evidence chains to ``target``, one best-first search per start (hole 9)."""
-        if target not in self.graph:
-            return ()
-        g = self.graph
-        found: dict[tuple[str, ...], Chain] = {}
-        for start in self.starts(target):
-            parent: dict[str, str | None] = {start: None}
-            depth = {start: 0}
-            heap = [(-self.trust(start), start)]
-            while heap:
-                _, cur = heapq.heappop(heap)
-                if cur == target:
-                    path = [cur]
-                    while parent[path[-1]] is not None:
-                        path.append(parent[path[-1]])  # type: ignore[arg-type]
-                    players = tuple(reversed(path))  # p_1 (start) ... p_o (target)
-                    found.setdefault(players, self._chain(players))
-                    break
-                if self.params.max_hops is not None and depth[cur] >= self.params.max_hops:
-                    continue
-                # Hole 7: the chain follows edges into the node already on it.
-                for nxt in g.predecessors(cur):
-                    if nxt not in parent:
-                        parent[nxt] = cur
-                        depth[nxt] = depth[cur] + 1
-                        heapq.heappush(heap, (-self.trust(nxt), nxt))
-        return tuple(found.values())
+        """The evidence chains to ``target``, one per start that reaches it (hole 9)."""
+        floor = self.params.weight_floor
+        out = []
+        for players, nts, ets, v, u in self._records(target):
+            h = chain_uncertainty(u)
+            out.append(Chain(players, nts, ets, v, u, h, chain_weight(v, h, floor), v - h < floor))
+        return tuple(out)
 
-    def _chain(self, players: tuple[str, ...]) -> Chain:
-        nodes = tuple(self.trust(p) for p in players)
-        edges = tuple(self.edge_trust(players[k + 1], players[k]) for k in range(len(players) - 1))
-        v, u, h = chain_value(nodes, edges)
-        return Chain(players, nodes, edges, v, u, h)
+    def _read(self, target: str) -> tuple[float, list[tuple[Any, ...]], int, list[Any]]:
+        # Eq. 8's T(target), the chain records, how many weights the floor raised, and
+        # Eq. 9's (p_{o-1}, increment or None) per distinct last edge. Cached: a pure read.
+        key = ("read", target)
+        if key in self._cache:
+            return self._cache[key]
+        recs = self._records(target)
+        node = self.nodes.get(target, _EMPTY_NODE)
+        after = node.trust
+        floored = 0
+        if recs and not node.pinned:
+            floor = self.params.weight_floor
+            triples = [(v, u, chain_uncertainty(u)) for _, _, _, v, u in recs]
+            floored = sum(v - h < floor for v, _, h in triples)
+            after = combine_chains(triples, weight_floor=floor)
+        gamma, eps = self.params.gamma, self.params.eps
+        updates = [
+            (prev, backward_increment(after, self.trust(prev), gamma, eps=eps))
+            for prev in dict.fromkeys(rec[0][-2] for rec in recs)
+        ]
+        out = (after, recs, floored, updates)
+        self._cache[key] = out
+        return out
 
-    def retrieve(self, target: str) -> tuple[GratrModel, Retrieval]:
-        """Algorithm 2 for ``target``: chains, Eq. 8 on T(target), Eq. 9 on last edges.
+    def retrieve(self, target: str) -> Retrieval:
+        """Algorithm 2 for ``target`` as a read: chains, Eq. 8's T(target), Eq. 9's increments.
 
-        Returns:
-          The updated model (``self`` when nothing changed) and what was found.
+        Pure (hole 8): the model is unchanged; :meth:`consult` applies the feedback.
         """
         self.context.check_subject("GratrModel.retrieve", target)
-        before = self.trust(target)
-        chains = self.chains(target)
-        if not chains:
-            return self, Retrieval(target, (), before, before)
-        g = self.graph.copy()
-        node = g.nodes[target]
-        after = before
-        if not node["pinned"]:
-            after = combine_chains(
-                ((c.value, c.u, c.uncertainty) for c in chains),
-                weight_floor=self.params.weight_floor,
-            )
-            node["trust"] = after
-        updated = []
-        for prev in dict.fromkeys(c.players[-2] for c in chains):
-            edge = g.edges[target, prev]
-            new = backward_update(
-                edge["trust"], after, self.trust(prev), self.params.gamma, eps=self.params.eps
-            )
-            merged = edge["trust"] - edge["offset"]
-            edge["offset"] = new - merged
-            edge["trust"] = new
-            updated.append((target, prev, new))
-        model = dataclasses.replace(self, graph=g)
-        return model, Retrieval(target, chains, before, after, tuple(updated))
+        after, _, floored, updates = self._read(target)
+        return Retrieval(
+            target,
+            self.chains(target),
+            self.trust(target),
+            after,
+            tuple((target, prev, inc) for prev, inc in updates if inc is not None),
+            tuple((target, prev) for prev, inc in updates if inc is None),
+            floored,
+            self.nodes.get(target, _EMPTY_NODE).pinned,
+        )
+
+    # -- decisions: Eq. 9 as evidence (hole 8) ------------------------------
+
+    def _without_feedback_at(self, step: int) -> GratrModel:
+        # The model before any decision of ``step`` (whose feedback a new decision replaces).
+        incoming = dict(self.incoming)
+        changed = False
+        for target, inner in self.incoming.items():
+            stale = [a for a, e in inner.items() if e.feedback and e.feedback[-1].step == step]
+            if not stale:
+                continue
+            new_inner = dict(inner)
+            for a in stale:
+                e = inner[a]
+                fb = tuple(f for f in e.feedback if f.step != step)
+                new_inner[a] = EdgeState(e.evidence, fb, self._merged(e.evidence, fb))
+            incoming[target] = new_inner
+            changed = True
+        return self._same_shape(dataclasses.replace(self, incoming=incoming)) if changed else self
+
+    def _same_shape(self, other: GratrModel) -> GratrModel:
+        # ``other`` differs from self only in edge trusts: the searches' order is shared.
+        other._cache.update(
+            (k, v) for k, v in self._cache.items() if k == "ranked" or k[0] == "order"
+        )
+        return other
+
+    def decide(self, subjects: Sequence[str]) -> GratrModel:
+        """A decision about ``subjects`` at the current step (hole 8): adds Eq. 9's feedback.
+
+        Every subject is retrieved from the model before the decision (so their
+        order does not matter); the feedback replaces that of an earlier decision
+        at the same step. Counts Eq. 8's floor and Eq. 9's skips (:class:`FloorCount`).
+        """
+        step = self.clock
+        base = self._without_feedback_at(step)
+        incoming = dict(base.incoming)
+        copied: set[str] = set()
+        # combinations, bound, decisive, chains, floored, feedback, skipped (FloorCount).
+        n = [0] * 7
+        for target in dict.fromkeys(subjects):
+            self.context.check_subject("GratrModel.decide", target)
+            _, recs, floored, updates = base._read(target)
+            if recs and not base.nodes.get(target, _EMPTY_NODE).pinned:
+                n[0] += 1
+                n[1] += floored > 0
+                n[2] += floored > 0 and len(recs) > 1
+                n[3] += len(recs)
+                n[4] += floored
+            for prev, inc in updates:
+                if inc is None:
+                    n[6] += 1
+                    continue
+                n[5] += 1
+                inner = incoming[prev]
+                if prev not in copied:
+                    inner = dict(inner)
+                    incoming[prev] = inner
+                    copied.add(prev)
+                e = inner[target]
+                item = Evidence(
+                    subject=prev,
+                    value="Feedback",
+                    source="eq9",
+                    kind="intent",
+                    actor=target,
+                    credibility=inc,
+                    step=step,
+                )
+                fb = e.feedback + (item,)
+                inner[target] = EdgeState(e.evidence, fb, self._merged(e.evidence, fb))  # type: ignore[index]
+        count = self.floor_count + FloorCount(*n)
+        return base._same_shape(dataclasses.replace(base, incoming=incoming, floor_count=count))
 
     # -- prompt fields (appendix 3) -----------------------------------------
 
-    def _player_view(self, subject: str, chains: Sequence[Chain]) -> PlayerView:
-        b = self.belief(subject)
-        top = b.most_likely()
-        judged = b.pinned or sum(self.identity_tally(subject).values()) > 0
+    def _player_view(self, subject: str) -> PlayerView:
+        # The fields of belief(subject) (the one reading), without collecting its evidence.
+        self.context.check_subject("GratrModel.consult", subject)
+        after = self._read(subject)[0]
+        node = self.nodes.get(subject, _EMPTY_NODE)
+        dist = self.distribution(subject, after)
+        pinned = node.pinned or node.fact is not None
+        top = max(dist.values(), default=0.0)
+        best = [h for h, p in dist.items() if p >= top - 1e-12]
+        judged = pinned or bool(node.excluded) or sum(self.identity_tally(subject).values()) > 0
         # "unsure" (appendix 1) when nothing singles out one hypothesis.
-        identity = top[0] if judged and len(top) == 1 else UNSURE
+        identity = best[0] if judged and len(best) == 1 else UNSURE
         return {
             "player": subject,
             "identity": identity,
-            "probabilities": top_probabilities(b.distribution, self.params.top_n),
-            "stance": stance_of(b.value, self.params.epsilon),
-            "trust": round(float(b.value or 0.0), 6),
-            "chains": [c.view() for c in chains],
-            "pinned": b.pinned,
+            "probabilities": top_probabilities(dist, self.params.top_n),
+            "stance": stance_of(after, self.params.epsilon),
+            "trust": round(after, 6),
+            "chains": self._chain_views(subject),
+            "pinned": pinned,
         }
 
+    def _chain_views(self, subject: str) -> list[ChainView]:
+        # Chain.view() of every chain, straight from the tree records (no Chain objects).
+        floor = self.params.weight_floor
+        out = []
+        for players, _, ets, v, u in self._records(subject):
+            h = chain_uncertainty(u)
+            out.append(_chain_view(players, ets, v, u, h, chain_weight(v, h, floor)))
+        return out
+
     def consult(self, *, goal: str = "", subjects: Sequence[str] | None = None) -> Consultation:
-        """Runs Algorithm 2 for each subject in turn, then lists the players (appendix 3)."""
-        who = list(subjects) if subjects is not None else self.context.others(self.graph.nodes)
-        model = self
-        found: dict[str, tuple[Chain, ...]] = {}
-        for s in who:
-            model, r = model.retrieve(s)
-            found[s] = r.chains
-        # The fields come from the model after retrieval (trust updated).
-        return model._consultation(players=[model._player_view(s, found[s]) for s in who])
+        """A decision (:meth:`decide`), then the players' fields read from the model after it."""
+        who = list(subjects) if subjects is not None else self.context.others(self.nodes)
+        model = self.decide(who)
+        return model._consultation(players=[model._player_view(s) for s in who])
 
     def snapshot(self) -> dict[str, Any]:
         return {
             "model": self.name,
             "params": dataclasses.asdict(self.params),
             "self_id": self.context.self_id,
+            "clock": self.clock,
+            "floor_count": self.floor_count.as_dict(),
             "graph": trust_graph_to_json(self),
             "history": [e.to_dict() for e in self.history],
         }
@@ -622,161 +956,121 @@ def make_gratr(context: OpponentContext) -> GratrModel:
 
 
 def trust_graph_to_json(model: GratrModel) -> dict[str, Any]:
-    """The graph as JSON-ready node and edge lists (evidence included)."""
-    g = model.graph
+    """The graph as JSON-ready node and edge lists (evidence and feedback included)."""
     return {
         "nodes": [
             {
                 "id": n,
-                "trust": float(d["trust"]),
-                "pinned": bool(d["pinned"]),
-                "fact": d["fact"],
-                "observations": [e.to_dict() for e in d["observations"]],
+                "trust": float(d.trust),
+                "pinned": bool(d.pinned),
+                "fact": d.fact,
+                "excluded": sorted(d.excluded),
+                "observations": [e.to_dict() for e in d.observations],
             }
-            for n, d in sorted(g.nodes(data=True))
+            for n, d in sorted(model.nodes.items())
         ],
         "edges": [
             {
                 "source": a,
                 "target": b,
-                "trust": float(d["trust"]),
-                "offset": float(d["offset"]),
-                "evidence": [e.to_dict() for e in d["evidence"]],
+                "trust": float(e.trust),
+                "evidence": [x.to_dict() for x in e.evidence],
+                "feedback": [x.to_dict() for x in e.feedback],
             }
-            for a, b, d in sorted(g.edges(data=True), key=lambda x: (x[0], x[1]))
+            for a, b, e in model.edges()
         ],
     }
 
 
-def _graphml_graph(model: GratrModel) -> nx.DiGraph:
-    # GraphML holds scalars only: evidence lists go in as JSON strings.
+def trust_graph_graphml(model: GratrModel) -> nx.DiGraph:
+    """The graph with scalar attributes only, for GraphML (lists as JSON strings)."""
     h = nx.DiGraph()
-    for n, d in model.graph.nodes(data=True):
+    for n, d in model.nodes.items():
         h.add_node(
             n,
-            trust=float(d["trust"]),
-            pinned=bool(d["pinned"]),
-            fact=d["fact"] or "",
-            observations=json.dumps([e.to_dict() for e in d["observations"]]),
+            trust=float(d.trust),
+            pinned=bool(d.pinned),
+            fact=d.fact or "",
+            excluded=json.dumps(sorted(d.excluded)),
+            observations=json.dumps([e.to_dict() for e in d.observations]),
         )
-    for a, b, d in model.graph.edges(data=True):
+    for a, b, e in model.edges():
         h.add_edge(
             a,
             b,
-            trust=float(d["trust"]),
-            offset=float(d["offset"]),
-            evidence=json.dumps([e.to_dict() for e in d["evidence"]]),
+            trust=float(e.trust),
+            evidence=json.dumps([x.to_dict() for x in e.evidence]),
+            feedback=json.dumps([x.to_dict() for x in e.feedback]),
         )
     return h
 
 
-def _atomic_write(path: str | os.PathLike[str], write: Any, suffix: str) -> None:
-    target = os.fspath(path)
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target) or ".", suffix=suffix)
-    os.close(fd)
-    try:
-        write(tmp)
-        os.replace(tmp, target)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-
-
-def write_trust_graph_json(model: GratrModel, path: str | os.PathLike[str]) -> None:
-    """Writes :func:`trust_graph_to_json` (temp file, then renamed into place)."""
-
-    def write(tmp: str) -> None:
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(trust_graph_to_json(model), f, indent=1, sort_keys=True)
-
-    _atomic_write(path, write, ".json")
-
-
-def write_trust_graph_graphml(model: GratrModel, path: str | os.PathLike[str]) -> None:
-    """Writes the graph as GraphML (temp file, then renamed into place)."""
-    _atomic_write(path, lambda tmp: nx.write_graphml(_graphml_graph(model), tmp), ".graphml")
-
-
 def read_trust_graph_graphml(path: str | os.PathLike[str]) -> nx.DiGraph:
-    """Reads a GraphML file written by :func:`write_trust_graph_graphml` (scalars only)."""
+    """Reads a GraphML file of :func:`trust_graph_graphml` (scalars only)."""
     return nx.read_graphml(os.fspath(path))
 
 
-def draw_trust_graph(
-    model: GratrModel, path: str | os.PathLike[str], *, title: str | None = None
-) -> None:
-    """Draws the graph to an image file (matplotlib, Agg).
+def trust_graph_figure(model: GratrModel, *, title: str | None = None) -> Any:
+    """The graph drawn as a matplotlib figure (the caller saves and closes it).
 
     Nodes are coloured by trust (red -1 ... green +1, pinned nodes outlined);
     edges are green for positive trust, red for negative, grey for 0, with width
-    proportional to |T|.
+    proportional to |T|. Writing files is the caller's (games write through the
+    project's atomic writer).
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     g = model.graph
+    order = sorted(g.nodes)
     fig, ax = plt.subplots(figsize=(6, 6))
-    try:
-        pos = nx.circular_layout(sorted(g.nodes))
-        trusts = [float(g.nodes[n]["trust"]) for n in sorted(g.nodes)]
-        nx.draw_networkx_nodes(
-            g,
-            pos,
-            nodelist=sorted(g.nodes),
-            node_color=trusts,
-            cmap="RdYlGn",
-            vmin=-1,
-            vmax=1,
-            edgecolors=["black" if g.nodes[n]["pinned"] else "none" for n in sorted(g.nodes)],
-            ax=ax,
-        )
-        nx.draw_networkx_labels(g, pos, font_size=8, ax=ax)
-        edges = list(g.edges(data="trust"))
-        nx.draw_networkx_edges(
-            g,
-            pos,
-            edgelist=[(a, b) for a, b, _ in edges],
-            edge_color=[
-                "tab:green" if t > 0 else "tab:red" if t < 0 else "grey" for *_, t in edges
-            ],
-            width=[0.5 + 4.0 * abs(t) for *_, t in edges],
-            arrows=True,
-            connectionstyle="arc3,rad=0.1",
-            ax=ax,
-        )
-        ax.set_title(title or f"GRATR trust graph of {model.context.self_id or 'observer'}")
-        ax.set_axis_off()
-        _atomic_write(path, lambda tmp: fig.savefig(tmp, format=_fmt(path), dpi=120), _sfx(path))
-    finally:
-        plt.close(fig)
-
-
-def _sfx(path: str | os.PathLike[str]) -> str:
-    return os.path.splitext(os.fspath(path))[1] or ".png"
-
-
-def _fmt(path: str | os.PathLike[str]) -> str:
-    return _sfx(path).lstrip(".") or "png"
+    pos = nx.circular_layout(order)
+    nx.draw_networkx_nodes(
+        g,
+        pos,
+        nodelist=order,
+        node_color=[float(g.nodes[n]["trust"]) for n in order],
+        cmap="RdYlGn",
+        vmin=-1,
+        vmax=1,
+        edgecolors=["black" if g.nodes[n]["pinned"] else "none" for n in order],
+        ax=ax,
+    )
+    nx.draw_networkx_labels(g, pos, font_size=8, ax=ax)
+    edges = list(g.edges(data="trust"))
+    nx.draw_networkx_edges(
+        g,
+        pos,
+        edgelist=[(a, b) for a, b, _ in edges],
+        edge_color=["tab:green" if t > 0 else "tab:red" if t < 0 else "grey" for *_, t in edges],
+        width=[0.5 + 4.0 * abs(t) for *_, t in edges],
+        arrows=True,
+        connectionstyle="arc3,rad=0.1",
+        ax=ax,
+    )
+    ax.set_title(title or f"GRATR trust graph of {model.context.self_id or 'observer'}")
+    ax.set_axis_off()
+    return fig
 
 
 __all__ = [
     "Chain",
+    "EdgeState",
+    "FloorCount",
     "GratrModel",
     "GratrParams",
+    "NodeState",
     "Retrieval",
+    "backward_increment",
     "backward_update",
     "chain_uncertainty",
     "chain_value",
     "chain_weight",
     "combine_chains",
-    "draw_trust_graph",
     "make_gratr",
     "merge_edge_trust",
     "node_trust_update",
     "read_trust_graph_graphml",
+    "trust_graph_figure",
+    "trust_graph_graphml",
     "trust_graph_to_json",
-    "write_trust_graph_graphml",
-    "write_trust_graph_json",
 ]

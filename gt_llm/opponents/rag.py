@@ -26,16 +26,16 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-import bm25s
 import numpy as np
 
 from gt_llm.opponents.base import (
     Belief,
     Consultation,
     Evidence,
+    FactsMixin,
     HistoryMixin,
     OpponentContext,
     OpponentModel,
@@ -64,6 +64,8 @@ def bm25_scores(documents: Sequence[str], query: str) -> np.ndarray:
     q = tokenize(query)
     if not documents or not q:
         return np.zeros(len(documents))
+    import bm25s  # here, not at import: it loads jax (about a second) in every process
+
     retriever = bm25s.BM25()
     retriever.index([tokenize(d) for d in documents], show_progress=False)
     return np.asarray(retriever.get_scores(q), dtype=float)
@@ -81,21 +83,28 @@ def _query(goal: str, subjects: Sequence[str]) -> str:
 
 
 @dataclasses.dataclass(frozen=True)
-class NativeRag(HistoryMixin, OpponentModel):
-    """BM25 retrieval of the top-k past messages (module docstring)."""
+class NativeRag(FactsMixin, HistoryMixin, OpponentModel):
+    """BM25 retrieval of the top-k past messages (module docstring).
+
+    Like ``none`` it keeps the certain facts (its ``belief`` is the prior with
+    them applied); what it adds is the retrieved messages.
+    """
 
     name = "native-rag"
 
     context: OpponentContext = OpponentContext()
     history: tuple[Evidence, ...] = ()
+    facts: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    excluded: Mapping[str, frozenset[str]] = dataclasses.field(default_factory=dict)
 
     def observe(self, evidence: Evidence) -> NativeRag:
-        return self._observe_message(evidence, keep_all=True)  # type: ignore[no-any-return]
+        model = self._observe_message(evidence, keep_all=True)
+        return model._with_fact(evidence)  # type: ignore[no-any-return]
 
     def belief(self, subject: str) -> Belief:
         self.context.check_subject(f"{type(self).__name__}.belief", subject)
         about = tuple(e for e in self.history if subject in (e.subject, e.actor))
-        return Belief(subject=subject, evidence=about)
+        return self._fact_belief(subject, about)
 
     def retrieve(self, query: str, subjects: Sequence[str] = ()) -> list[Evidence]:
         """The top-k messages for ``query``, best first."""
@@ -112,6 +121,8 @@ class NativeRag(HistoryMixin, OpponentModel):
             "model": self.name,
             "k": self.context.k,
             "top_k": self.context.top_k,
+            "facts": dict(self.facts),
+            "excluded": {s: sorted(x) for s, x in sorted(self.excluded.items())},
             "history": [e.to_dict() for e in self.history],
         }
 

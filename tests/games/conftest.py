@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -14,6 +13,7 @@ import pytest
 import games  # noqa: F401  (registers python_fruit_trading and the scripted answers)
 import gt_llm
 from gt_llm.chat import ChatModel, ChatRequest, ChatResponse
+from tests.cli_runner import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -77,12 +77,12 @@ def recording_model() -> type[RecordingModel]:
 
 @pytest.fixture
 def gt_llm_cli(child_env) -> Callable[..., subprocess.CompletedProcess[str]]:
-    """Runs ``python -m gt_llm.cli ARGS`` in a child process: ``(args, cwd, *, env=None, timeout=120)``."""
+    """Runs ``gt-llm ARGS`` in this process as a child would see it: ``(args, cwd, *, env=None)``.
 
-    def run(args, cwd, *, env=None, timeout=120):
-        return subprocess.run(
-            [sys.executable, "-m", "gt_llm.cli", *args],
-            capture_output=True, text=True, env=env or child_env, cwd=cwd, timeout=timeout,
-        )  # fmt: skip
+    (``tests/cli_runner.py``; the real entry point is checked in ``tests/llm/test_llm_cli.py``.)
+    """
+
+    def run(args, cwd, *, env=None):
+        return run_cli(args, env=env or child_env, cwd=cwd)
 
     return run

@@ -19,8 +19,8 @@ import pytest
 
 import solvers
 from games.engine.calls import Call, run_batched, run_sync
-from games.engine.protocol import CHANCE, ExpandedNode, LLMGame
-from games.engine.spiel import EngineGame, RootCache
+from games.engine.protocol import CHANCE, ExpandedNode, GameLogic
+from games.engine.spiel import EngineGame, RootCache, engine_game_info, engine_game_type
 from games.engine.tree import expand, subgame_tree, whole_game_tree
 from gt_llm.chat import ChatModel, ChatRequest, ChatResponse, Message
 from gt_llm.errors import ParseError
@@ -89,7 +89,11 @@ def test_a_step_without_calls_returns_at_once():
         return 7
         yield  # a generator that never yields
 
-    assert run_batched([step()], ToyModel()) == [7]
+    model = ToyModel()
+    assert run_batched([step()], model) == [7]
+    # A plain value is a step that made no call: no `return x; yield` needed.
+    assert run_batched([8, step(), (9,)], model) == [8, 7, (9,)]
+    assert run_sync("done", model) == "done" and model.calls == []
 
 
 def test_fallback_after_reasks_is_counted_and_finish_hook_sees_it():
@@ -151,7 +155,7 @@ class ToyState:
 
 
 @dataclasses.dataclass(frozen=True)
-class ToyGame:
+class ToyLogic:
     """Chance deals a secret (0.3 / 0.7); player 0 claims (seeded LLM call); player 1 guesses."""
 
     num_players: int = 2
@@ -199,44 +203,25 @@ class ToyGame:
 
 
 def test_toy_game_satisfies_the_protocol():
-    assert isinstance(ToyGame(), LLMGame)
+    assert isinstance(ToyLogic(), GameLogic)
 
 
-_TOY_TYPE = pyspiel.GameType(
-    short_name="python_engine_toy_test",
-    long_name="engine toy (test)",
-    dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
-    chance_mode=pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
-    information=pyspiel.GameType.Information.IMPERFECT_INFORMATION,
-    utility=pyspiel.GameType.Utility.GENERAL_SUM,
-    reward_model=pyspiel.GameType.RewardModel.TERMINAL,
-    max_num_players=2,
-    min_num_players=2,
-    provides_information_state_string=True,
-    provides_information_state_tensor=False,
-    provides_observation_string=True,
-    provides_observation_tensor=False,
-    parameter_specification={"roots": 1},
+_TOY_TYPE = engine_game_type(
+    "python_engine_toy_test", "engine toy (test)", num_players=2, parameters={"roots": 1}
 )
 _TOY_MODEL = ToyModel()
-
-
-def _empty_step():
-    return ToyState()
-    yield
 
 
 class ToySpielGame(EngineGame[ToyState]):
     def __init__(self, params: dict[str, Any] | None = None):
         p = {"roots": 1, **(params or {})}
-        self.setup_engine(ToyGame(), _TOY_MODEL, [_empty_step] * int(p["roots"]))
-        info = pyspiel.GameInfo(
-            num_distinct_actions=3,
+        # Roots that need no call: the root state itself.
+        self.setup_logic(ToyLogic(), _TOY_MODEL, [ToyState] * int(p["roots"]))
+        info = engine_game_info(
+            num_actions=3,
             max_chance_outcomes=max(2, int(p["roots"])),
             num_players=2,
-            min_utility=-20.0,
-            max_utility=20.0,
-            utility_sum=None,
+            utility_bounds=(-20, 20),
             max_game_length=5,
         )
         super().__init__(_TOY_TYPE, info, p)
@@ -248,7 +233,35 @@ pyspiel.register_game(_TOY_TYPE, ToySpielGame)
 def test_toy_adapter_passes_random_sim_test():
     for roots in (1, 3):
         game = pyspiel.load_game(f"python_engine_toy_test(roots={roots})")
-        pyspiel.random_sim_test(game, num_sims=5, serialize=False, verbose=False)
+        pyspiel.random_sim_test(game, num_sims=5, serialize=True, verbose=False)
+
+
+def test_engine_states_serialise_as_their_history_and_replay_it():
+    game = pyspiel.load_game("python_engine_toy_test(roots=3)")
+    state = game.new_initial_state()
+    for action in (2, 1, 1):  # root 2, secret 1, player 0 plays 1 (a seed chance node follows)
+        state.apply_action(action)
+    text = state.serialize()
+    # The game state is not pickled: only the history and a marker to replay it.
+    assert text.startswith("history=-1:2,-1:1,0:1\n") and len(text) < 200
+    copy = game.deserialize_state(text)
+    assert copy.history() == [2, 1, 1] and copy.is_chance_node()
+    assert copy.inner == state.inner and copy.pending == state.pending == 1
+    assert str(copy) == str(state)
+    copy.apply_action(0)
+    assert copy.current_player() == 1 and state.is_chance_node()
+    game2, copy2 = pyspiel.deserialize_game_and_state(pyspiel.serialize_game_and_state(game, state))
+    assert copy2.inner == state.inner and game2.get_type().short_name == "python_engine_toy_test"
+
+
+def test_engine_game_type_fills_what_every_engine_game_shares():
+    t = engine_game_type("python_x", "X", num_players=(3, 5), parameters={"a": 1})
+    assert (t.min_num_players, t.max_num_players) == (3, 5)
+    assert t.dynamics == pyspiel.GameType.Dynamics.SEQUENTIAL
+    assert t.chance_mode == pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC
+    assert t.information == pyspiel.GameType.Information.IMPERFECT_INFORMATION
+    assert t.provides_information_state_string and not t.provides_information_state_tensor
+    assert t.parameter_specification == {"a": 1}
 
 
 def test_toy_adapter_shapes_and_strings():
@@ -269,8 +282,8 @@ def test_toy_adapter_shapes_and_strings():
 @pytest.mark.parametrize("roots", [1, 3])
 def test_expanded_tree_equals_materialized_toy_tree(roots):
     game = pyspiel.load_game(f"python_engine_toy_test(roots={roots})")
-    nodes = expand(ToyGame(), [ToyState()] * roots, _TOY_MODEL, progress=False)
-    built = subgame_tree(ToyGame(), nodes[0]) if roots == 1 else whole_game_tree(ToyGame(), nodes)
+    nodes = expand(ToyLogic(), [ToyState()] * roots, _TOY_MODEL, progress=False)
+    built = subgame_tree(ToyLogic(), nodes[0]) if roots == 1 else whole_game_tree(ToyLogic(), nodes)
     walked = solvers.materialize(game)
     assert built.num_nodes == walked.num_nodes
     np.testing.assert_array_equal(np.sort(built.kind), np.sort(walked.kind))
@@ -287,15 +300,15 @@ def test_expanded_tree_equals_materialized_toy_tree(roots):
 
 
 def test_expand_max_depth_stops_early_and_leaves_become_terminals():
-    nodes = expand(ToyGame(), [ToyState()], _TOY_MODEL, progress=False, max_depth=1)
+    nodes = expand(ToyLogic(), [ToyState()], _TOY_MODEL, progress=False, max_depth=1)
     assert sorted(nodes[0].children) == [(0, None), (1, None)]
     assert all(not c.children for c in nodes[0].children.values())
-    tree = subgame_tree(ToyGame(), nodes[0])
+    tree = subgame_tree(ToyLogic(), nodes[0])
     assert tree.num_terminals == 2
 
 
 def test_expanded_node_states_are_breadth_first():
-    nodes = expand(ToyGame(), [ToyState()], _TOY_MODEL, progress=False)
+    nodes = expand(ToyLogic(), [ToyState()], _TOY_MODEL, progress=False)
     states = nodes[0].states()
     assert states[0] == ToyState()
     assert [s.secret for s in states[1:3]] == [0, 1]

@@ -5,8 +5,6 @@ from __future__ import annotations
 import csv
 import json
 import math
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +14,7 @@ from games.fruit_trading import figures
 from games.fruit_trading.experiment import ExperimentSettings, run_experiment
 from gt_llm.backends.scripted import SCRIPTED_MODEL_NAME
 from solvers.writers import finite_or_none
+from tests.cli_runner import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -163,14 +162,7 @@ def test_settings_validation(tmp_path):
 
 
 def _cli(args, env, cwd):
-    return subprocess.run(
-        [sys.executable, "-m", "gt_llm.cli", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=cwd,
-        timeout=120,
-    )
+    return run_cli(args, env=env, cwd=cwd)
 
 
 @pytest.mark.parametrize(

@@ -20,6 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
 
 from fake_server import FakeChatServer  # noqa: E402
 
+from tests.cli_runner import run_cli  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -32,9 +34,6 @@ def _run(out: Path, server: FakeChatServer, *extra: str) -> subprocess.Completed
         "no_proxy": "127.0.0.1,localhost",
     }
     cmd = [
-        sys.executable,
-        "-m",
-        "gt_llm.cli",
         "fruit-trading",
         "run",
         "--backend",
@@ -50,7 +49,7 @@ def _run(out: Path, server: FakeChatServer, *extra: str) -> subprocess.Completed
         "--no-progress",
         *extra,
     ]
-    return subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    return run_cli(cmd, env=env, cwd=ROOT)
 
 
 def test_groq_backend_runs_the_experiment_and_resumes_from_the_cache(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 import pytest
 
@@ -46,16 +47,61 @@ def test_a_registered_game_gets_its_command(clean_registry):
     assert main(["game-x"]) == 0
 
 
-def test_a_broken_game_is_logged_not_fatal(clean_registry, caplog):
+def test_a_game_whose_commands_fail_is_logged_and_listed(clean_registry, caplog):
     def add_parser(subparsers):
         raise RuntimeError("no_such_dependency_xyz")
 
     registry.register_game_spec(_spec("broken-x", add_parser))
-    with caplog.at_level("WARNING", logger="gt_llm.cli"):
+    with caplog.at_level("WARNING"):
         parser = build_parser()
     assert "no_such_dependency_xyz" in caplog.text
     sub = next(a for a in parser._actions if a.dest == "command")
     assert {"backends", "ask", "fruit-trading"} <= set(sub.choices)
+    assert "broken-x: RuntimeError: no_such_dependency_xyz" in parser.format_help()
+
+
+_BROKEN_GAME = "import no_such_dependency_xyz  # a game whose dependency is missing\n"
+_WORKING_GAME = """
+from games.engine.registry import ConformanceParams, GameSpec, register_game_spec
+
+def _add(subparsers):
+    p = subparsers.add_parser("tmp-ok-game")
+    p.set_defaults(func=lambda args: 0)
+
+register_game_spec(GameSpec(name="tmp-ok-game", short_name="kuhn_poker", help="a test game",
+                            add_parser=_add,
+                            conformance=ConformanceParams(game_strings=("kuhn_poker",))))
+"""
+
+
+def test_games_are_discovered_and_one_broken_game_is_one_line(
+    clean_registry, tmp_path, monkeypatch, caplog, capsys
+):
+    # Two game packages in a folder of their own: no list anywhere names them.
+    for name, code in (("tmp_broken_game", _BROKEN_GAME), ("tmp_ok_game", _WORKING_GAME)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "__init__.py").write_text(code)
+    monkeypatch.setattr(registry, "_BROKEN", {})
+    monkeypatch.setattr(games, "__path__", [*games.__path__, str(tmp_path)])
+    for mod in ("games.tmp_broken_game", "games.tmp_ok_game"):
+        monkeypatch.delitem(sys.modules, mod, raising=False)
+    with caplog.at_level("WARNING", logger="games.engine.registry"):
+        failed = registry.discover_games("games", games.__path__)
+    assert [e.name for e in failed] == ["tmp_broken_game"]
+    warnings = [r.getMessage() for r in caplog.records if "tmp_broken_game" in r.getMessage()]
+    assert warnings == [
+        "game tmp_broken_game failed to load: "
+        "ModuleNotFoundError: No module named 'no_such_dependency_xyz'"
+    ]
+    # The working game and the real ones still load and get their commands.
+    assert "tmp-ok-game" in [s.name for s in registry.registered_game_specs()]
+    assert main(["tmp-ok-game"]) == 0
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    help_text = capsys.readouterr().out
+    assert "commands that failed to load:" in help_text
+    assert "tmp_broken_game: ModuleNotFoundError: No module named" in help_text
+    assert "fruit-trading" in help_text
 
 
 def test_register_rejects_a_second_game_under_the_same_name(clean_registry):

@@ -213,7 +213,7 @@ def test_timeout_and_retry_budget_reach_a_hung_server(child_env, gt_llm_cli, tmp
         proc = gt_llm_cli(
             ["fruit-trading", "run", *TINY, "--out", str(out),
              "--backend", f"openai:m@{server.url}/v1", "--timeout", "0.5", "--retry-budget", "2"],
-            tmp_path, env=env, timeout=60,
+            tmp_path, env=env,
         )  # fmt: skip
         elapsed = time.monotonic() - t0
         assert server.request_count >= 1  # the calls did reach the (hung) server
@@ -254,7 +254,7 @@ def test_max_answer_bytes_reaches_the_backend(child_env, gt_llm_cli, tmp_path):
         proc = gt_llm_cli(
             ["fruit-trading", "run", *TINY, "--out", str(out),
              "--backend", f"openai:m@{server.url}/v1", "--max-answer-bytes", "16"],
-            tmp_path, env=env, timeout=60,
+            tmp_path, env=env,
         )  # fmt: skip
         assert server.request_count >= 1
     line = _one_error_line(proc)

@@ -13,6 +13,7 @@ import gt_llm
 from games.werewolf import rules
 from games.werewolf.arena import graph
 from games.werewolf.arena import matches as arena
+from games.werewolf.arena.results import DeceptionRate, PairSummary
 from games.werewolf.arena.runner import add_arena_parser
 from games.werewolf.play import runner
 
@@ -112,21 +113,30 @@ def test_summarize_pair_by_hand():
         fake_game(rules.DRAW, [], 3, "B", "A"),  # nobody
     ]
     s = arena.summarize_pair(games, "A", "B")
-    a, b = s["models"]["A"], s["models"]["B"]
-    assert s["draws"] == 1
-    assert (a["TWR"]["wins"], a["TWR"]["games"]) == (1, 4)
-    assert (a["WWR"]["wins"], a["WWR"]["games"]) == (1, 2)
-    assert (a["LWR"]["wins"], a["LWR"]["games"]) == (0, 2)
-    assert (b["TWR"]["wins"], b["WWR"]["wins"], b["LWR"]["wins"]) == (2, 1, 1)
+    a, b = s.models["A"], s.models["B"]
+    assert s.draws == 1
+    assert (a.twr.wins, a.twr.games) == (1, 4)
+    assert (a.wwr.wins, a.wwr.games) == (1, 2)
+    assert (a.lwr.wins, a.lwr.games) == (0, 2)
+    assert (b.twr.wins, b.wwr.wins, b.lwr.wins) == (2, 1, 1)
     lo, hi = runner.wilson_interval(2, 4)
-    assert b["TWR"]["ci95"] == [lo, hi] and lo < 0.5 < hi
+    assert b.twr.ci95 == (lo, hi) and lo < 0.5 < hi
     # A's seats: werewolves in games 0 and 2 (seats 0-2), the villager at seat 3.
     # Werewolf scores: 5 (g0 win), 0 (g2 loss) -> mean 2.5 over 6 seats-games.
-    assert a["action_scores"]["werewolf"]["mean"] == pytest.approx(2.5)
-    assert a["action_scores"]["werewolf"]["n"] == 6
+    assert a.action_scores["werewolf"].mean == pytest.approx(2.5)
+    assert a.action_scores["werewolf"].n == 6
     # Deception: A spoke once as a werewolf-side seat per game where it was wolf (seat 0).
-    assert a["deception"]["werewolf"] == {"statements": 2, "deceptive": 2, "rate": 1.0}
-    assert a["identification"] is None
+    assert a.deception["werewolf"] == DeceptionRate(statements=2, deceptive=2, rate=1.0)
+    assert a.identification is None
+    # The JSON keeps the file's keys and reads back to the same value.
+    j = s.to_json()
+    assert j["models"]["A"]["TWR"] == {
+        "wins": 1,
+        "games": 4,
+        "rate": 0.25,
+        "ci95": list(a.twr.ci95),
+    }
+    assert PairSummary.from_json(json.loads(json.dumps(j))) == s
 
 
 # --------------------------------------------------------------------------- games
@@ -190,6 +200,11 @@ def test_arena_cli_every_model_and_resume_through_the_cache(tmp_path):
             # Sides alternate: one game on each side per model.
             assert row["WWR"]["games"] == 1 and row["LWR"]["games"] == 1
             assert row["TWR"]["wins"] == row["WWR"]["wins"] + row["LWR"]["wins"]
+            # Only GRATR seats count Eq. 8's floor; the count is never more than the combinations.
+            fl = row["eq8_floor"]
+            assert (fl is not None) == (m == "gratr")
+            if fl is not None:
+                assert 0 <= fl["bound"] <= fl["combinations"] and fl["combinations"] > 0
         assert s["models"][a]["TWR"]["wins"] + s["models"][b]["TWR"]["wins"] + s["draws"] == 2
         assert "peer_detection" in s["deception_analyses"]
         logs = sorted((out / "logs" / f"{a}_vs_{b}").glob("game_*.jsonl"))
@@ -201,10 +216,8 @@ def test_arena_cli_every_model_and_resume_through_the_cache(tmp_path):
     assert rows[0].startswith("pair,model,games,TWR") and len(rows) == 21
     assert (out / "arena.png").stat().st_size > 1000
     assert any("gratr vs dirichlet" in line for line in lines)
-    # Refuses to overwrite without --force; with it, every call comes from the cache.
-    with pytest.raises(ValueError, match="--force"):
-        cli(argv)
-    rc, lines = cli(argv + ["--force"])
+    # An identical re-run resumes (no --force needed): every call comes from the cache.
+    rc, lines = cli(argv)
     again = json.loads((out / "arena.json").read_text())
     assert again["llm_calls"]["new"] == 0 and again["llm_calls"]["cached"] > 0
     assert again["pairs"] == report["pairs"]

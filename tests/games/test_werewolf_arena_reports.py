@@ -20,12 +20,13 @@ from games.werewolf.arena.report import (
     trust_graph_moments,
     win_rate_markdown,
 )
+from games.werewolf.arena.results import ArenaReport
 from games.werewolf.arena.runner import run_arena
 from games.werewolf.play import runner
 from solvers.plots import plot_grouped_bars
 from solvers.results import ResultsError
 
-LABEL = "scripted:rules-v2 (rule-based stand-in, not an LLM)"
+LABEL = "scripted:rules-v2 (scripted stand-in, not an LLM)"
 ROLES = ("werewolf", "werewolf", "werewolf", "villager", "seer", "witch", "guard", "villager")
 
 
@@ -46,12 +47,20 @@ def game(index, wolf, lead, winner, identification=()):
 
 
 def report(pairs):
-    return {
-        "note": LABEL,
-        "preset": "gratr",
-        "games_per_pair": 2,
-        "pairs": [arena.summarize_pair(games, a, b) for (a, b), games in pairs],
-    }
+    return ArenaReport(
+        backend="scripted:rules-v2",
+        stand_in=True,
+        note=LABEL,
+        preset="gratr",
+        config=rules.preset("gratr").as_dict(),
+        models=tuple(dict.fromkeys(m for pair, _ in pairs for m in pair)),
+        games_per_pair=2,
+        seeds=(0, 1),
+        settings={},
+        pairs=tuple(arena.summarize_pair(games, a, b) for (a, b), games in pairs),
+        llm_calls={"new": 0, "cached": 0},
+        seconds=0.0,
+    )
 
 
 @pytest.fixture
@@ -145,11 +154,14 @@ def test_grouped_bars_intervals_are_distances_from_the_bar(two_pairs):
     assert segments[1][:, 1] == pytest.approx([0.2, 0.4])
 
 
-def test_arena_folder_readers(tmp_path):
+def test_arena_folder_readers(tmp_path, two_pairs):
     with pytest.raises(ResultsError, match="arena.json is missing"):
         loaders.load_arena(tmp_path)
     (tmp_path / "arena.json").write_text(json.dumps({"note": LABEL}))
-    assert loaders.load_arena(tmp_path)["note"] == LABEL
+    with pytest.raises(ResultsError, match="not an arena report.*re-run gt-llm werewolf arena"):
+        loaders.load_arena(tmp_path)
+    (tmp_path / "arena.json").write_text(json.dumps(two_pairs.to_json()))
+    assert loaders.load_arena(tmp_path) == two_pairs
     for rounds, pair in enumerate(("gratr_vs_none", "dirichlet_vs_none", "gratr_vs_dirichlet")):
         (tmp_path / "logs" / pair).mkdir(parents=True)
         record = {"type": "arena", "rounds": rounds + 2}

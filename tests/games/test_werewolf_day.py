@@ -12,6 +12,7 @@ import games  # noqa: F401  (registers every game)
 import gt_llm
 import solvers
 from games.engine.registry import get_game_spec
+from games.engine.spiel import EngineGame
 from games.werewolf import rules
 from games.werewolf.day import abstraction, build, game, state
 from games.werewolf.day import steps as D
@@ -199,7 +200,7 @@ def test_abstraction_validates_and_encodes():
         _settings(speakers=0)
 
 
-def test_gratr_trust_is_read_as_a_werewolf_probability():
+def test_the_day_study_reads_each_model_by_its_belief():
     ctx = OpponentContext(
         players=("Player 1", "Player 2", "Player 3"),
         self_id="Player 1",
@@ -208,19 +209,17 @@ def test_gratr_trust_is_read_as_a_werewolf_probability():
         self_role="villager",
     )
     m = make_opponent_model("gratr", ctx)
-    out = D.werewolf_probabilities(m, [1, 2], werewolf_alignment=-1.0)
-    assert out[1]["werewolf"] == pytest.approx(0.5)  # trust 0: no idea
-    assert sum(out[1].values()) == pytest.approx(1.0)
+    out = D.werewolf_probabilities(m, [1, 2])
+    assert out[1]["werewolf"] == pytest.approx(1 / 3)  # trust 0: the (uniform) prior
+    assert out == {q: dict(m.belief(f"Player {q + 1}").distribution) for q in (1, 2)}
     m = m.observe(Evidence(subject="Player 3", value="werewolf", certain=True))
-    assert D.werewolf_probabilities(m, [2], werewolf_alignment=-1.0)[2]["werewolf"] == 1.0
+    assert D.werewolf_probabilities(m, [2])[2]["werewolf"] == 1.0
     none = make_opponent_model("none", ctx)
-    assert D.werewolf_probabilities(none, [1, 2], werewolf_alignment=-1.0) == {}
+    assert D.werewolf_probabilities(none, [1])[1]["werewolf"] == pytest.approx(1 / 3)
     dirichlet = make_opponent_model("dirichlet", ctx).observe(
         Evidence(subject="Player 2", value="werewolf")
     )
-    assert D.werewolf_probabilities(dirichlet, [1], werewolf_alignment=-1.0)[1][
-        "werewolf"
-    ] == pytest.approx(2 / 4)
+    assert D.werewolf_probabilities(dirichlet, [1])[1]["werewolf"] == pytest.approx(2 / 4)
 
 
 # --- determinism and the registry --------------------------------------------------
@@ -252,7 +251,10 @@ def test_the_same_day_builds_the_same_tree_twice(opponent_model):
 def test_the_day_game_is_registered_for_the_conformance_suite():
     spec = get_game_spec("werewolf-day")
     assert spec.short_name == state.SHORT_NAME
-    assert spec.conformance.build_tree is not None
+    # No builder of its own: the runner checks the engine's (EngineGame.build_tree).
+    assert spec.conformance.build_tree is None and spec.conformance.tree_game_strings
+    game = pyspiel.load_game(spec.conformance.tree_game_strings[0])
+    assert isinstance(game, EngineGame)
     for gs in spec.conformance.game_strings:
         assert pyspiel.load_game(gs).get_type().short_name == state.SHORT_NAME
 
@@ -276,3 +278,26 @@ def test_strategies_by_role_on_the_hand_day(hand_day):
     # The villager's set after "nothing" is (almost) never reached: it weighs ~0.
     assert s["village"]["decisive"]["acts"]["accuse:least"] > 0.99
     assert s["village"]["all"]["reach"] == pytest.approx(1.0, abs=1e-9)
+
+
+def test_day_models_are_built_and_pinned_like_the_arenas():
+    from games.werewolf.players import beliefs as wb
+
+    settings = _settings(opponent_model="dirichlet")
+    for seed in range(40):
+        root = D._root_without_models(settings, seed)
+        wolf = next((p for p in root.living if root.role(p) == "werewolf"), None)
+        if wolf is None:
+            continue
+        m = D._initial_model(root, wolf)
+        arena = wb.make_seat_model("dirichlet", settings.config, wolf, "werewolf")
+        # One threshold rule and one prior everywhere.
+        assert m.threshold == arena.threshold == wb.BeliefSettings().threshold
+        assert dict(m.context.prior) == dict(arena.context.prior)
+        # A werewolf knows every side: partners are werewolves, everyone else is not.
+        for q in range(settings.config.num_players):
+            if q != wolf:
+                p_wolf = m.belief(f"Player {q + 1}").distribution["werewolf"]
+                assert p_wolf == (1.0 if root.role(q) == "werewolf" else 0.0)
+        return
+    pytest.fail("no day with a living werewolf")

@@ -9,7 +9,7 @@ import math
 import pytest
 
 import games  # noqa: F401  (registers every game)
-from games.werewolf.day import command, solve, summary
+from games.werewolf.day import command, summary
 from games.werewolf.day.solve import SolveSettings, run_solve
 from solvers.plots import read_csv_rows
 
@@ -49,7 +49,9 @@ def test_files_and_summary(run):
         assert (out / name).read_bytes().startswith(PNG), name
     s = _strict(out / "summary.json")
     # The file holds what the run returned, and it is finite (no NaN / Infinity).
-    assert s == json.loads(json.dumps(result.summary, allow_nan=False))
+    assert s == json.loads(json.dumps(result.summary.to_json(), allow_nan=False))
+    assert summary.load_summary(out) == summary.DaySolveSummary.from_json(s)
+    assert summary.load_summary(out).to_json() == s
     assert s["label"].endswith("(scripted stand-in, not an LLM)") and s["is_llm"] is False
     assert len(s["game_seeds"]) == 2
     for m in ("none", "dirichlet", "gratr"):
@@ -70,15 +72,14 @@ def test_files_and_summary(run):
 
 def test_the_two_questions_are_answered_and_labelled(run):
     out, result = run
-    q = result.summary["questions"]
-    q1 = q["werewolf_vs_village_strategy"]
-    q2 = q["werewolf_gain_none_vs_gratr"]
-    label = result.summary["label"]
-    assert q1["label"] == label and q2["label"] == label
-    assert set(q1["per_model"]) == {"none", "dirichlet", "gratr"}
-    for a in q1["per_model"].values():
-        assert a["answer"] in ("yes", "no") or a["differs"] is None
-    assert q2["answer"] in ("yes", "no") or q2["falls"] is None
+    q1 = result.summary.questions.strategy
+    q2 = result.summary.questions.gain
+    label = result.summary.label.label
+    assert q1.label == label and q2.label == label
+    assert set(q1.per_model) == {"none", "dirichlet", "gratr"}
+    for a in q1.per_model.values():
+        assert a.answer in ("yes", "no") or a.differs is None
+    assert q2.answer in ("yes", "no") or q2.falls is None
     lines = summary.report_lines(result.summary, out)
     assert any(line.startswith("Q1") for line in lines)
     assert any(line.startswith("Q2") and label in line for line in lines)
@@ -87,10 +88,10 @@ def test_the_two_questions_are_answered_and_labelled(run):
 def test_a_rerun_makes_no_new_calls(run):
     out, _ = run
     again = run_solve(SolveSettings(out=str(out), **TINY))
-    assert again.summary["llm_calls"]["misses"] == 0
-    assert again.summary["llm_calls"]["hits"] > 0
+    assert again.summary.llm_calls["misses"] == 0
+    assert again.summary.llm_calls["hits"] > 0
     first = _strict(out / "summary.json")
-    assert first["models"]["gratr"]["final"] == again.summary["models"]["gratr"]["final"]
+    assert first["models"]["gratr"]["final"] == again.summary.models["gratr"].final
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -167,7 +168,9 @@ def test_call_options_reach_the_model(tmp_path, monkeypatch):
         seen.update(options)
         raise RuntimeError("stop after load_model")
 
-    monkeypatch.setattr(solve, "load_model", fake_load_model)
+    import games.engine.cli_options as cli_options
+
+    monkeypatch.setattr(cli_options, "load_model", fake_load_model)
     args = _parser().parse_args(
         ["solve", "--days", "1", "--iterations", "5", "--models", "none",
          "--tones", "any", "--acts", "nothing,accuse:least", "--out", str(tmp_path),
@@ -182,5 +185,5 @@ def test_call_options_reach_the_model(tmp_path, monkeypatch):
         "max_answer_bytes": 1000,
         "requests_per_minute": 30.0,
     }
-    # The run stopped before finishing: its manifest says so.
-    assert json.loads((tmp_path / "manifest.json").read_text())["complete"] is False
+    # The model (backend, key, options) is checked before the folder is touched.
+    assert not (tmp_path / "manifest.json").exists()

@@ -36,7 +36,7 @@ class Oracle:
     def observe(self, observation):
         pass
 
-    def beliefs(self):
+    def beliefs(self, phase=""):
         return {
             q: (
                 {"werewolf": 0.9, "villager": 0.1}
@@ -47,7 +47,7 @@ class Oracle:
             if q != self.me
         }
 
-    def belief_lines(self):
+    def belief_lines(self, phase=""):
         return ""
 
 

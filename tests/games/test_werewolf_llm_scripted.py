@@ -205,3 +205,31 @@ def test_bid_is_high_for_a_seer_with_news(model):
         player=2, role="seer", num_players=8, alive=tuple(range(8)), checks={4: "werewolf"}
     )
     assert run_sync(players.bid(v, seed=0), model) >= 9
+
+
+def test_the_stand_in_combines_every_model_the_same_way():
+    """Own signal and model belief are mixed 50/50 for every model: ``none`` gains nothing."""
+    from games.werewolf.players.stand_in import BELIEF_WEIGHT, wolf_scores
+    from games.werewolf.players.view import context_fields
+
+    rng = np.random.default_rng(11)
+    for _ in range(40):
+        _roles, v = situation(rng, "villager")
+        others = [p for p in v.alive if p != v.player]
+        own = wolf_scores(context_fields(v))  # no model in the prompt: the own signal
+        # `none` knows nothing: its belief is the base rate for everyone.
+        prior = {p: {"werewolf": 2 / 7, "villager": 5 / 7} for p in others}
+        flat = wolf_scores(context_fields(dataclasses.replace(v, beliefs=prior)))
+        # A model with something to say about one player.
+        told = dict(prior) | {others[0]: {"werewolf": 0.8, "villager": 0.2}}
+        moved = wolf_scores(context_fields(dataclasses.replace(v, beliefs=told)))
+        for p in others:
+            assert flat[p] == pytest.approx(BELIEF_WEIGHT * 2 / 7 + (1 - BELIEF_WEIGHT) * own[p])
+        # The base rate keeps the own ranking; a belief moves only its own player.
+        assert sorted(others, key=lambda p: (own[p], p)) == sorted(
+            others, key=lambda p: (flat[p], p)
+        )
+        assert moved[others[0]] == pytest.approx(
+            BELIEF_WEIGHT * 0.8 + (1 - BELIEF_WEIGHT) * own[others[0]]
+        )
+        assert all(moved[p] == flat[p] for p in others[1:])

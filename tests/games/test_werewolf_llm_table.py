@@ -121,10 +121,10 @@ class Recorder:
     def observe(self, observation):
         self.seen.append(observation)
 
-    def beliefs(self):
+    def beliefs(self, phase=""):
         return {(self.me + 1) % 5: {"werewolf": 0.8, "villager": 0.2}}
 
-    def belief_lines(self):
+    def belief_lines(self, phase=""):
         return f"MODEL LINES OF SEAT {self.me}"
 
 

@@ -1,4 +1,5 @@
-"""The gt-llm command line, run as a subprocess (``python -m gt_llm.cli``)."""
+"""The gt-llm command line: in this process (``tests/cli_runner.py``), and a few runs of the
+real entry point as a subprocess (``python -m gt_llm.cli``)."""
 
 from __future__ import annotations
 
@@ -11,13 +12,18 @@ import pytest
 
 import gt_llm
 from gt_llm.cli import build_parser, main
+from tests.cli_runner import run_cli
 
 
 def cli(child_env, *args: str, env_extra: dict[str, str] | None = None):
-    env = dict(child_env, **(env_extra or {}))
+    return run_cli(args, env=dict(child_env, **(env_extra or {})))
+
+
+def entry_point(child_env, *args: str):
+    """The real entry point in a fresh interpreter (imports, plugin loading, exit status)."""
     return subprocess.run(
         [sys.executable, "-m", "gt_llm.cli", *args],
-        env=env, capture_output=True, text=True, timeout=60,
+        env=child_env, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
 
 
@@ -30,14 +36,17 @@ def one_error_line(stderr: str) -> str:
 
 
 def test_version(child_env):
-    proc = cli(child_env, "--version")
+    proc = entry_point(child_env, "--version")
     assert proc.returncode == 0 and proc.stdout.strip() == f"gt-llm {gt_llm.__version__}"
 
 
 def test_help_lists_subcommands(child_env):
-    proc = cli(child_env, "--help")
+    proc = entry_point(child_env, "--help")
     assert proc.returncode == 0
     assert "backends" in proc.stdout and "ask" in proc.stdout
+    # The game commands come from the games plugin, loaded by name in a fresh process.
+    assert all(g in proc.stdout for g in ("fruit-trading", "werewolf", "ultimatum"))
+    assert "failed to load" not in proc.stdout and proc.stderr == ""
 
 
 def test_backends(child_env):
@@ -127,3 +136,8 @@ def test_parser_has_extension_point():
 @pytest.mark.parametrize("args", [["ask"], ["ask", "--seed", "x", "hi"]])
 def test_usage_errors_exit_2(child_env, args):
     assert cli(child_env, *args).returncode == 2
+
+
+def test_a_usage_error_of_the_real_entry_point_is_one_line_and_status_2(child_env):
+    proc = entry_point(child_env, "ask", "--seed", "x", "hi")
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1

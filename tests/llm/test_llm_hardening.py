@@ -27,6 +27,7 @@ from gt_llm.cli import main
 from gt_llm.errors import AnswerTooLargeError, BackendError, ConfigurationError
 from gt_llm.retry import RetryPolicy
 from gt_llm.safety import redact, register_secret, terminal_safe
+from tests.cli_runner import run_cli
 
 BACKENDS = ["openai", "groq"]
 
@@ -48,12 +49,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def cli(child_env, *args: str, env_extra: dict[str, str] | None = None, timeout: float = 60):
-    env = dict(child_env, **(env_extra or {}))
-    return subprocess.run(
-        [sys.executable, "-m", "gt_llm.cli", *args],
-        env=env, capture_output=True, text=True, timeout=timeout,
-    )  # fmt: skip
+def cli(child_env, *args: str, env_extra: dict[str, str] | None = None):
+    """``gt-llm ARGS`` in this process (``tests/cli_runner.py``) with the child's environment."""
+    return run_cli(args, env=dict(child_env, **(env_extra or {})))
 
 
 # -- per-request timeout and a total retry budget ---------------------------------------------

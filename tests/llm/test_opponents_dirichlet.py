@@ -224,7 +224,7 @@ def test_prompt_fields_list_most_likely_with_probabilities():
     assert p2["probabilities"]["werewolf"] == pytest.approx(0.5)
     assert p2["identity"] == "werewolf"
     assert f["players"][1]["identity"] == "unsure"  # uniform: nothing singles one out
-    assert f["history"] == [{"step": 2, "speaker": "P2", "text": "hi"}]
+    assert f["history"] == [{"step": 2, "speaker": "P2", "text": "hi", "subject": "P2", "kind": ""}]
     with pytest.raises(ValueError, match="P9"):
         m.observe(_guess("seer", 1.0, subject="P9"))
 
@@ -235,3 +235,29 @@ def test_compatibility_call_surface_of_fruit_trading():
     m = make_opponent_model("dirichlet", hypotheses=FRUITS)
     m = m.observe(Evidence(subject="Alice", value="oranges", source="llm_guess", step=1))
     assert m.belief("Alice").most_likely() == ("oranges",)
+
+
+def test_prior_from_context_and_negative_facts():
+    from gt_llm.opponents import OpponentContext
+
+    hyps = ("werewolf", "villager", "seer")
+    ctx = OpponentContext(
+        players=("P1", "P2", "P3"),
+        self_id="P1",
+        hypotheses=hyps,
+        prior={"werewolf": 2, "villager": 1, "seer": 1},
+    )
+    m = make_opponent_model("dirichlet", ctx)
+    # alpha_0 = K * base rate = 3 * (1/2, 1/4, 1/4): the prior mean is the base rate.
+    assert m.prior_alpha() == pytest.approx([1.5, 0.75, 0.75])
+    assert m.belief("P2").distribution["werewolf"] == pytest.approx(0.5)
+    assert m.prompt_fields(subjects=["P2"])["players"][0]["identity"] == "unsure"
+    # One judgment adds 1, as under the uniform prior (total concentration K).
+    m1 = m.observe(Evidence(subject="P2", value="seer", step=1))
+    assert m1.belief("P2").distribution["seer"] == pytest.approx(1.75 / 4)
+    # "Not a werewolf": that role drops to 0, the rest renormalise; nothing brings it back.
+    m2 = m1.observe(Evidence(subject="P2", value="werewolf", certain=True, negated=True, step=2))
+    m2 = m2.observe(Evidence(subject="P2", value="werewolf", weight=1.0, step=3))
+    d = m2.belief("P2").distribution
+    assert d["werewolf"] == 0.0
+    assert d["seer"] == pytest.approx(1.75 / 2.5)

@@ -46,6 +46,7 @@ def test_every_notebook_has_a_test() -> None:
     assert sorted(p.name for p in NOTEBOOKS.glob("*.ipynb")) == [
         "belief_models.ipynb",
         "fruit_trading_belief_revision.ipynb",
+        "watch_a_game.ipynb",
     ]
 
 
@@ -175,3 +176,24 @@ def test_belief_models_notebook_refuses_an_incomplete_folder(
     with pytest.raises(CellExecutionError, match="is incomplete.*re-run gt-llm werewolf solve"):
         execute("belief_models.ipynb", env, monkeypatch)
     assert not (tmp_path / "fruit").exists(), "refused before running anything"
+
+
+def test_watch_a_game_notebook(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import html
+
+    nb = execute("watch_a_game.ipynb", {"GT_LLM_WATCH_DIR": str(tmp_path)}, monkeypatch)
+    assert not [o for o in outputs(nb) if o.get("output_type") == "error"]
+    assert (tmp_path / "game.jsonl").exists() and (tmp_path / "arena" / "arena.json").exists()
+    frames = [o["data"]["text/html"] for o in outputs(nb) if "text/html" in o.get("data", {})]
+    assert len(frames) == 2, "the scripted game and the arena game are displayed"
+    data = []
+    for frame in frames:
+        assert '<iframe srcdoc="' in frame and 'sandbox="allow-scripts"' in frame
+        page = html.unescape(frame.split('srcdoc="', 1)[1].split('" sandbox', 1)[0])
+        assert page.startswith("<!DOCTYPE html>") and STAND_IN in page
+        block = page.split('id="page-data">', 1)[1].split("</script>", 1)[0]
+        data.append(json.loads(block))
+    assert data[0]["seed"] == 7 and not data[0]["beliefs"]["models"]
+    # the arena game's page holds each seat's opponent model at each step
+    assert set(data[1]["beliefs"]["models"].values()) == {"gratr", "dirichlet"}
+    assert data[1]["beliefs"]["changes"]

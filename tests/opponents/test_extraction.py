@@ -202,7 +202,7 @@ def test_scripted_extraction_feeds_gratr():
     m = make_opponent_model("gratr", werewolf_context())
     _, ins = _ask("accuse", "Player 3", "Player 1")
     m = m.observe_all(intents_to_evidence(ins, step=1))
-    m, r = m.retrieve("Player 3")
+    r = m.retrieve("Player 3")
     assert r.trust_after < -0.5  # attacked me: an adversary
 
 

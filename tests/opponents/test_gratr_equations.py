@@ -7,6 +7,7 @@ import math
 import pytest
 
 from gt_llm.opponents.gratr import (
+    backward_increment,
     backward_update,
     chain_uncertainty,
     chain_value,
@@ -114,13 +115,18 @@ def test_backward_update_eq_9():
 
 
 def test_backward_update_holes_zero_trust_and_clamp():
-    # T(p_{o-1}) = 0: the denominator is eps (default 1e-3) with sign +:
-    # 0.1 * 0.6 / 0.001 = 60, clamped to 1; no ZeroDivisionError.
-    assert backward_update(0.2, 0.6, 0.0) == 1.0
-    assert backward_update(0.2, -0.6, 0.0) == -1.0
-    # A tiny negative trust keeps its sign: 0.1 * 0.6 / -0.001 -> clamped to -1.
-    assert backward_update(0.2, 0.6, -1e-9) == -1.0
-    # With a larger eps the result stays finite and unclamped: 0.1 * 0.05 / 0.5 + 0.2 = 0.21.
-    assert backward_update(0.2, 0.05, 0.0, eps=0.5) == pytest.approx(0.21)
+    # Hole 4: T(p_{o-1}) = 0 (or below eps) gives no update at all: the edge keeps
+    # its value and, above all, its sign (an accusation stays an accusation).
+    assert backward_increment(0.6, 0.0) is None
+    assert backward_increment(0.6, -1e-9) is None
+    assert backward_update(-0.664, 0.6, 0.0) == -0.664
+    assert backward_update(0.2, -0.6, 0.0) == 0.2
+    # With a larger eps the threshold moves: |0.3| < 0.5, no update.
+    assert backward_update(0.2, 0.05, 0.3, eps=0.5) == 0.2
+    # Above eps, the increment is the paper's, clamped: 0.1 * 0.6 / 0.002 = 30 -> 1.
+    assert backward_increment(0.6, 0.002) == 1.0
+    assert backward_increment(0.6, -0.002) == -1.0
     for args in [(1.0, 1.0, 0.01), (-1.0, -1.0, 0.01), (0.9, 1.0, 1.0)]:
         assert -1.0 <= backward_update(*args) <= 1.0
+    with pytest.raises(ValueError, match="eps"):
+        backward_increment(0.5, 0.5, eps=0.0)

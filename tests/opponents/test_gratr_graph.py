@@ -12,15 +12,12 @@ from opponent_fixtures import PLAYERS, ROLES, werewolf_context
 
 from gt_llm.opponents import Evidence, GratrModel, GratrParams, make_opponent_model
 from gt_llm.opponents.gratr import (
-    backward_update,
+    backward_increment,
     chain_value,
     combine_chains,
-    draw_trust_graph,
     merge_edge_trust,
     read_trust_graph_graphml,
     trust_graph_to_json,
-    write_trust_graph_graphml,
-    write_trust_graph_json,
 )
 
 
@@ -76,32 +73,69 @@ def test_merge_never_touches_the_reverse_edge(g0):
     assert m.edge_trust(p(4), p(3)) == pytest.approx(merge_edge_trust([-0.9, -0.9], steps=[2, 3]))
 
 
-def test_retrieval_one_hop_and_backward_update(g0):
+def test_retrieval_is_a_read_and_a_decision_adds_eq_9_feedback(g0):
     m = g0.observe(intent(p(3), p(1), -0.9, 1))  # Player 3 attacks me
     t31 = math.tanh(-0.9)  # -0.716298
     assert m.edge_trust(p(3), p(1)) == pytest.approx(t31)
     assert m.trust(p(3)) == 0.0  # Algorithm 1 updates the target (me, pinned), not the actor
-    m2, r = m.retrieve(p(3))
+    before = json.dumps(m.snapshot(), sort_keys=True)
+    r = m.retrieve(p(3))
     # One chain P1 <- P3: V = T(P3) T(P3,P1) = 0, u = 1 * t31; weight = floor -> T(P3) = u.
     assert [c.players for c in r.chains] == [(p(1), p(3))]
-    assert r.trust_after == pytest.approx(t31)
-    assert m2.trust(p(3)) == pytest.approx(t31)
-    # Eq. 9 on the chain's last edge (P3, P1): 0.1 * t31 / 1 + t31 = 1.1 t31.
-    assert m2.edge_trust(p(3), p(1)) == pytest.approx(1.1 * t31)
-    assert r.updated_edges == ((p(3), p(1), pytest.approx(1.1 * t31)),)
-    # The parent is untouched.
+    assert r.trust_after == pytest.approx(t31) and r.trust_before == 0.0
+    assert r.floored == 1 and r.chains[0].floored
+    assert m.belief(p(3)).value == pytest.approx(t31)  # the one reading is Eq. 8's
+    # Eq. 9's increment on the chain's last edge (P3, P1): 0.1 * t31 / T(P1) = 0.1 t31.
+    assert r.feedback == ((p(3), p(1), pytest.approx(0.1 * t31)),)
+    # Reading changed nothing.
+    assert json.dumps(m.snapshot(), sort_keys=True) == before
     assert m.trust(p(3)) == 0.0 and m.edge_trust(p(3), p(1)) == pytest.approx(t31)
-    # The backward offset survives new evidence: Eq. 4 of the raw list + offset.
-    m3 = m2.observe(intent(p(3), p(1), -0.5, 2))
-    offset = 0.1 * t31
-    expected = max(-1.0, math.tanh(0.95 * -0.9 - 0.5) + offset)
+    # A decision adds the increment as evidence at the current step (1), merged by Eq. 4.
+    d = m.decide([p(3)])
+    assert [f.credibility for f in d.edge_feedback(p(3), p(1))] == [pytest.approx(0.1 * t31)]
+    assert d.edge_trust(p(3), p(1)) == pytest.approx(math.tanh(-0.9 + 0.1 * t31))
+    assert d.edge_evidence(p(3), p(1)) == m.edge_evidence(p(3), p(1))  # D is observed only
+    assert d.floor_count.combinations == 1 and d.floor_count.feedback == 1
+    # Deciding again at the same step replaces the step's feedback: the same trusts.
+    dd = d.decide([p(3)])
+    assert len(dd.edge_feedback(p(3), p(1))) == 1
+    assert dd.edge_trust(p(3), p(1)) == d.edge_trust(p(3), p(1))
+    assert m.consult(subjects=[p(3)]).model.edge_trust(p(3), p(1)) == d.edge_trust(p(3), p(1))
+    # New evidence at step 2 keeps the feedback, decayed like evidence.
+    m3 = d.observe(intent(p(3), p(1), -0.5, 2))
+    expected = math.tanh(0.95 * (-0.9 + 0.1 * t31) - 0.5)
     assert m3.edge_trust(p(3), p(1)) == pytest.approx(expected)
+
+
+def test_an_accusation_stays_negative_after_any_lookups_and_decisions(g0):
+    # Y = P5 accuses X = P4 (credibility -0.8); P4 spoke about me, so the chain to P5
+    # runs P1 <- P4 <- P5 and Eq. 9's divisor is T(P4) = 0.
+    m = g0.observe_all([intent(p(4), p(1), 0.6, 1), intent(p(5), p(4), -0.8, 1)])
+    assert m.trust(p(4)) == 0.0
+    assert m.edge_trust(p(5), p(4)) == pytest.approx(-0.664037, abs=1e-6)
+    assert (p(1), p(4), p(5)) in [c.players for c in m.retrieve(p(5)).chains]
+    assert m.retrieve(p(5)).skipped == ((p(5), p(4)),) and m.retrieve(p(5)).feedback == ()
+    before = json.dumps(m.snapshot(), sort_keys=True)
+    for _ in range(12):
+        for q in PLAYERS[1:]:
+            m.retrieve(q)
+            m.belief(q)
+        m.prompt_fields()
+    assert json.dumps(m.snapshot(), sort_keys=True) == before
+    d = m
+    for step in range(2, 14):
+        msg = Evidence(subject=p(5), kind="message", actor=p(2), text="Hm.", step=step)
+        d = d.observe(msg).decide(PLAYERS[1:])
+        assert d.edge_trust(p(5), p(4)) < 0
+    # Only decay moved it (Eq. 4 by step): tanh(-0.8) until new evidence arrives.
+    assert d.edge_trust(p(5), p(4)) == pytest.approx(-0.664037, abs=1e-6)
+    assert d.floor_count.skipped >= 12
 
 
 def test_retrieval_two_hop_chain_and_combination(g0):
     m = g0.observe_all([intent(p(1), p(2), 0.8, 1), intent(p(3), p(1), -0.9, 2)])
     t12, t31 = math.tanh(0.8), math.tanh(-0.9)  # 0.664037, -0.716298
-    m2, r = m.retrieve(p(3))
+    r = m.retrieve(p(3))
     chains = {c.players: c for c in r.chains}
     assert set(chains) == {(p(1), p(3)), (p(2), p(1), p(3))}
     # Two-hop chain P2 <- P1 <- P3 with T = (0.8, 1, 0) and edges (t12, t31):
@@ -118,11 +152,13 @@ def test_retrieval_two_hop_chain_and_combination(g0):
     assert r.trust_after == pytest.approx(
         combine_chains([(c.value, c.u, c.uncertainty) for c in r.chains])
     )
-    # Both chains end with the edge (P3, P1): it is updated once.
-    assert r.updated_edges == (
-        (p(3), p(1), pytest.approx(backward_update(t31, r.trust_after, 1.0))),
-    )
+    # Both chains end with the edge (P3, P1): it gets one feedback item.
+    assert r.feedback == ((p(3), p(1), pytest.approx(backward_increment(r.trust_after, 1.0))),)
+    m2 = m.decide([p(3)])
     assert m2.edge_trust(p(1), p(2)) == pytest.approx(t12)  # not on a last edge
+    # The floor bound once, in a combination of two chains (where it decides the mix).
+    fc = m2.floor_count
+    assert (fc.combinations, fc.bound, fc.decisive, fc.chains, fc.floored) == (1, 1, 1, 2, 1)
     # max_hops=1 keeps only the direct chain.
     m1 = GratrModel.create(werewolf_context(), GratrParams(max_hops=1)).observe_all(
         [intent(p(1), p(2), 0.8, 1), intent(p(3), p(1), -0.9, 2)]
@@ -153,8 +189,8 @@ def test_certain_facts_are_pinned(g0):
     )
     assert m.trust(p(5)) == -1.0
     assert m.belief(p(5)).most_likely() == ("werewolf",)
-    m2, _ = m.retrieve(p(5))
-    assert m2.trust(p(5)) == -1.0
+    m2 = m.decide([p(5)])
+    assert m2.trust(p(5)) == -1.0 and m2.belief(p(5)).value == -1.0
     assert m2.trust(p(1)) == 1.0
 
 
@@ -171,7 +207,10 @@ def test_identity_judgments_through_alignment(g0):
     assert m.trust(p(7)) == pytest.approx(0.5 * 0.9)
     b = m.belief(p(7))
     assert b.most_likely() == ("seer",)
-    assert b.distribution["seer"] == pytest.approx(1.0)  # all judgment weight on seer
+    # Hole 12 (uniform prior): P(adversary side) = 0.55 / (0.55 + 4 * 1.45); the village
+    # side's mass is split by prior (1 + tally): seer 2.8, the other three 1 each.
+    assert b.distribution["werewolf"] == pytest.approx(0.55 / 6.35)
+    assert b.distribution["seer"] == pytest.approx(5.8 / 6.35 * 2.8 / 5.8)
     # A claim about oneself counts with the LLM's confidence: u = 1 * (+1) * 0.7.
     m = m.observe(Evidence(subject=p(3), value="seer", weight=0.7, actor=p(3), step=5))
     assert m.trust(p(3)) == pytest.approx(0.7)
@@ -231,7 +270,7 @@ def test_invariants_on_random_evidence(seed):
         if e.certain and e.subject not in facts and e.subject != p(1):
             facts[e.subject] = math.copysign(1.0, -1.0 if e.value == "werewolf" else 1.0)
         if rng.random() < 0.3:
-            m, _ = m.retrieve(PLAYERS[int(rng.integers(1, len(PLAYERS)))])
+            m = m.decide([PLAYERS[int(rng.integers(1, len(PLAYERS)))]])
         for _, d in m.graph.nodes(data=True):
             assert -1.0 <= d["trust"] <= 1.0
         for _, _, t in m.graph.edges(data="trust"):
@@ -250,18 +289,80 @@ def test_export_json_graphml_and_drawing(g0, tmp_path):
             Evidence(subject=p(5), value="werewolf", certain=True, step=3),
         ]
     )
-    m, _ = m.retrieve(p(3))
+    m = m.decide([p(3)])
     data = json.loads(json.dumps(trust_graph_to_json(m)))
     assert {n["id"] for n in data["nodes"]} == set(PLAYERS)
     assert {(e["source"], e["target"]) for e in data["edges"]} == {(p(1), p(2)), (p(3), p(1))}
-    write_trust_graph_json(m, tmp_path / "g.json")
+    from games.werewolf.arena.graph import write_trust_graph  # the games write files
+
+    write_trust_graph(m, tmp_path / "g.json")
     assert json.loads((tmp_path / "g.json").read_text()) == data
-    write_trust_graph_graphml(m, tmp_path / "g.graphml")
+    write_trust_graph(m, tmp_path / "g.graphml")
     h = read_trust_graph_graphml(tmp_path / "g.graphml")
     assert isinstance(h, nx.DiGraph)
     assert h.number_of_nodes() == 8 and h.number_of_edges() == 2
     assert h.edges[p(3), p(1)]["trust"] == pytest.approx(m.edge_trust(p(3), p(1)))
     assert h.nodes[p(5)]["fact"] == "werewolf"
-    draw_trust_graph(m, tmp_path / "g.png")
+    write_trust_graph(m, tmp_path / "g.png")
     assert (tmp_path / "g.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert sorted(x.name for x in tmp_path.iterdir()) == ["g.graphml", "g.json", "g.png"]
+
+
+def _game(seed: int, n: int = 50) -> list[Evidence]:
+    return _random_evidence(np.random.default_rng(seed), n)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_any_order_of_lookups_and_decisions_gives_identical_trusts(seed):
+    rng = np.random.default_rng(1000 + seed)
+    evidence = _game(seed)
+    others = list(PLAYERS[1:])
+    orders = [others, others[::-1], [others[i] for i in rng.permutation(len(others))]]
+    readings, decided = [], []
+    for order in orders:
+        m = GratrModel.create(werewolf_context()).observe_all(evidence)  # a fresh cache
+        snap = json.dumps(m.snapshot(), sort_keys=True)
+        for _ in range(3):
+            for q in order:
+                m.retrieve(q)
+        readings.append({q: (m.belief(q).value, dict(m.belief(q).distribution)) for q in order})
+        assert json.dumps(m.snapshot(), sort_keys=True) == snap  # lookups are pure
+        decided.append(json.dumps(m.decide(order).snapshot()["graph"], sort_keys=True))
+    assert readings[0] == readings[1] == readings[2]
+    assert decided[0] == decided[1] == decided[2]
+
+
+def test_negative_facts_pin_a_side():
+    ctx = werewolf_context(
+        self_role="werewolf",
+        alignment={h: (1.0 if h == "werewolf" else -1.0) for h in ROLES},
+        prior={"werewolf": 2, "villager": 2, "seer": 1, "witch": 1, "guard": 1},
+    )
+    m = GratrModel.create(ctx).observe_all(
+        [
+            Evidence(subject=p(2), value="werewolf", certain=True, step=0),
+            Evidence(subject=p(3), value="werewolf", certain=True, negated=True, step=0),
+        ]
+    )
+    # A partner is a werewolf (an ally: +1); a non-partner is on the village side (-1).
+    assert m.trust(p(2)) == 1.0 and m.belief(p(2)).distribution["werewolf"] == 1.0
+    b = m.belief(p(3))
+    assert m.trust(p(3)) == -1.0 and b.pinned and b.value == -1.0
+    assert b.distribution["werewolf"] == 0.0
+    assert b.distribution["villager"] == pytest.approx(0.4)  # 2 of the 5 village seats
+    # Nothing moves a pinned side: an accusation by the partner, a judgment.
+    m = m.observe_all(
+        [intent(p(2), p(3), 0.9, 1), Evidence(subject=p(3), value="werewolf", weight=1.0, step=1)]
+    )
+    assert m.belief(p(3)).distribution["werewolf"] == 0.0
+    with pytest.raises(ValueError, match="negated"):
+        Evidence(subject=p(3), value="werewolf", negated=True)
+
+
+def test_prior_is_the_reading_without_evidence():
+    prior = {"werewolf": 3, "villager": 1, "seer": 1, "witch": 1, "guard": 0}
+    m = GratrModel.create(werewolf_context(prior=prior))
+    b = m.belief(p(4))
+    assert b.value == 0.0
+    assert dict(b.distribution) == pytest.approx({h: prior[h] / 6 for h in ROLES})
+    assert m.prompt_fields(subjects=[p(4)])["players"][0]["identity"] == "unsure"

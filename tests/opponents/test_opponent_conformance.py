@@ -178,7 +178,7 @@ def test_factory_errors():
     with pytest.raises(ValueError, match="not both"):
         make_opponent_model("dirichlet", werewolf_context(), hypotheses=ROLES)
     with pytest.raises(ValueError, match="unknown fields"):
-        make_opponent_model("dirichlet", hypotheses=ROLES, prior=2.0)
+        make_opponent_model("dirichlet", hypotheses=ROLES, concentration=2.0)
     with pytest.raises(ValueError, match="self_id"):
         werewolf_context(self_id="Player 99")
     with pytest.raises(ValueError, match="alignment"):

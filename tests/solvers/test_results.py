@@ -70,7 +70,9 @@ def test_sigkill_mid_write_leaves_the_previous_file_intact(tmp_path):
     assert data["rows"] == ([1, 2, 3] if data["version"] == "old" else list(range(1_000_000)))
     # A later prepare removes the killed write's temporary file.
     assert any(p.name.startswith(".tmp-") for p in tmp_path.iterdir())
-    prepare_results_dir(tmp_path, {"a": 1}, force=True)
+    # (summary.json without a manifest is refused, never cleared, even with force.)
+    with pytest.raises(ResultsError, match="never emptied"):
+        prepare_results_dir(tmp_path, {"a": 1}, force=True)
     assert not any(p.name.startswith(".tmp-") for p in tmp_path.iterdir())
 
 

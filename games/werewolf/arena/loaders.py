@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
+from games.werewolf.arena.results import ArenaReport
 from games.werewolf.arena.runner import add_arena_parser
 from games.werewolf.play import runner
 
@@ -30,15 +30,24 @@ def parse_arena_args(argv: Sequence[str]) -> argparse.Namespace:
     return parser.parse_args(["arena", *argv])
 
 
-def load_arena(out: str | Path) -> dict[str, Any]:
+def load_arena(out: str | Path) -> ArenaReport:
     """The report (``arena.json``, written last but the CSV and figure) of an arena folder.
 
     Raises:
-      solvers.results.ResultsError: the file is missing or not valid JSON (names the fix).
+      solvers.results.ResultsError: the file is missing, not valid JSON, or lacks a
+        field of the report (names the fix).
     """
-    from solvers.results import read_json
+    from solvers.results import ResultsError, read_json
 
-    return read_json(Path(out) / "arena.json", rerun="gt-llm werewolf arena")
+    path = Path(out) / "arena.json"
+    data = read_json(path, rerun="gt-llm werewolf arena")
+    try:
+        return ArenaReport.from_json(data)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ResultsError(
+            f"{path.name} in {path.parent} is not an arena report ({type(exc).__name__}: {exc}): "
+            "re-run gt-llm werewolf arena"
+        ) from None
 
 
 def game_logs(

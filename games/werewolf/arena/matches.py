@@ -8,13 +8,21 @@ from __future__ import annotations
 import dataclasses
 import itertools
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from games.werewolf import rules
+from games.werewolf.arena.results import (
+    Accuracy,
+    DeceptionRate,
+    MeanScore,
+    ModelSummary,
+    PairSummary,
+    WinRate,
+)
 from games.werewolf.deception.summary import DeceptionSummary
 from games.werewolf.play import runner
 from games.werewolf.play.runner import Emit
@@ -130,6 +138,8 @@ class ArenaGame:
         correct)`` per judgment made at a consultation.
       statements: ``(round, speaker, deceptive in truth)`` per statement.
       log_path: The game's JSONL log.
+      floor_counts: ``(model, FloorCount as a dict)`` per seat whose model counts
+        GRATR's Eq. 8 floor and Eq. 9 skips, at the end of the game.
     """
 
     index: int
@@ -144,6 +154,7 @@ class ArenaGame:
     identification: tuple[tuple[str, str, int, str, bool], ...]
     statements: tuple[tuple[int, int, bool], ...]
     log_path: str | None = None
+    floor_counts: tuple[tuple[str, Mapping[str, int]], ...] = ()
 
     @property
     def winning_model(self) -> str | None:
@@ -313,6 +324,11 @@ def play_arena_game(
                 (s.round, s.speaker, bool(s.deceptive)) for s in table.tracker.statements
             ),
             log_path=str(log) if log is not None else None,
+            floor_counts=tuple(
+                (table.seat_models[p], fc)
+                for p, a in sorted(table.adapters.items())
+                if (fc := a.floor_count()) is not None
+            ),
         )
         if glog is not None:
             glog.write("arena", **_game_dict(game))
@@ -343,17 +359,16 @@ def action_scores(game: ArenaGame) -> list[float]:
     return scores
 
 
-def _rate(k: int, n: int) -> dict[str, Any]:
+def _rate(k: int, n: int) -> WinRate:
     if n == 0:
-        return {"wins": 0, "games": 0, "rate": None, "ci95": [None, None]}
+        return WinRate(wins=0, games=0, rate=None, ci95=(None, None))
     lo, hi = runner.wilson_interval(k, n)
-    return {"wins": k, "games": n, "rate": k / n, "ci95": [lo, hi]}
+    return WinRate(wins=k, games=n, rate=k / n, ci95=(lo, hi))
 
 
-def summarize_pair(games: Sequence[ArenaGame], a: str, b: str) -> dict[str, Any]:
+def summarize_pair(games: Sequence[ArenaGame], a: str, b: str) -> PairSummary:
     """Win rates, action scores, identification and deception of one pair's games."""
-    out: dict[str, Any] = {"pair": [a, b], "games": len(games), "models": {}}
-    out["draws"] = sum(g.winner == rules.DRAW for g in games)
+    models: dict[str, ModelSummary] = {}
     for m in (a, b):
         wolf = [g for g in games if g.wolf_model == m]
         lead = [g for g in games if g.leader_model == m]
@@ -363,47 +378,61 @@ def summarize_pair(games: Sequence[ArenaGame], a: str, b: str) -> dict[str, Any]
             for p, s in enumerate(action_scores(g)):
                 if g.seats[p] == m:
                     by_role[g.roles[p]].append(s)
-        ident: dict[str, dict[str, dict[str, list[bool]]]] = defaultdict(
+        ident: dict[str, dict[int, dict[str, list[bool]]]] = defaultdict(
             lambda: defaultdict(lambda: defaultdict(list))
         )
         for g in games:
             for model, team, rnd, truth, ok in g.identification:
                 if model == m:
-                    ident[team][str(rnd)][truth].append(ok)
+                    ident[team][int(rnd)][truth].append(ok)
         dec: dict[str, list[bool]] = defaultdict(list)
         for g in games:
             for _rnd, speaker, deceptive in g.statements:
                 if g.seats[speaker] == m:
                     side = "werewolf" if g.wolf_model == m else "leader"
                     dec[side].append(deceptive)
-        out["models"][m] = {
-            "TWR": _rate(wins(games), len(games)),
-            "WWR": _rate(wins(wolf), len(wolf)),
-            "LWR": _rate(wins(lead), len(lead)),
-            "action_scores": {
-                r: {"mean": float(np.mean(v)), "n": len(v)} for r, v in sorted(by_role.items())
+        models[m] = ModelSummary(
+            twr=_rate(wins(games), len(games)),
+            wwr=_rate(wins(wolf), len(wolf)),
+            lwr=_rate(wins(lead), len(lead)),
+            action_scores={
+                r: MeanScore(mean=float(np.mean(v)), n=len(v)) for r, v in sorted(by_role.items())
             },
-            "identification": (
+            identification=(
                 {
                     team: {
                         rnd: {
-                            r: {"accuracy": float(np.mean(v)), "n": len(v)}
+                            r: Accuracy(accuracy=float(np.mean(v)), n=len(v))
                             for r, v in sorted(per.items())
                         }
-                        for rnd, per in sorted(rounds.items(), key=lambda kv: int(kv[0]))
+                        for rnd, per in sorted(rounds.items())
                     }
                     for team, rounds in sorted(ident.items())
                 }
                 if ident
                 else None
             ),
-            "deception": {
-                side: {
-                    "statements": len(v),
-                    "deceptive": int(sum(v)),
-                    "rate": float(np.mean(v)) if v else None,
-                }
+            deception={
+                side: DeceptionRate(
+                    statements=len(v),
+                    deceptive=int(sum(v)),
+                    rate=float(np.mean(v)) if v else None,
+                )
                 for side, v in sorted(dec.items())
             },
-        }
-    return out
+            eq8_floor=_floor_totals(games, m),
+        )
+    return PairSummary(
+        pair=(a, b),
+        games=len(games),
+        draws=sum(g.winner == rules.DRAW for g in games),
+        models=models,
+    )
+
+
+def _floor_totals(games: Sequence[ArenaGame], model: str) -> dict[str, int] | None:
+    """GRATR's Eq. 8 floor and Eq. 9 counts summed over ``model``'s seats (None: not GRATR)."""
+    counts = [fc for g in games for m, fc in g.floor_counts if m == model]
+    if not counts:
+        return None
+    return {k: int(sum(c[k] for c in counts)) for k in counts[0]}

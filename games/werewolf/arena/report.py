@@ -5,15 +5,14 @@ days, a GRATR seat's trust graph at two moments of a game.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 from matplotlib.figure import Figure
 
 from games.werewolf.arena.graph import rebuild_trust_graph
 from games.werewolf.arena.matches import WOLF
+from games.werewolf.arena.results import ArenaReport, WinRate
 from games.werewolf.play import runner
 from games.werewolf.players import prompts
 
@@ -26,36 +25,35 @@ __all__ = [
 ]
 
 
-def _fmt_rate(r: Mapping[str, Any]) -> str:
-    if r["rate"] is None:
+def _fmt_rate(r: WinRate) -> str:
+    if r.rate is None:
         return "n/a"
-    lo, hi = r["ci95"]
-    return f"{r['rate']:.2f} [{lo:.2f}, {hi:.2f}]"
+    lo, hi = r.ci95
+    return f"{r.rate:.2f} [{lo:.2f}, {hi:.2f}]"
 
 
-def win_rate_markdown(report: Mapping[str, Any]) -> str:
+def win_rate_markdown(report: ArenaReport) -> str:
     """TWR / WWR / LWR of every model of every pair with 95 % Wilson intervals (Markdown)."""
     lines = [
-        f"**Werewolf arena win rates** (95 % Wilson intervals), {report['preset']} preset, "
-        f"{report['games_per_pair']} games per pair — model: {report['note']}",
+        f"**Werewolf arena win rates** (95 % Wilson intervals), {report.preset} preset, "
+        f"{report.games_per_pair} games per pair — model: {report.note}",
         "",
         "| pair | opponent model | games | TWR | WWR | LWR |",
         "|---|---|---|---|---|---|",
     ]
-    for s in report["pairs"]:
-        a, b = s["pair"]
+    for s in report.pairs:
+        a, b = s.pair
         for m in (a, b):
-            row = s["models"][m]
-            rates = " | ".join(_fmt_rate(row[k]) for k in ("TWR", "WWR", "LWR"))
-            lines.append(f"| {a} vs {b} | {m} | {s['games']} | {rates} |")
+            rates = " | ".join(_fmt_rate(r) for r in s.models[m].rates.values())
+            lines.append(f"| {a} vs {b} | {m} | {s.games} | {rates} |")
     return "\n".join(lines) + "\n"
 
 
-def fig_win_rates(report: Mapping[str, Any]) -> Figure:
+def fig_win_rates(report: ArenaReport) -> Figure:
     """One panel per pair: each model's TWR / WWR / LWR (%) with 95 % Wilson intervals."""
     from solvers.plots import plot_grouped_bars
 
-    summaries = report["pairs"]
+    summaries = report.pairs
     ncols = min(3, len(summaries))
     nrows = -(-len(summaries) // ncols)
     fig = Figure(figsize=(4.4 * ncols, 3.6 * nrows + 0.6))
@@ -64,30 +62,27 @@ def fig_win_rates(report: Mapping[str, Any]) -> Figure:
         ax.set_axis_off()
     kinds = ("TWR", "WWR", "LWR")
     for ax, s in zip(axes.flat, summaries, strict=False):
-        a, b = s["pair"]
+        a, b = s.pair
         series, intervals = {}, {}
         for m in (a, b):
-            rows = [s["models"][m][k] for k in kinds]
+            rows = [s.models[m].rates[k] for k in kinds]
             # No game on a side: no rate (NaN draws no bar rather than a false 0).
-            series[m] = [100 * r["rate"] if r["rate"] is not None else np.nan for r in rows]
+            series[m] = [100 * r.rate if r.rate is not None else np.nan for r in rows]
             intervals[m] = tuple(
-                [100 * r["ci95"][j] if r["ci95"][j] is not None else np.nan for r in rows]
-                for j in (0, 1)
+                [100 * r.ci95[j] if r.ci95[j] is not None else np.nan for r in rows] for j in (0, 1)
             )
         plot_grouped_bars(ax, list(kinds), series, fmt="%.0f", intervals=intervals)
         ax.set_ylim(0, 115)
         ax.set_ylabel("win rate (%)")
-        ax.set_title(f"{a} vs {b} ({s['games']} games)", fontsize=9)
+        ax.set_title(f"{a} vs {b} ({s.games} games)", fontsize=9)
     fig.suptitle(
-        f"Werewolf arena win rates (95 % Wilson intervals)\nmodel: {report['note']}", fontsize=9
+        f"Werewolf arena win rates (95 % Wilson intervals)\nmodel: {report.note}", fontsize=9
     )
     fig.tight_layout()
     return fig
 
 
-def identification_by_round(
-    report: Mapping[str, Any],
-) -> dict[str, list[tuple[int, float, int]]]:
+def identification_by_round(report: ArenaReport) -> dict[str, list[tuple[int, float, int]]]:
     """Role-identification accuracy per round, per model and observer's team.
 
     Pools every pair the model played and every true role (weighted by the
@@ -96,21 +91,21 @@ def identification_by_round(
     identities (baselines) are absent.
     """
     pooled: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(lambda: [0.0, 0]))
-    for s in report["pairs"]:
-        for m, row in s["models"].items():
-            for team, rounds in (row["identification"] or {}).items():
+    for s in report.pairs:
+        for m, row in s.models.items():
+            for team, rounds in (row.identification or {}).items():
                 for rnd, roles in rounds.items():
-                    acc = pooled[f"{m}, {team} observers"][int(rnd)]
+                    acc = pooled[f"{m}, {team} observers"][rnd]
                     for cell in roles.values():
-                        acc[0] += cell["accuracy"] * cell["n"]
-                        acc[1] += cell["n"]
+                        acc[0] += cell.accuracy * cell.n
+                        acc[1] += cell.n
     return {
         key: [(r, ok / n, int(n)) for r, (ok, n) in sorted(by_round.items()) if n]
         for key, by_round in sorted(pooled.items())
     }
 
 
-def fig_identification(report: Mapping[str, Any]) -> Figure:
+def fig_identification(report: ArenaReport) -> Figure:
     """Role-identification accuracy over the days, per model and observer's team."""
     data = identification_by_round(report)
     fig = Figure(figsize=(7, 4.2))
@@ -139,7 +134,7 @@ def fig_identification(report: Mapping[str, Any]) -> Figure:
     ax.set_ylabel("identities inferred correctly (%)")
     ax.grid(True, alpha=0.3)
     fig.suptitle(
-        f"Role identification of the living players at each consultation\nmodel: {report['note']}",
+        f"Role identification of the living players at each consultation\nmodel: {report.note}",
         fontsize=9,
     )
     fig.tight_layout()
@@ -162,7 +157,7 @@ def trust_graph_moments(
     Raises:
       ValueError: the log has no GRATR seat (or as :func:`rebuild_trust_graph`).
     """
-    from gt_llm.opponents import draw_trust_graph
+    from games.werewolf.arena.graph import write_trust_graph
 
     records = runner.read_log(log)
     inits = [r for r in records if r.get("type") == "belief_init" and r["model"] == "gratr"]
@@ -202,7 +197,7 @@ def trust_graph_moments(
     paths = []
     for step, when in moments.items():
         path = out_dir / f"trust_graph_seat{player}_step{step}.png"
-        draw_trust_graph(
+        write_trust_graph(
             rebuild_trust_graph(records, player, step),
             path,
             title=f"{prompts.player_name(player)} ({role}, GRATR): step {step}, {when}\n"

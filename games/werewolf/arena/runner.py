@@ -31,6 +31,11 @@ Reported per pair (JSON, CSV, bar chart):
 * **Deception** — per model and side, statements made and the share that
   contradicts the speaker's knowledge (``rules.is_deceptive_in_truth`` with the
   seer's checks up to that round).
+* **Eq. 8's weight floor** (``eq8_floor``, GRATR seats only) — over the
+  decisions of the model's seats: Eq. 8 combinations, how many had a chain
+  weight raised to the floor (``bound``), how many of those combined two or
+  more chains (``decisive``: only there does the floor change the result), and
+  Eq. 9 updates skipped for a zero divisor (``skipped``).
 
 Resuming: every call goes through the SQLite cache (``--cache``, default
 ``OUT/llm_cache.sqlite``), so re-running a finished or interrupted arena replays
@@ -46,11 +51,11 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import time
-from collections.abc import Mapping, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 from games.engine.cli_options import Writer, say
+from games.engine.results import model_label
 from games.werewolf import rules
 from games.werewolf.arena.matches import (
     check_seating,
@@ -60,9 +65,9 @@ from games.werewolf.arena.matches import (
     summarize_pair,
 )
 from games.werewolf.arena.report import _fmt_rate, fig_win_rates
+from games.werewolf.arena.results import ArenaReport, PairSummary
 from games.werewolf.deception.summary import pooled_summary
 from games.werewolf.players.beliefs import BeliefSettings
-from games.werewolf.players.table import model_label
 from games.werewolf.rules import Config
 
 __all__ = [
@@ -89,43 +94,55 @@ def _check_arena_args(args: argparse.Namespace) -> tuple[Config, tuple[str, ...]
         overrides["roles"] = rules.RoleSet.parse(args.roles)
     config = rules.preset(args.preset, **overrides)
     check_seating(config)
+    from games.werewolf.estimate import check_games
+
+    # Every pair's games are kept until the report: the size, before any call.
+    check_games(len(model_pairs(models)) * args.games, flag="--games")
     BeliefSettings(k=args.k, top_k=args.top_k, threshold=args.threshold)
-    summary = Path(args.out) / "arena.json"
-    if summary.exists() and not args.force:
-        raise ValueError(
-            f"werewolf arena: {summary} exists; pass --force to overwrite (the cache "
-            "replays finished games)"
-        )
     return config, models
 
 
 def run_arena(args: argparse.Namespace, *, write: Writer | None = None) -> int:
     """``gt-llm werewolf arena``: every pair of ``--models``, ``--games`` games each."""
-    from tqdm.auto import tqdm
-
-    from games.engine.cli_options import load_model_from_args, open_results_dir
-    from solvers.writers import write_csv, write_json
+    from games.engine.cli_options import (
+        attach_cache,
+        open_results_dir,
+        prepare_model,
+        result_settings,
+    )
+    from games.werewolf.play.runner import partial_path
 
     write = write or say
     config, models = _check_arena_args(args)
     settings = BeliefSettings(k=args.k, top_k=args.top_k, threshold=args.threshold)
-    # The manifest (complete: false until the end) and the refusal of a folder holding
-    # another arena's results come before the first model call.
-    run = open_results_dir(
-        args,
-        {
-            "command": "werewolf arena",
-            "preset": args.preset,
-            "config": config.as_dict(),
-            "models": list(models),
-            "games": args.games,
-            "seed": args.seed,
-            "beliefs": dataclasses.asdict(settings),
-            "structured": args.structured,
-        },
-    )
+    # Backend, key and cache first; then the manifest (complete: false until the end):
+    # an identical re-run resumes from the cache, other settings are refused unless
+    # --force, which clears only the files (and logs) the old manifest lists.
+    chat = prepare_model(args)
+    try:
+        run = open_results_dir(
+            args,
+            {
+                "command": "werewolf arena",
+                **result_settings(args, also_ignore=("werewolf_command",)),
+                "config": config.as_dict(),
+                "models": list(models),
+                "beliefs": dataclasses.asdict(settings),
+            },
+            chat,
+        )
+        chat = attach_cache(args, chat)
+        return _run_pairs(args, run, chat, config, models, settings, write, partial_path)
+    finally:
+        chat.close()
+
+
+def _run_pairs(args, run, chat, config, models, settings, write, partial_path) -> int:
+    from tqdm.auto import tqdm
+
+    from solvers.results import finite_or_none
+
     out = run.path
-    chat = load_model_from_args(args)
     pairs = model_pairs(models)
     start = time.perf_counter()
     summaries = []
@@ -133,8 +150,10 @@ def run_arena(args: argparse.Namespace, *, write: Writer | None = None) -> int:
     try:
         for a, b in pairs:
             games, deception = [], []
-            logs = out / "logs" / f"{a}_vs_{b}"
             for i in range(args.games):
+                name = f"logs/{a}_vs_{b}/game_{i:04d}.jsonl"
+                log = run.record(name)  # listed before it exists: --force clears it
+                run.record(partial_path(name).as_posix())
                 wolf, lead = (a, b) if i % 2 == 0 else (b, a)
                 game, dec = play_arena_game(
                     config,
@@ -144,7 +163,7 @@ def run_arena(args: argparse.Namespace, *, write: Writer | None = None) -> int:
                     seed=args.seed + i,
                     index=i,
                     settings=settings,
-                    log=logs / f"game_{i:04d}.jsonl",
+                    log=log,
                     max_concurrency=args.concurrency,
                     log_prompts=args.log_prompts,
                     structured=args.structured == "on",
@@ -153,61 +172,67 @@ def run_arena(args: argparse.Namespace, *, write: Writer | None = None) -> int:
                 deception.append(dec)
                 bar.update(1)
             summary = summarize_pair(games, a, b)
-            summary["deception_analyses"] = pooled_summary(deception).to_dict()
-            summaries.append(summary)
+            summaries.append(
+                dataclasses.replace(summary, deception_analyses=pooled_summary(deception))
+            )
     finally:
         bar.close()
     cstats = chat.stats() if hasattr(chat, "stats") else None
-    report = {
-        "backend": chat.spec,
-        "stand_in": chat.backend == "scripted",
-        "note": model_label(chat),
-        "preset": args.preset,
-        "config": config.as_dict(),
-        "models": list(models),
-        "games_per_pair": args.games,
-        "seeds": [args.seed, args.seed + args.games - 1],
-        "settings": dataclasses.asdict(settings),
-        "pairs": summaries,
-        "llm_calls": {
+    report = ArenaReport(
+        backend=chat.spec,
+        stand_in=chat.backend == "scripted",
+        note=model_label(chat).label,
+        preset=args.preset,
+        config=config.as_dict(),
+        models=tuple(models),
+        games_per_pair=args.games,
+        seeds=(args.seed, args.seed + args.games - 1),
+        settings=dataclasses.asdict(settings),
+        pairs=tuple(summaries),
+        llm_calls={
             "new": cstats.misses if cstats else None,
             "cached": cstats.hits if cstats else None,
         },
-        "seconds": time.perf_counter() - start,
-    }
-    write_json(out / "arena.json", report)
-    write_csv(out / "arena.csv", _csv_rows(summaries))
+        seconds=time.perf_counter() - start,
+    )
+    run.write_json("arena.json", finite_or_none(report.to_json()))
+    run.write_csv("arena.csv", _csv_rows(summaries))
     # The same chart the notebook shows (with 95 % intervals), written atomically.
     with run.atomic_path("arena.png") as tmp:
         fig_win_rates(report).savefig(tmp, dpi=110)
     run.finish()
     for s in summaries:
-        a, b = s["pair"]
-        write(f"{a} vs {b}: {s['games']} games ({s['draws']} draws), {model_label(chat)}")
+        a, b = s.pair
+        write(f"{a} vs {b}: {s.games} games ({s.draws} draws), {report.note}")
         for m in (a, b):
-            row = s["models"][m]
-            write(
-                f"  {m:11s} " + "  ".join(f"{k} {_fmt_rate(row[k])}" for k in ("TWR", "WWR", "LWR"))
-            )
+            row = s.models[m]
+            write(f"  {m:11s} " + "  ".join(f"{k} {_fmt_rate(r)}" for k, r in row.rates.items()))
+            fl = row.eq8_floor
+            if fl:
+                write(
+                    f"  {'':11s} Eq. 8 floor bound in {fl['bound']} of {fl['combinations']} "
+                    f"combinations ({fl['decisive']} with several chains); "
+                    f"Eq. 9 skipped {fl['skipped']} times (zero divisor)"
+                )
     if cstats is not None:
         write(f"LLM calls: {cstats.misses} new, {cstats.hits} from the cache")
     write(f"results in {out / 'arena.json'}, {out / 'arena.csv'}, {out / 'arena.png'}")
     return 0
 
 
-def _csv_rows(summaries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def _csv_rows(summaries: Sequence[PairSummary]) -> list[dict[str, Any]]:
     rows = []
     for s in summaries:
-        a, b = s["pair"]
+        a, b = s.pair
         for m in (a, b):
-            row = s["models"][m]
-            r: dict[str, Any] = {"pair": f"{a} vs {b}", "model": m, "games": s["games"]}
-            for k in ("TWR", "WWR", "LWR"):
-                r[k] = row[k]["rate"]
-                r[f"{k}_lo"], r[f"{k}_hi"] = row[k]["ci95"]
+            row = s.models[m]
+            r: dict[str, Any] = {"pair": f"{a} vs {b}", "model": m, "games": s.games}
+            for k, rate in row.rates.items():
+                r[k] = rate.rate
+                r[f"{k}_lo"], r[f"{k}_hi"] = rate.ci95
             for role in ("werewolf", "witch", "guard", "seer", "doctor", "villager"):
-                sc = row["action_scores"].get(role)
-                r[f"score_{role}"] = sc["mean"] if sc else None
+                sc = row.action_scores.get(role)
+                r[f"score_{role}"] = sc.mean if sc else None
             rows.append(r)
     return rows
 
@@ -218,7 +243,7 @@ def _csv_rows(summaries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 def add_arena_parser(sub: argparse._SubParsersAction) -> None:
     """Adds ``arena`` to the ``werewolf`` command group."""
     from games.engine.cli_options import add_common_options
-    from gt_llm.cli import positive_int
+    from gt_llm.argtypes import positive_int
 
     p = sub.add_parser(
         "arena",

@@ -4,13 +4,11 @@ over all days (a uniform chance node, then each day).
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 
 from games.engine import tree as engine_tree
-from games.engine.protocol import ExpandedNode
 from games.werewolf.day.state import SHORT_NAME, DayRoot, DaySettings, DayState
-from games.werewolf.day.steps import DayGame, root_step
+from games.werewolf.day.steps import DayLogic, root_step
 from gt_llm.chat import ChatModel
 from gt_llm.parsing import ParsePolicy, ParseStats
 from solvers import GameTree
@@ -18,18 +16,15 @@ from solvers import GameTree
 __all__ = [
     "DaySubgame",
     "build_days",
+    "day_tree_name",
 ]
 
 
 # --- batched building (the solve command) ----------------------------------------
 
 
-@dataclasses.dataclass(frozen=True)
-class DaySubgame:
+class DaySubgame(engine_tree.Subgame[DayState]):
     """One day's expanded tree and its game tree."""
-
-    root: ExpandedNode[DayState]
-    tree: GameTree
 
     @property
     def day_root(self) -> DayRoot:
@@ -47,27 +42,28 @@ def build_days(
     progress: bool = True,
     label: str = "",
 ) -> list[DaySubgame]:
-    """Expands the trees of several days together (batched, cached calls)."""
-    game = DayGame(settings)
-    nodes = engine_tree.expand_from_steps(
-        game,
+    """Expands the trees of several days together (:func:`games.engine.tree.build_subgames`)."""
+    return engine_tree.build_subgames(
+        DayLogic(settings),
         [root_step(settings, s) for s in seeds],
         model,
+        game_name=day_tree_name,
+        subgame=DaySubgame,
         policy=policy,
         stats=stats,
         max_concurrency=max_concurrency,
         progress=progress,
         label=label,
     )
-    return [
-        DaySubgame(root=n, tree=engine_tree.subgame_tree(game, n, game_name=n.state.root.label()))
-        for n in nodes
-    ]
+
+
+def day_tree_name(state: DayState) -> str:
+    return state.root.label()
 
 
 def whole_day_tree(subgames: Sequence[DaySubgame]) -> GameTree:
     """A uniform chance node over the days, then each day's tree."""
-    game = DayGame(subgames[0].day_root.settings)
+    game = DayLogic(subgames[0].day_root.settings)
     return engine_tree.whole_game_tree(
         game, [sg.root for sg in subgames], game_name=f"{SHORT_NAME}(game_seed=-1)"
     )

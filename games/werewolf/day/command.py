@@ -6,16 +6,25 @@ The command's options; :mod:`games.werewolf.day.solve` describes the run and its
 from __future__ import annotations
 
 import argparse
-import dataclasses
 from collections.abc import Sequence
 
-from games.engine.cli_options import add_common_options, check_backend, open_results_dir, say
+from games.engine.cli_options import (
+    add_common_options,
+    attach_cache,
+    check_backend,
+    open_results_dir,
+    prepare_model,
+    result_settings,
+    say,
+)
 from games.werewolf import rules
 from games.werewolf.day.abstraction import DEFAULT_ACTS, DEFAULT_TONES
 from games.werewolf.day.solve import SolveSettings, run_solve
 from games.werewolf.day.state import EXTRACTION, ORDERS
+from games.werewolf.day.steps import day_roots
 from games.werewolf.day.summary import report_lines
-from gt_llm.cli import positive_int
+from games.werewolf.estimate import check_solve
+from gt_llm.argtypes import positive_int
 
 __all__ = [
     "add_solve_parser",
@@ -73,25 +82,26 @@ def _run(args: argparse.Namespace) -> int:
         progress=not args.no_progress,
         structured=args.structured == "on",
     )
-    # Manifest first (complete: false), refusal of a folder with other settings, then the run.
-    fixed = {
-        k: v
-        for k, v in dataclasses.asdict(settings).items()
-        if k
-        not in (
-            "out",
-            "cache",
-            "max_concurrency",
-            "requests_per_minute",
-            "timeout",
-            "retry_budget",
-            "max_answer_bytes",
-            "progress",
+    # The game's precondition (enough games reach the day), the backend, key and cache,
+    # all before the folder is touched; then the manifest (complete: false), refusal of a
+    # folder with other settings (--force clears only its listed files), then the run.
+    check_solve(days=args.days, models=len(settings.models), iterations=args.iterations)
+    day_roots(settings.day_settings(settings.models[0]), settings.days, first_seed=args.seed)
+    model = prepare_model(args)
+    try:
+        run = open_results_dir(
+            args,
+            {
+                "command": "werewolf solve",
+                **result_settings(args, also_ignore=("werewolf_command",)),
+            },
+            model,
         )
-    }
-    run = open_results_dir(args, {"command": "werewolf solve", **fixed})
-    result = run_solve(settings)
-    run.finish()
+        model = attach_cache(args, model)
+        result = run_solve(settings, model=model, results=run)
+        run.finish()
+    finally:
+        model.close()
     for line in report_lines(result.summary, result.out):
         say(line)
     return 0
@@ -111,7 +121,10 @@ def add_solve_parser(subparsers: argparse._SubParsersAction) -> None:
         help="rules preset (default arena)",
     )
     p.add_argument(
-        "--days", type=positive_int, default=30, help="days (scripted games) to solve (default 30)"
+        "--days",
+        type=positive_int,
+        default=30,
+        help="days (rule-based games) to solve (default 30)",
     )
     p.add_argument("--day", type=positive_int, default=1, help="which day of each game (default 1)")
     p.add_argument(
@@ -148,6 +161,6 @@ def add_solve_parser(subparsers: argparse._SubParsersAction) -> None:
         "--cfr", choices=("cfr", "cfr+", "linear"), default="cfr", help="CFR variant (default cfr)"
     )
     add_common_options(
-        p, out="results/werewolf_day", seed_help="seed of the first scripted game (default 0)"
+        p, out="results/werewolf_day", seed_help="seed of the first rule-based game (default 0)"
     )
     p.set_defaults(func=_run)

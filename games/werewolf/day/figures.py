@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 from matplotlib.figure import Figure
 
-from games.werewolf.day.summary import GROUPS
+from games.werewolf.day.summary import GROUPS, DaySolveSummary, load_summary
 from solvers.plots import plot_grouped_bars, plot_metric_panel, read_csv_rows, read_curves_csv
+from solvers.results import atomic_path
 
 __all__ = [
     "draw_all",
@@ -21,14 +19,10 @@ __all__ = [
 # --- figures (drawn from the files) -------------------------------------------------
 
 
-def _load_summary(out: Path) -> dict[str, Any]:
-    return json.loads((out / "summary.json").read_text())
-
-
-def _title(fig: Figure, summary: dict[str, Any], what: str) -> None:
-    s = summary["settings"]
+def _title(fig: Figure, summary: DaySolveSummary, what: str) -> None:
+    s = summary.settings
     fig.suptitle(
-        f"{what}\nmodel: {summary['label']} — {s['preset']}, day {s['day']}, {s['days']} days, "
+        f"{what}\nmodel: {summary.label} — {s['preset']}, day {s['day']}, {s['days']} days, "
         f"K={s['speakers']} speakers",
         fontsize=9,
     )
@@ -36,11 +30,11 @@ def _title(fig: Figure, summary: dict[str, Any], what: str) -> None:
 
 def fig_curves(out: Path) -> Figure:
     """NashConv and CFR-Gain (mean ± std over days) per opponent model."""
-    summary = _load_summary(out)
+    summary = load_summary(out)
     fig = Figure(figsize=(7, 4.5))
     ax = fig.subplots()
     series = {}
-    for m in summary["models"]:
+    for m in summary.models:
         c = read_curves_csv(out / f"curves_{m}.csv")
         series[f"NashConv, {m}"] = (c["iteration"], c["nash_conv_mean"], c["nash_conv_std"])
         series[f"CFR-Gain, {m}"] = (c["iteration"], c["cfr_gain_mean"], c["cfr_gain_std"])
@@ -52,9 +46,9 @@ def fig_curves(out: Path) -> Figure:
 
 def fig_side_gain(out: Path) -> Figure:
     """Final CFR-Gain of each side per opponent model (days with a werewolf speaker)."""
-    summary = _load_summary(out)
+    summary = load_summary(out)
     rows = read_csv_rows(out / "days.csv")
-    models = list(summary["models"])
+    models = list(summary.models)
     series: dict[str, list[float]] = {"werewolf side": [], "village side": []}
     for m in models:
         mine = [
@@ -87,7 +81,7 @@ def fig_side_gain(out: Path) -> Figure:
 
 def fig_strategies(out: Path) -> Figure:
     """The CFR act distribution per role group and opponent model."""
-    summary = _load_summary(out)
+    summary = load_summary(out)
     rows = [
         r
         for r in read_csv_rows(out / "strategies.csv")
@@ -95,7 +89,7 @@ def fig_strategies(out: Path) -> Figure:
     ]
     acts = list(dict.fromkeys(r["name"] for r in rows))
     series = {}
-    for m in summary["models"]:
+    for m in summary.models:
         for g in GROUPS:
             vals = [r["probability"] for r in rows if r["opponent_model"] == m and r["group"] == g]
             series[f"{g}, {m}"] = [float(v) if v != "" else np.nan for v in vals]
@@ -108,18 +102,17 @@ def fig_strategies(out: Path) -> Figure:
     return fig
 
 
+#: The figures :func:`draw_all` writes, by file name.
+FIGURES = ("fig_nashconv_cfrgain.png", "fig_side_gain.png", "fig_strategies.png")
+
+
 def draw_all(out: str | Path) -> list[Path]:
-    """Draws the figures into ``out`` as PNG files; returns their paths."""
+    """Draws the figures into ``out`` as PNG files (:data:`FIGURES`); returns their paths."""
     out = Path(out)
     paths = []
-    for name, fn in (
-        ("fig_nashconv_cfrgain.png", fig_curves),
-        ("fig_side_gain.png", fig_side_gain),
-        ("fig_strategies.png", fig_strategies),
-    ):
+    for name, fn in zip(FIGURES, (fig_curves, fig_side_gain, fig_strategies), strict=True):
         fig = fn(out)
-        tmp = out / f".{name}.tmp.png"
-        fig.savefig(tmp, dpi=120)
-        os.replace(tmp, out / name)
+        with atomic_path(out / name) as tmp:
+            fig.savefig(tmp, dpi=120)
         paths.append(out / name)
     return paths

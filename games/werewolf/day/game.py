@@ -13,15 +13,19 @@ from typing import Any
 import pyspiel
 
 from games.engine.registry import ConformanceParams, GameSpec, register_game_spec
-from games.engine.spiel import EngineGame, EngineState, shared_model
+from games.engine.spiel import (
+    EngineGame,
+    EngineState,
+    engine_game_info,
+    engine_game_type,
+    shared_model,
+)
 from games.werewolf import rules
 from games.werewolf.day.abstraction import DEFAULT_ACTS, DEFAULT_TONES, Abstraction
-from games.werewolf.day.build import build_days, whole_day_tree
 from games.werewolf.day.state import SHORT_NAME, DaySettings, DayState
-from games.werewolf.day.steps import DayGame, day_roots, root_step
+from games.werewolf.day.steps import DayLogic, day_roots, root_step
 from games.werewolf.rules import Config
 from gt_llm.chat import ChatModel
-from solvers import GameTree
 
 __all__ = [
     "WerewolfDayGame",
@@ -51,21 +55,12 @@ DEFAULT_PARAMS: dict[str, Any] = {
 
 
 def _game_type(utility: pyspiel.GameType.Utility) -> pyspiel.GameType:
-    return pyspiel.GameType(
-        short_name=SHORT_NAME,
-        long_name="Python Werewolf day (LLM tone and speech-act tree)",
-        dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
-        chance_mode=pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
-        information=pyspiel.GameType.Information.IMPERFECT_INFORMATION,
+    return engine_game_type(
+        SHORT_NAME,
+        "Python Werewolf day (LLM tone and speech-act tree)",
+        num_players=(3, 16),
+        parameters=DEFAULT_PARAMS,
         utility=utility,
-        reward_model=pyspiel.GameType.RewardModel.TERMINAL,
-        max_num_players=16,
-        min_num_players=3,
-        provides_information_state_string=True,
-        provides_information_state_tensor=False,
-        provides_observation_string=True,
-        provides_observation_tensor=False,
-        parameter_specification=DEFAULT_PARAMS,
     )
 
 
@@ -109,19 +104,18 @@ class WerewolfDayGame(EngineGame[DayState]):
             if not 1 <= num_games <= _MAX_GAMES:
                 raise ValueError(f"python_werewolf_day: num_games must be in [1, {_MAX_GAMES}]")
             self.seeds = tuple(day_roots(self.settings, num_games))
-        self.setup_engine(
-            DayGame(self.settings),
+        self.setup_logic(
+            DayLogic(self.settings),
             model if model is not None else shared_model(str(p["backend"]), str(p["cache"])),
             [functools.partial(root_step, self.settings, s) for s in self.seeds],
         )
         cfg = self.settings.config
         utility = utility_of(cfg)
-        game_info = pyspiel.GameInfo(
-            num_distinct_actions=self.settings.abstraction.num_actions,
+        game_info = engine_game_info(
+            num_actions=self.settings.abstraction.num_actions,
             max_chance_outcomes=max(self.settings.num_seeds, len(self.seeds)),
             num_players=cfg.num_players,
-            min_utility=-1.0,
-            max_utility=1.0,
+            utility_bounds=(-1, 1),
             utility_sum=0.0 if utility == pyspiel.GameType.Utility.ZERO_SUM else None,
             # Per turn: the decision and its seed chance node; plus the root chance node.
             max_game_length=2 * self.settings.speakers,
@@ -169,14 +163,6 @@ pyspiel.register_game(_GAME_TYPE, WerewolfDayGame)
 # --- the registry ----------------------------------------------------------------
 
 
-def _build_tree(g: pyspiel.Game) -> GameTree:
-    """The engine's batched expansion of a loaded game (the conformance suite compares it)."""
-    subgames = build_days(g.settings, g.seeds, g.model, progress=False)
-    if len(subgames) == 1:
-        return subgames[0].tree
-    return whole_day_tree(subgames)
-
-
 def _no_command(subparsers: Any) -> None:
     """The day's command is ``gt-llm werewolf solve`` (:mod:`games.werewolf.day.solve`)."""
 
@@ -203,7 +189,6 @@ register_game_spec(
                 "tones=assertive/any,opponent_model=gratr)",
             ),
             private_info=private_info,
-            build_tree=_build_tree,
             num_sims=2,
         ),
     )

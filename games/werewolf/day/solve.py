@@ -1,6 +1,6 @@
 """``gt-llm werewolf solve``: the Werewolf day trees solved by CFR, per opponent model.
 
-For ``days`` days drawn from scripted games (seeds from ``--seed`` upward; games
+For ``days`` days drawn from rule-based games (seeds from ``--seed`` upward; games
 that end before day ``--day`` are skipped), and for each listeners' opponent
 model of ``--models``, the day tree (:mod:`games.werewolf.day.steps`) is materialised
 through the engine (batched, cached LLM calls: a re-run makes none) and solved
@@ -19,6 +19,9 @@ Written to ``--out`` (every file through :mod:`solvers.writers` or renamed into 
 * ``days.csv`` (per day and model: speakers, their roles, final NashConv,
   CFR-Gain, CFR-Gain of each side, ESS iteration), ``strategies.csv``
   (per model and role group: the CFR probability of each tone and act);
+* ``decisions.json`` — every decision point of every day and model: speaker,
+  role, the statements before it, CFR's reach and its probability of each
+  (tone, act) (:mod:`games.werewolf.day.exports`; ``werewolf view OUT`` draws it);
 * figures drawn from those files: ``fig_nashconv_cfrgain.png``,
   ``fig_side_gain.png``, ``fig_strategies.png``.
 
@@ -41,23 +44,33 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-import time
 from pathlib import Path
 from typing import Any
 
+from games.engine.pipeline import build_and_solve
 from games.engine.results import model_label
 from games.werewolf import rules
 from games.werewolf.day.abstraction import DEFAULT_ACTS, DEFAULT_TONES, Abstraction
-from games.werewolf.day.build import build_days
-from games.werewolf.day.figures import draw_all
+from games.werewolf.day.build import DaySubgame, day_tree_name
+from games.werewolf.day.exports import decisions_document
+from games.werewolf.day.figures import FIGURES, draw_all
 from games.werewolf.day.state import EXTRACTION, DaySettings
-from games.werewolf.day.steps import day_roots
-from games.werewolf.day.summary import _mean_std, _questions, _side_gains, strategy_by_role
+from games.werewolf.day.steps import DayLogic, day_roots, root_step
+from games.werewolf.day.summary import (
+    DaySolveSummary,
+    ModelResult,
+    _questions,
+    _side_gains,
+    side_gains,
+    strategy_by_role,
+)
 from gt_llm.cache import CachedModel
 from gt_llm.chat import ChatModel
-from gt_llm.parsing import ParsePolicy, ParseStats
+from gt_llm.parsing import ParseStats
 from gt_llm.registry import load_model
-from solvers import CFRSolver, Curves, GameTree, TreePolicy, cfr_curves, pure_policy, studies
+from gt_llm.safety import public_spec
+from solvers import GameTree, TreePolicy, pure_policy, studies
+from solvers.results import ResultsDir, finite_or_none
 from solvers.writers import check_writable, write_csv, write_json
 
 __all__ = [
@@ -76,7 +89,7 @@ class SolveSettings:
 
     Attributes:
       preset: Rules preset (``arena`` or ``gratr``).
-      days: Days (one per scripted game) to solve.
+      days: Days (one per rule-based game) to solve.
       day: Which day of each game (the rules' round).
       speakers: K, speaking turns per day.
       order: Speaking order, ``bids`` or ``seats``.
@@ -85,7 +98,7 @@ class SolveSettings:
       acts: Act tokens of the abstraction.
       num_seeds: LLM seeds per statement.
       iterations: CFR iterations per day.
-      first_seed: Seed of the first scripted game.
+      first_seed: Seed of the first rule-based game.
       backend: Model spec.
       out: Output folder.
       cache: SQLite cache (default ``<out>/llm_cache.sqlite``).
@@ -174,25 +187,26 @@ class SolveResult:
     """What :func:`run_solve` produced: the summary and where the files are."""
 
     out: Path
-    summary: dict[str, Any]
+    summary: DaySolveSummary
 
 
 # --- the run ---------------------------------------------------------------------
 
 
-def _write_curves(curves: Curves, path: Path, *, per_tree: bool, tag: dict[str, Any]) -> None:
-    # Curves.to_csv writes in place: write a temporary file and rename it.
-    tmp = path.with_name(f".{path.name}.tmp")
-    curves.to_csv(tmp, per_tree=per_tree, columns=tag)
-    os.replace(tmp, path)
-
-
-def run_solve(settings: SolveSettings, *, model: ChatModel | None = None) -> SolveResult:
+def run_solve(
+    settings: SolveSettings,
+    *,
+    model: ChatModel | None = None,
+    results: ResultsDir | None = None,
+) -> SolveResult:
     """Builds, solves and reports the day trees; see the module docstring.
 
     Args:
       settings: What to run (validated when built).
       model: A ready model (else ``settings.backend`` through the cache).
+      results: The opened results folder (``settings.out``), whose manifest
+        lists the curves; the caller finishes it. None writes into
+        ``settings.out`` directly.
 
     Raises:
       ValueError: an unwritable output folder, or too few games reach the day.
@@ -213,75 +227,56 @@ def run_solve(settings: SolveSettings, *, model: ChatModel | None = None) -> Sol
             max_answer_bytes=settings.max_answer_bytes,
         )
     label = model_label(model)
-    tag = {"backend": label["backend"], "model": label["model"]}
+    tag = {"backend": label.backend, "model": label.model}
     baseline_action = settings.abstraction.baseline_action()
 
     def baseline(tree: GameTree) -> TreePolicy:
         return pure_policy(tree, lambda key, legal: baseline_action)
 
-    summary: dict[str, Any] = {
-        **label,
-        "settings": {k: v for k, v in dataclasses.asdict(settings).items() if k != "progress"},
-        "baseline": "tone any, act nothing (say nothing new)",
-        "belief_reading": "dirichlet: posterior mean; gratr: P(werewolf) = (1 + a T) / 2 from "
-        "trust T (see games.werewolf.day.steps); none: no distribution",
-        "game_seeds": seeds,
-        "models": {},
-    }
+    by_model: dict[str, ModelResult] = {}
     timings: dict[str, float] = {}
     day_rows: list[dict[str, Any]] = []
     strat_rows: list[dict[str, Any]] = []
+    per_model = []  # (model, days, policies) for decisions.json
     for m in settings.models:
         ds = settings.day_settings(m)
         stats = ParseStats()
-        t0 = time.perf_counter()
-        subgames = build_days(
-            ds,
-            seeds,
+        solved = build_and_solve(
+            DayLogic(ds),
+            [root_step(ds, seed) for seed in seeds],
             model,
-            policy=ParsePolicy(),
+            baseline=baseline,
+            iterations=settings.iterations,
+            tree_name=lambda sg: sg.day_root.label(),
+            cfr_variant=settings.cfr_variant,
+            subgame=DaySubgame,
+            game_name=day_tree_name,
+            run=results if results is not None else out,
+            slug=m,
+            tag=tag,
             stats=stats,
             max_concurrency=settings.max_concurrency,
+            processes=1,  # a handful of small trees: no worker processes
             progress=settings.progress,
-            label=f"[{m}] trees:",
+            label=f"[{m}]",
         )
-        timings[f"build_{m}_s"] = time.perf_counter() - t0
-        trees = [sg.tree for sg in subgames]
-        t0 = time.perf_counter()
-        curves = cfr_curves(
-            trees,
-            baseline,
-            settings.iterations,
-            variant=settings.cfr_variant,
-            tree_names=[sg.day_root.label() for sg in subgames],
-        )
-        policies = [
-            CFRSolver(t, variant=settings.cfr_variant).run(settings.iterations).average_policy()
-            for t in trees
-        ]
-        timings[f"solve_{m}_s"] = time.perf_counter() - t0
-        _write_curves(curves, out / f"curves_{m}.csv", per_tree=False, tag=tag)
-        _write_curves(curves, out / f"curves_{m}_per_tree.csv", per_tree=True, tag=tag)
+        timings[f"build_{m}_s"] = solved.build_s
+        timings[f"solve_{m}_s"] = solved.solve_s
+        # The CFR average policies come with the curves: nothing is solved twice.
+        subgames, curves, policies = solved.subgames, solved.curves, solved.policies
+        per_model.append((m, subgames, policies))
         ess = studies.ess_iterations(curves)
         sides = _side_gains(subgames, curves)
         with_wolf = [r for r in sides if r["werewolf_speaks"]]
         strategies = strategy_by_role(subgames, policies)
-        summary["models"][m] = {
-            "final": studies.final_metrics(curves),
-            "ess_first_iteration": ess,
-            "ess_days": sum(x is not None for x in ess),
-            "side_gain": {
-                "all_days": {
-                    "werewolf": _mean_std([r["werewolf_gain"] for r in sides]),
-                    "village": _mean_std([r["village_gain"] for r in sides]),
-                },
-                "days_with_werewolf_speaker": {
-                    "werewolf": _mean_std([r["werewolf_gain"] for r in with_wolf]),
-                    "village": _mean_std([r["village_gain"] for r in with_wolf]),
-                },
-            },
-            "strategies": strategies,
-            "trees": [
+        by_model[m] = ModelResult(
+            final=studies.final_metrics(curves),
+            ess_first_iteration=tuple(ess),
+            ess_days=sum(x is not None for x in ess),
+            side_gain_all_days=side_gains(sides),
+            side_gain_werewolf_days=side_gains(with_wolf),
+            strategies=strategies,
+            trees=tuple(
                 {
                     **sg.day_root.to_dict(),
                     "nodes": sg.tree.num_nodes,
@@ -289,9 +284,9 @@ def run_solve(settings: SolveSettings, *, model: ChatModel | None = None) -> Sol
                     "terminals": sg.tree.num_terminals,
                 }
                 for sg in subgames
-            ],
-            "parse": stats.to_dict(),
-        }
+            ),
+            parse=stats.to_dict(),
+        )
         for t, (sg, side) in enumerate(zip(subgames, sides, strict=True)):
             root = sg.day_root
             day_rows.append(
@@ -325,12 +320,34 @@ def run_solve(settings: SolveSettings, *, model: ChatModel | None = None) -> Sol
                                 **tag,
                             }
                         )
-    summary["questions"] = _questions(summary["models"], label["label"])
-    if isinstance(model, CachedModel):
-        summary["llm_calls"] = dataclasses.asdict(model.stats())
-    summary["timings"] = timings
-    write_csv(out / "days.csv", day_rows)
-    write_csv(out / "strategies.csv", strat_rows)
-    write_json(out / "summary.json", summary)
+    summary = DaySolveSummary(
+        label=label,
+        settings={
+            **{k: v for k, v in dataclasses.asdict(settings).items() if k != "progress"},
+            "backend": public_spec(settings.backend),
+        },
+        baseline="tone any, act nothing (say nothing new)",
+        belief_reading="every model: belief(p).distribution (dirichlet: posterior mean; "
+        "gratr: prior side masses weighed by its trust; none: the prior with the certain facts)",
+        game_seeds=tuple(seeds),
+        models=by_model,
+        questions=_questions(by_model, label.label),
+        llm_calls=dataclasses.asdict(model.stats()) if isinstance(model, CachedModel) else None,
+        timings=timings,
+    )
+    decisions = decisions_document(per_model, label=label)
+    if results is not None:
+        # Through the folder: every file listed in the manifest (and cleared by --force).
+        results.write_csv("days.csv", day_rows)
+        results.write_csv("strategies.csv", strat_rows)
+        results.write_json("decisions.json", finite_or_none(decisions), indent=None)
+        results.write_json("summary.json", finite_or_none(summary.to_json()))
+        for name in FIGURES:
+            results.record(name)
+    else:
+        write_csv(out / "days.csv", day_rows)
+        write_csv(out / "strategies.csv", strat_rows)
+        write_json(out / "decisions.json", decisions, indent=None)
+        write_json(out / "summary.json", summary.to_json())
     draw_all(out)
     return SolveResult(out=out, summary=summary)

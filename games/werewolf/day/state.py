@@ -42,7 +42,7 @@ _MAX_SEEDS = 16
 
 @dataclasses.dataclass(frozen=True)
 class DaySettings:
-    """Everything that defines one day tree but the seed of its scripted game.
+    """Everything that defines one day tree but the seed of its rule-based game.
 
     Attributes:
       config: The rules config (from the preset).
@@ -109,7 +109,7 @@ class DayRoot:
 
     Attributes:
       settings: The day's settings.
-      game_seed: Seed of the scripted game it comes from.
+      game_seed: Seed of the rule-based game it comes from.
       start: The rules state at the start of the debate.
       speakers: The speaking order (K seats).
       bids: The first-round bids of the seeded game's day (``order=bids``).

@@ -1,10 +1,10 @@
 """The Werewolf day as a solvable game tree (``python_werewolf_day``).
 
-One day of Werewolf, cut out of a seeded scripted game, becomes a finite tree
+One day of Werewolf, cut out of a seeded rule-based game, becomes a finite tree
 of LLM tone and speech-act decisions that CFR solves (the Werewolf analogue of
 the fruit-trading subgames of Lindström et al.):
 
-* **Root.** A scripted game (rule-based players, :func:`games.werewolf.play.runner.play_game`
+* **Root.** A rule-based game (:func:`games.werewolf.play.runner.play_game`
   with ``seed=game_seed``) is replayed up to the start of the debate of day
   ``day``: roles, who lives, every event each player saw. Each living player's
   opponent model (``opponent_model``: ``none``, ``dirichlet`` or ``gratr``) is
@@ -35,9 +35,10 @@ the fruit-trading subgames of Lindström et al.):
 * **Listening.** Every living listener's opponent model observes the statement
   as a message; ``dirichlet`` also gets GRATR's identity judgments
   ``[Player][identity][confidence][analysis]`` (task ``opponents.identity``;
-  each judgment adds 1 to its role's Dirichlet count), ``gratr`` the identity
+  a judgment of confidence >= 0.5 adds 1 to its role's Dirichlet count, as in
+  the arena), ``gratr`` the identity
   judgments and the intents ``[Role1][Type][Role2][Reason][Score]`` (task
-  ``opponents.intent``; Algorithm 1). ``none`` keeps the history only.
+  ``opponents.intent``; Algorithm 1). ``none`` keeps the history and the facts.
 * **Votes.** After the K-th statement every living player votes by the LLM
   (``werewolf.vote``), its prompt carrying its model's beliefs (after GRATR's
   retrieval, Algorithm 2, for ``gratr``); the rules resolve the exile
@@ -53,14 +54,17 @@ the fruit-trading subgames of Lindström et al.):
   statements (speaker, speech act with tone, text). A villager's never holds
   another player's role; a werewolf's holds its partners.
 
-How GRATR's trust is read as a role distribution: the vote prompt carries, per
-player, a distribution over roles (``PlayerView.beliefs``). Dirichlet gives its
-posterior mean. GRATR keeps a trust T in [-1, 1] (ally > 0) and an identity
-tally that is not a posterior, so its werewolf probability is read from trust,
-``(1 + a T) / 2`` with ``a`` the alignment of the werewolf role for the
-observer (-1 for the village, +1 for a werewolf), the rest spread over the
-other roles by the tally (uniformly without one). ``none`` gives no
-distribution (the prompt says so).
+How a model is read: the vote prompt carries, per player, a distribution over
+roles (``PlayerView.beliefs``): the model's one reading, ``belief(p).distribution``
+(:func:`werewolf_probabilities`), the same the arena's prompts and stand-in
+use. Dirichlet gives its posterior mean; GRATR the prior side masses weighed by
+its trust (hole 12 of :mod:`gt_llm.opponents.gratr`); ``none`` the prior with
+the certain facts. Models are built as the arena builds them
+(:func:`games.werewolf.players.beliefs.make_seat_model`: the role counts among
+the other players as prior, Dirichlet's confidence threshold 0.5), with the
+same certain facts (a werewolf's partners, and that every other player is not
+a werewolf; the seer's checks — a team check's "not a werewolf" as that; roles
+revealed at deaths and exiles).
 
 The model is the scripted stand-in (``scripted:rules-v2``, not an LLM) unless
 ``backend=`` names another (with ``cache=PATH``).
@@ -83,19 +87,18 @@ from games.werewolf.day.abstraction import _concrete
 from games.werewolf.day.state import EXTRACTION, DayRoot, DaySettings, DayState, Statement
 from games.werewolf.players import llm as players
 from games.werewolf.players import prompts
+from games.werewolf.players.beliefs import goal_text, make_seat_model
 from games.werewolf.players.llm import call_seed
 from games.werewolf.players.view import PlayerView, PublicStatement, act_dict
 from games.werewolf.rules import SPECIAL_ROLES, Config, GameState, SpeechAct, Target
 from gt_llm.opponents import (
     Evidence,
-    OpponentContext,
     OpponentModel,
     ParsedRecords,
     identity_request,
     intent_request,
     intents_to_evidence,
     judgments_to_evidence,
-    make_opponent_model,
     parse_identity_judgments,
     parse_intents,
     read_identity_judgments,
@@ -104,7 +107,7 @@ from gt_llm.opponents import (
 from gt_llm.opponents import SpeechAct as ExtractedAct
 
 __all__ = [
-    "DayGame",
+    "DayLogic",
     "day_roots",
     "day_start",
     "werewolf_probabilities",
@@ -121,53 +124,32 @@ def _name(p: int) -> str:
     return prompts.player_name(p)
 
 
-def _alignment(settings: DaySettings, role: str) -> dict[str, float]:
-    """+1 for the observer's side, -1 for the other, per role of the preset."""
-    wolf = role == "werewolf"
-    return {h: (1.0 if (h == "werewolf") == wolf else -1.0) for h in settings.hypotheses}
-
-
 def werewolf_probabilities(
-    model: OpponentModel, subjects: Sequence[int], *, werewolf_alignment: float
+    model: OpponentModel, subjects: Sequence[int]
 ) -> dict[int, dict[str, float]]:
-    """The role distributions the vote prompt carries, per subject (module docstring).
+    """The role distributions the vote prompt carries: ``model.belief(p).distribution``.
 
     Args:
       model: The observer's model (after any consultation).
       subjects: Seats asked about.
-      werewolf_alignment: The alignment of the werewolf role for the observer
-        (-1 for the village, +1 for a werewolf).
 
     Returns:
-      ``{seat: {role: probability}}``; empty for a model without distributions.
+      ``{seat: {role: probability}}``; a subject without a distribution is left out.
     """
     out: dict[int, dict[str, float]] = {}
     for q in subjects:
-        b = model.belief(_name(q))
-        if not b.distribution:
-            continue
-        dist = dict(b.distribution)
-        if b.value is not None and "werewolf" in dist:
-            # A trust model: the werewolf mass from trust, the rest by the tally.
-            p_wolf = min(1.0, max(0.0, (1.0 + werewolf_alignment * float(b.value)) / 2.0))
-            others = {h: v for h, v in dist.items() if h != "werewolf"}
-            total = sum(others.values())
-            share = (
-                {h: v / total for h, v in others.items()}
-                if total > 0
-                else {h: 1.0 / len(others) for h in others}
-            )
-            dist = {h: (p_wolf if h == "werewolf" else (1.0 - p_wolf) * share[h]) for h in dist}
-        out[q] = dist
+        dist = dict(model.belief(_name(q)).distribution)
+        if dist:
+            out[q] = dist
     return out
 
 
 def _beliefs(root: DayRoot, model: OpponentModel, observer: int) -> dict[int, dict[str, float]]:
-    """The observer's beliefs about the living others, after consulting its model."""
+    """The observer's beliefs about the living others, after the vote decision's consult."""
     others = [q for q in root.living if q != observer]
-    consulted = model.consult(goal="vote", subjects=[_name(q) for q in others]).model
-    align = _alignment(root.settings, root.role(observer))["werewolf"]
-    return werewolf_probabilities(consulted, others, werewolf_alignment=align)
+    goal = goal_text(observer, root.role(observer), "day_vote")
+    consulted = model.consult(goal=goal, subjects=[_name(q) for q in others]).model
+    return werewolf_probabilities(consulted, others)
 
 
 def _accusations(root: DayRoot, statements: Sequence[Statement]) -> Counter[int]:
@@ -413,7 +395,7 @@ def statement_step(state: DayState, action: int, outcome: int) -> Step[DayState]
 def day_start(
     config: Config, seed: int, day: int
 ) -> tuple[GameState, tuple[tuple[int, int], ...]] | None:
-    """The rules state at the start of day ``day``'s debate in the seeded scripted game.
+    """The rules state at the start of day ``day``'s debate in the seeded rule-based game.
 
     Plays the game with the rule-based players (:func:`games.werewolf.play.runner.play_game`)
     and replays its records up to that point. Returns the state and the day's
@@ -477,30 +459,29 @@ def _root_without_models(settings: DaySettings, seed: int) -> DayRoot | None:
 
 
 def _initial_model(root: DayRoot, p: int) -> OpponentModel:
-    """A living player's model from its facts: itself, its partners, its checks, revealed roles."""
+    """A living player's model from its facts: itself, its partners, its checks, revealed roles.
+
+    Built like an arena seat's (:func:`make_seat_model`), with the same facts:
+    a werewolf knows its partners and that every other player is not a
+    werewolf; the seer knows its checks (a team check's "not a werewolf" as
+    exactly that); anyone knows the roles revealed at deaths and exiles it saw.
+    """
     s = root.settings
     role = root.role(p)
-    ctx = OpponentContext(
-        players=tuple(_name(q) for q in range(s.config.num_players)),
-        self_id=_name(p),
-        hypotheses=s.hypotheses,
-        alignment=_alignment(s, role),
-        self_role=role,
-    )
-    model = make_opponent_model(s.opponent_model, ctx)
-    facts: dict[int, str] = {}
+    model = make_seat_model(s.opponent_model, s.config, p, role)
+    facts: dict[int, tuple[str, bool]] = {}  # seat -> (role, negated)
     if role == "werewolf":
-        facts |= {q: "werewolf" for q in root.werewolves() if q != p}
+        wolves = set(root.werewolves())
+        facts |= {q: ("werewolf", q not in wolves) for q in range(s.config.num_players) if q != p}
     if role == "seer":
         for _, t, r in root.start.checks:
-            if r in s.hypotheses:
-                facts[t] = r
+            facts[t] = (r, False) if r in s.hypotheses else ("werewolf", True)
     for e in root.start.events:
         if e.seen_by(p) and "roles" in e.data and e.kind in ("deaths", "exile"):
-            facts |= {int(q): str(r) for q, r in e.data["roles"].items()}
+            facts |= {int(q): (str(r), False) for q, r in e.data["roles"].items() if int(q) != p}
     return model.observe_all(
-        Evidence(subject=_name(q), value=r, source="fact", step=0, certain=True)
-        for q, r in sorted(facts.items())
+        Evidence(subject=_name(q), value=r, source="fact", step=0, certain=True, negated=neg)
+        for q, (r, neg) in sorted(facts.items())
     )
 
 
@@ -509,7 +490,7 @@ def root_step(settings: DaySettings, seed: int) -> Step[DayState]:
     root = _root_without_models(settings, seed)
     if root is None:
         raise ValueError(
-            f"python_werewolf_day: the scripted game of seed {seed} ends before day "
+            f"python_werewolf_day: the rule-based game of seed {seed} ends before day "
             f"{settings.day}; choose another game_seed or an earlier day"
         )
     n = settings.config.num_players
@@ -523,7 +504,7 @@ def root_step(settings: DaySettings, seed: int) -> Step[DayState]:
 
 
 def day_roots(settings: DaySettings, num_games: int, *, first_seed: int = 0) -> list[int]:
-    """The seeds of the first ``num_games`` scripted games that reach day ``settings.day``.
+    """The seeds of the first ``num_games`` rule-based games that reach day ``settings.day``.
 
     Raises:
       ValueError: too few games reach the day among ``_SCAN_FACTOR * num_games`` seeds.
@@ -533,7 +514,7 @@ def day_roots(settings: DaySettings, num_games: int, *, first_seed: int = 0) -> 
     while len(seeds) < num_games:
         if seed - first_seed >= _SCAN_FACTOR * num_games:
             raise ValueError(
-                f"day_roots: only {len(seeds)} of {seed - first_seed} scripted games reach day "
+                f"day_roots: only {len(seeds)} of {seed - first_seed} rule-based games reach day "
                 f"{settings.day}; choose an earlier day or fewer days"
             )
         if day_start(settings.config, seed, settings.day) is not None:
@@ -546,8 +527,8 @@ def day_roots(settings: DaySettings, num_games: int, *, first_seed: int = 0) -> 
 
 
 @dataclasses.dataclass(frozen=True)
-class DayGame:
-    """The Werewolf day for the engine (:class:`games.engine.protocol.LLMGame`)."""
+class DayLogic:
+    """The Werewolf day for the engine (:class:`games.engine.protocol.GameLogic`)."""
 
     settings: DaySettings
 

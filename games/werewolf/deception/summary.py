@@ -5,7 +5,7 @@ statements against the truth, and the pooling of several games.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 __all__ = [
@@ -42,6 +42,11 @@ class PlayerDeception:
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> PlayerDeception:
+        """The inverse of :meth:`to_dict`."""
+        return cls(**{f.name: d[f.name] for f in dataclasses.fields(cls)})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -86,6 +91,11 @@ class Detection:
         d["recall"] = self.recall
         return d
 
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Detection:
+        """The inverse of :meth:`to_dict` (precision and recall are recomputed)."""
+        return cls(**{f.name: int(d[f.name]) for f in dataclasses.fields(cls)})
+
 
 def _counts(d: Detection) -> tuple[int, int, int, int]:
     return (d.true_positives, d.false_positives, d.false_negatives, d.true_negatives)
@@ -121,6 +131,18 @@ class DeceptionSummary:
             "peer_detection": self.peer_detection.to_dict(),
             "self_detection": self.self_detection.to_dict(),
         }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> DeceptionSummary:
+        """The inverse of :meth:`to_dict`."""
+        matrix = d["score_matrix"]
+        return cls(
+            total_statements=int(d["total_statements"]),
+            players=tuple(PlayerDeception.from_dict(p) for p in d["players"]),
+            score_matrix=tuple(tuple(row) for row in matrix) if matrix is not None else None,
+            peer_detection=Detection.from_dict(d["peer_detection"]),
+            self_detection=Detection.from_dict(d["self_detection"]),
+        )
 
 
 def pooled_summary(summaries: Sequence[DeceptionSummary]) -> DeceptionSummary:

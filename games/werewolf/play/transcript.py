@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from games.werewolf.rules import Event, action_from_json, action_to_string
+from gt_llm.safety import terminal_safe
 
 __all__ = ["describe", "describe_event"]
 
@@ -26,7 +27,22 @@ def describe_event(event: Event, seat: int | None = None) -> str | None:
 
 
 def describe(record: Mapping[str, Any], seat: int | None = None) -> str | None:
-    """One transcript line for ``record`` (None: nothing to show to this viewer)."""
+    """One readable line (or a few) for a log record, or ``None`` for records not shown.
+
+    Model text (statements, names) is escaped as ``gt-llm ask`` does
+    (:func:`gt_llm.safety.terminal_safe`): an answer holding ESC, OSC, BEL or CR
+    cannot clear the screen, set the window title or overwrite a line.
+
+    Args:
+      record: A log record.
+      seat: Show only what this seat knows (``None``: the spectator's view).
+    """
+    text = _describe(record, seat)
+    return None if text is None else terminal_safe(text)
+
+
+def _describe(record: Mapping[str, Any], seat: int | None = None) -> str | None:
+    """One transcript line for ``record``, unescaped (None: nothing to show to this viewer)."""
     kind = record.get("type")
     if kind == "header":
         names = sorted({p["name"] for p in record["players"]})

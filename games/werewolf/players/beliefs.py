@@ -24,24 +24,34 @@ into :class:`gt_llm.opponents.Evidence`:
 * **seer checks** (the seer's private ``check`` events), **revealed roles**
   (``deaths`` / ``exile`` with ``reveal_roles``) and a werewolf's **partners**
   are certain facts: identity evidence with ``certain=True``, pinned by every
-  model that keeps identities and never overwritten. A team check that finds
-  "not a werewolf" pins the generic village role ``villager`` (the team is what
-  the check certifies; the models' hypotheses are roles).
+  model (``none`` and the retrieval baselines keep facts too) and never
+  overwritten. What they rule out is a negative fact (``negated=True``): a
+  werewolf knows every non-partner is not a werewolf, and a team check that
+  finds "not a werewolf" certifies exactly that — both pin the village side
+  without naming a role.
 * announcements (deaths, exiles) are messages.
 
-Dirichlet in Werewolf: per other player a Dirichlet over the roles in play,
-alpha = 1; an identity judgment with confidence >= ``threshold`` (default
-0.5, i.e. 5 of 10) adds one to that role (the paper's +1 rule; below the
-threshold the judgment is recorded and adds nothing).
+Every model's prior is the role counts among the *other* players (the
+seat's own role taken out; :func:`seat_context`). Dirichlet in Werewolf: per
+other player a Dirichlet over the roles in play with that prior mean and
+total concentration K; an identity judgment with confidence >= ``threshold``
+(default 0.5, i.e. 5 of 10) adds one to that role (the paper's +1 rule; below
+the threshold the judgment is recorded and adds nothing). The day study builds
+its models here too (:func:`make_seat_model`), so the rule is the same
+everywhere.
 
 The prompt fields (:meth:`SeatBeliefs.consult`) are the model's
 :class:`~gt_llm.opponents.PromptFields` (GRATR: per player the inferred
 identity, ally / adversary / unsure by epsilon, the trust and the evidence
 chains; Dirichlet: the most likely roles with probabilities; baselines: the
 history and the retrieved messages) plus ``beliefs``, the per-player role
-distribution that the Werewolf prompts' belief lines and the scripted
-stand-in read (:func:`belief_map`). Every model consults with the same goal
-text (:func:`goal_text`).
+distribution that the stand-in reads (:func:`belief_map`: the model's one
+reading, ``belief(p).distribution``; for the retrieval baselines the reading
+of what they retrieved for this decision) and ``known``, what the seat knows
+for sure (:func:`known_roles`, the same for every model). Every model consults
+with the same goal text per decision kind (:func:`decision_kind`: night
+action, vote, statement; :func:`goal_text`), which is the retrieval
+baselines' query.
 
 Events are time-stamped with the rules' round (a night and the following day),
 so GRATR's decay (Eq. 4, by time step) decays per round.
@@ -92,16 +102,27 @@ __all__ = [
     "render_fields",
     "belief_map",
     "check_model_name",
+    "decision_kind",
     "goal_text",
     "hypotheses_of",
+    "known_roles",
     "make_seat_beliefs",
+    "make_seat_model",
+    "retrieval_reading",
+    "role_prior",
     "seat_context",
-    "werewolf_probability",
 ]
 
 WOLF = "werewolf"
 #: The models that ask the LLM to extract evidence from statements.
 EXTRACTING_MODELS = ("gratr", "dirichlet")
+#: The retrieval baselines (their belief reading comes from what they retrieve).
+RETRIEVAL_MODELS = ("native-rag", "rerank-rag")
+#: Odds factor per net accusation in a retrieved message (:func:`retrieval_reading`).
+RETRIEVAL_ODDS = 2.0
+#: Message kinds that count against / for the subject in :func:`retrieval_reading`.
+_AGAINST = ("accuse", "vote", "share_check:werewolf")
+_FOR = ("defend", "share_check:not_werewolf")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -157,11 +178,13 @@ def seat_context(
     """The typed context of ``seat``'s model: players by name, roles, alignment by side.
 
     Alignment: a werewolf's allies are werewolves (+1) and everyone else is an
-    adversary (-1); for everyone else it is the other way round.
+    adversary (-1); for everyone else it is the other way round. Prior: the
+    role counts among the other players (:func:`role_prior`).
     """
     hyps = hypotheses_of(config)
     side = 1.0 if role == WOLF else -1.0
     return OpponentContext(
+        prior=role_prior(config, role),
         players=tuple(prompts.player_name(p) for p in range(config.num_players)),
         self_id=prompts.player_name(seat),
         hypotheses=hyps,
@@ -173,10 +196,43 @@ def seat_context(
     )
 
 
+def role_prior(config: Config, role: str) -> dict[str, float]:
+    """How many of the *other* players have each role in play (the seat's own taken out)."""
+    counts = {h: float(config.roles.count(h)) for h in hypotheses_of(config)}
+    if role in counts:
+        counts[role] -= 1.0
+    return counts
+
+
+#: Decision kinds and what each asks (the retrieval baselines' query per kind).
+_KIND_GOALS = {
+    "night": "choose whom to target tonight",
+    "vote": "choose whom to vote out",
+    "statement": "decide what to say and about whom",
+}
+
+
+def decision_kind(phase: str) -> str:
+    """The kind of decision a rules phase asks for: ``night``, ``vote`` or ``statement``."""
+    if phase.startswith("night"):
+        return "night"
+    if phase == "day_vote" or phase == "vote":
+        return "vote"
+    return "statement"
+
+
 def goal_text(seat: int, role: str, phase: str) -> str:
-    """The decision's goal text, the same for every model (the RAG query, GRATR's goal)."""
+    """The decision's goal text, the same for every model (the RAG query, GRATR's goal).
+
+    One text per decision kind (:func:`decision_kind`), so that the retrieval
+    baselines retrieve for a night action, a vote or a statement separately.
+    """
     side = "find and protect the other werewolves" if role == WOLF else "find the werewolves"
-    return f"{prompts.player_name(seat)} is {prompts.with_article(role)} and must {side} ({phase})."
+    kind = decision_kind(phase)
+    return (
+        f"{prompts.player_name(seat)} is {prompts.with_article(role)} and must {side}: "
+        f"{_KIND_GOALS[kind]} ({kind})."
+    )
 
 
 def _speech_act(speaker: str, act: Mapping[str, Any]) -> SpeechAct | None:
@@ -287,8 +343,12 @@ class SeatBeliefs:
                     {k: act.get(k) for k in ("kind", "tone", "target", "role", "result")}
                 )
                 subject = name(act["target"]) if act.get("target") is not None else name(speaker)
+                mkind = str(act["kind"])
+                if mkind == "share_check":
+                    mkind += ":" + ("werewolf" if act.get("result") == WOLF else "not_werewolf")
                 msg = Evidence(
                     subject=subject,
+                    value=mkind,
                     kind="message",
                     actor=name(speaker),
                     step=rnd,
@@ -307,6 +367,7 @@ class SeatBeliefs:
                     ev.append(
                         Evidence(
                             subject=target,
+                            value="vote",
                             kind="message",
                             actor=voter,
                             step=rnd,
@@ -329,11 +390,18 @@ class SeatBeliefs:
                 items.append(ev)
             elif e.kind == "check" and int(d["player"]) == me:
                 result = str(d["result"])
-                role = result if result in ROLES else "villager"
-                items.append([self._fact(int(d["target"]), role, rnd, "seer_check")])
+                if result in ROLES:
+                    items.append([self._fact(int(d["target"]), result, rnd, "seer_check")])
+                else:  # a team check's "not a werewolf": the village side, no role
+                    items.append([self._fact(int(d["target"]), WOLF, rnd, "seer_check", True)])
             elif e.kind == "partners" and self.role == WOLF:
+                wolves = {int(p) for p in d["werewolves"]}
                 items.append(
-                    [self._fact(p, WOLF, rnd, "partners") for p in d["werewolves"] if p != me]
+                    [
+                        self._fact(p, WOLF, rnd, "partners", p not in wolves)
+                        for p in range(self.config.num_players)
+                        if p != me
+                    ]
                 )
             elif e.kind in ("deaths", "exile") and e.visible_to is None:
                 ev = []
@@ -358,13 +426,16 @@ class SeatBeliefs:
                     items.append(ev)
         return items, sid
 
-    def _fact(self, player: int, role: str, rnd: int, source: str) -> Evidence:
+    def _fact(
+        self, player: int, role: str, rnd: int, source: str, negated: bool = False
+    ) -> Evidence:
         return Evidence(
             subject=prompts.player_name(player),
             value=role,
             source=source,
             step=rnd,
             certain=True,
+            negated=negated,
         )
 
     def observe(self, events: Sequence[Event], texts: Mapping[int, str]) -> Step[SeatBeliefs]:
@@ -407,66 +478,112 @@ class SeatBeliefs:
         """The prompt fields for a decision about ``subjects`` (players ids).
 
         Returns:
-          The provider after consulting (GRATR's retrieval updates trust) and
-          ``{"opponent": PromptFields, "beliefs": {player: {role: p}}}``.
+          The provider after the decision (GRATR adds its Eq. 9 feedback) and
+          ``{"opponent": PromptFields, "beliefs": {player: {role: p}},
+          "known": {player: text}}``, all read from that provider's model.
         """
         names = [prompts.player_name(p) for p in subjects]
         c = self.model.consult(goal=goal_text(self.seat, self.role, phase), subjects=names)
         new = dataclasses.replace(self, model=c.model)
-        return new, {"opponent": c.fields, "beliefs": belief_map(new, subjects, c.fields)}
+        return new, {
+            "opponent": c.fields,
+            "beliefs": belief_map(new, subjects, c.fields),
+            "known": known_roles(new.model, subjects),
+        }
 
 
-def werewolf_probability(trust: float, observer_role: str) -> float:
-    """GRATR's trust in [-1, 1] read as a werewolf probability, by the observer's side.
+def known_roles(model: OpponentModel, subjects: Sequence[int]) -> dict[int, str]:
+    """What the seat knows for sure about ``subjects``: a role, or ``village side``.
 
-    For a village-side observer an adversary (T = -1) is a werewolf (1) and an
-    ally (T = +1) is not (0), linearly in between: (1 - T) / 2; a werewolf's
-    allies are the werewolves: (1 + T) / 2.
+    Read from ``model.belief(p)`` (pinned beliefs only), so every model — which
+    all keep the certain facts — gives the same answer for the same seat.
     """
-    s = -1.0 if observer_role == WOLF else 1.0
-    return min(1.0, max(0.0, (1.0 - s * float(trust)) / 2.0))
+    out: dict[int, str] = {}
+    for p in subjects:
+        b = model.belief(prompts.player_name(p))
+        if not b.pinned or not b.distribution:
+            continue
+        top = b.most_likely()
+        if len(top) == 1 and b.distribution[top[0]] >= 1.0:
+            out[p] = top[0]
+        elif b.distribution.get(WOLF, 0.0) == 0.0:
+            out[p] = VILLAGE_SIDE
+    return out
+
+
+def retrieval_reading(
+    distribution: Mapping[str, float], retrieved: Sequence[Mapping[str, Any]], subject: str
+) -> dict[str, float]:
+    """A retrieval baseline's belief about ``subject`` from the messages it retrieved.
+
+    The odds of ``werewolf`` are multiplied by :data:`RETRIEVAL_ODDS` per
+    retrieved message against the subject (an accusation, a vote, a check
+    that found a werewolf) and divided by it per message for it (a defence, a
+    check that found no werewolf); the other roles keep their proportions. A
+    pinned 0 or 1 stays.
+    """
+    pw = float(distribution.get(WOLF, 0.0))
+    if pw <= 0.0 or pw >= 1.0:
+        return dict(distribution)
+    net = sum(
+        (m["kind"] in _AGAINST) - (m["kind"] in _FOR)
+        for m in retrieved
+        if m.get("subject") == subject
+    )
+    odds = pw / (1.0 - pw) * RETRIEVAL_ODDS**net
+    new = odds / (1.0 + odds)
+    scale = (1.0 - new) / (1.0 - pw)
+    return {h: (new if h == WOLF else v * scale) for h, v in distribution.items()}
 
 
 def belief_map(
     beliefs: SeatBeliefs, subjects: Sequence[int], fields: PromptFields
 ) -> dict[int, dict[str, float]]:
-    """The per-player role distribution the prompts' belief lines show (empty for baselines).
+    """The per-player role distribution the stand-in reads: one reading per model.
 
-    * ``dirichlet``: the posterior mean over the roles (a certain fact: one-hot).
-    * ``gratr``: a pinned fact is one-hot; otherwise P(werewolf) is the trust read
-      by :func:`werewolf_probability`, averaged with the judgments' share for
-      ``werewolf`` when there are judgments, and the rest of the mass goes to the
-      other roles in proportion to the judgments (uniformly without any).
-    * ``none``, ``native-rag``, ``rerank-rag``: no distribution (they put messages,
-      not beliefs, in the prompt).
+    Every model: ``model.belief(p).distribution`` (the prior with the certain
+    facts for ``none``; the posterior mean for ``dirichlet``; GRATR's trust
+    reading, hole 12 of :mod:`gt_llm.opponents.gratr`). The retrieval baselines
+    add what they retrieved for this decision (:func:`retrieval_reading`).
     """
     model = beliefs.model
-    if beliefs.name == "dirichlet":
-        return {p: dict(model.belief(prompts.player_name(p)).distribution) for p in subjects}
-    if beliefs.name != "gratr":
-        return {}
-    views = {v["player"]: v for v in fields["players"]}
-    hyps = beliefs.model_context.hypotheses
-    others = [h for h in hyps if h != WOLF]
+    retrieved = fields["retrieved"] if beliefs.name in RETRIEVAL_MODELS else None
     out: dict[int, dict[str, float]] = {}
     for p in subjects:
-        b = model.belief(prompts.player_name(p))
-        view = views.get(prompts.player_name(p))
-        if b.pinned and max(b.distribution.values(), default=0.0) >= 1.0:
-            out[p] = dict(b.distribution)
+        name = prompts.player_name(p)
+        dist = dict(model.belief(name).distribution)
+        if not dist:
             continue
-        trust = float(view["trust"] if view is not None and view["trust"] is not None else 0.0)
-        pw = werewolf_probability(trust, beliefs.role)
-        tally = model.identity_tally(prompts.player_name(p))  # type: ignore[attr-defined]
-        total = sum(tally.values())
-        if total > 0:
-            pw = 0.5 * pw + 0.5 * tally.get(WOLF, 0.0) / total
-            rest = sum(tally.get(h, 0.0) for h in others)
-            share = {h: (tally.get(h, 0.0) / rest if rest > 0 else 1 / len(others)) for h in others}
-        else:
-            share = {h: 1 / len(others) for h in others}
-        out[p] = {WOLF: pw, **{h: (1 - pw) * share[h] for h in others}}
+        if retrieved is not None:
+            dist = retrieval_reading(dist, retrieved, name)
+        out[p] = dist
     return out
+
+
+def make_seat_model(
+    name: str,
+    config: Config,
+    seat: int,
+    role: str,
+    settings: BeliefSettings = BeliefSettings(),
+    *,
+    chat: Any = None,
+) -> OpponentModel:
+    """``seat``'s opponent model registered as ``name`` (the arena's and the day study's).
+
+    Dirichlet gets ``settings.threshold`` (module docstring); the rerank baseline
+    gets ``chat`` to score relevance (the other models ignore it).
+
+    Raises:
+      ValueError: an unknown model name or role.
+    """
+    check_model_name("make_seat_model", name)
+    if role not in ROLES:
+        raise ValueError(f"make_seat_model: role must be one of {ROLES}, got {role!r}")
+    ctx = seat_context(config, seat, role, settings, chat=chat if name == "rerank-rag" else None)
+    if name == "dirichlet":
+        return DirichletBelief(hypotheses=ctx.hypotheses, context=ctx, threshold=settings.threshold)
+    return make_opponent_model(name, ctx)
 
 
 def make_seat_beliefs(
@@ -478,24 +595,12 @@ def make_seat_beliefs(
     *,
     chat: Any = None,
 ) -> SeatBeliefs:
-    """Builds ``seat``'s provider for the model registered as ``name``.
-
-    Dirichlet gets ``settings.threshold`` (module docstring); the rerank baseline
-    gets ``chat`` to score relevance (the other models ignore it).
+    """Builds ``seat``'s provider around :func:`make_seat_model`.
 
     Raises:
       ValueError: an unknown model name or role.
     """
-    check_model_name("make_seat_beliefs", name)
-    if role not in ROLES:
-        raise ValueError(f"make_seat_beliefs: role must be one of {ROLES}, got {role!r}")
-    ctx = seat_context(config, seat, role, settings, chat=chat if name == "rerank-rag" else None)
-    if name == "dirichlet":
-        model: OpponentModel = DirichletBelief(
-            hypotheses=ctx.hypotheses, context=ctx, threshold=settings.threshold
-        )
-    else:
-        model = make_opponent_model(name, ctx)
+    model = make_seat_model(name, config, seat, role, settings, chat=chat)
     return SeatBeliefs(seat=seat, role=role, config=config, model=model, settings=settings)
 
 
@@ -506,21 +611,39 @@ PLAYER_LINE = "{player}: {identity}{stance}{probabilities}{chains}"
 STANCE_TEXT = "; {stance} (trust {trust:+.2f})"
 CHAIN_TEXT = "{path} (value {value})"
 RETRIEVED_HEAD = "Past messages most relevant to this decision:"
+KNOWN_HEAD = "Known for certain: {facts}"
+KNOWN_FACT = "{player} {what}"
 NO_FIELDS = "(no opponent model)"
+#: What a seat knows of a player whose side, not role, is certain.
+VILLAGE_SIDE = "village side"
 
 _PRIVATE_KINDS = ("check", "partners", "deaths", "exile")
 
 
-def render_fields(fields: PromptFields) -> str:
+def render_fields(fields: PromptFields, known: Mapping[int, str] | None = None) -> str:
     """The prompt's belief text from an opponent model's fields.
 
-    GRATR: per player the inferred identity, ally / adversary / unsure, the trust
-    and the evidence chains; Dirichlet: the identity and most likely roles with
-    their probabilities; retrieval baselines: the retrieved messages; ``none``:
-    nothing (the history window is the prompt's own).
+    Every model: first what the seat knows for sure (``known``, from
+    :func:`known_roles`: a role, or "village side"). Then GRATR: per player the
+    inferred identity, ally / adversary / unsure, the trust and the evidence
+    chains; Dirichlet: the identity and most likely roles with their
+    probabilities; retrieval baselines: the retrieved messages; ``none``:
+    nothing more (the history window is the prompt's own). A pinned player's
+    identity is the known fact.
     """
+    known = dict(known or {})
     lines = []
+    if known:
+        facts = "; ".join(
+            KNOWN_FACT.format(player=prompts.player_name(p), what=w)
+            for p, w in sorted(known.items())
+        )
+        lines.append(KNOWN_HEAD.format(facts=facts))
     for v in fields["players"]:
+        q = int(v["player"].split()[-1]) - 1
+        identity = v["identity"]
+        if v["pinned"] and q in known:
+            identity = known[q]
         probs = ""
         if v["probabilities"]:
             probs = "; " + ", ".join(f"{h} {p:.2f}" for h, p in v["probabilities"].items())
@@ -536,7 +659,7 @@ def render_fields(fields: PromptFields) -> str:
         lines.append(
             PLAYER_LINE.format(
                 player=v["player"],
-                identity=v["identity"] + (" (certain)" if v["pinned"] else ""),
+                identity=identity + (" (certain)" if v["pinned"] else ""),
                 stance=stance,
                 probabilities=probs,
                 chains=chains,
@@ -556,9 +679,11 @@ class TableBeliefs:
     private facts and announcements (seer checks, partners, deaths, exiles with
     revealed roles) from its knowledge, :meth:`flush` is the step that gives the
     queue to the model (a runner runs the flushes of all seats as one batch; a
-    read with a non-empty queue flushes it alone). ``beliefs`` / ``belief_lines``
-    consult the model once per new evidence (GRATR's retrieval runs then) and
-    give :func:`belief_map` and :func:`render_fields` of the result.
+    read with a non-empty queue flushes it alone). ``beliefs(phase)`` /
+    ``belief_lines(phase)`` consult the model once per decision kind and new
+    evidence (:func:`decision_kind`: the retrieval baselines retrieve per kind;
+    GRATR's decision adds its Eq. 9 feedback, once per step) and give
+    :func:`belief_map` and :func:`render_fields` of the result.
 
     Attributes:
       state: The seat's :class:`SeatBeliefs` (replaced on every update).
@@ -575,7 +700,7 @@ class TableBeliefs:
         self.records: list[dict[str, Any]] = []
         self.consults: list[list[dict[str, Any]]] = []
         self._private_seen = 0
-        self._fields: dict[str, Any] | None = None
+        self._fields: dict[str, dict[str, Any]] = {}
 
     @property
     def name(self) -> str:
@@ -604,7 +729,7 @@ class TableBeliefs:
         events, self.queue = self.queue, []
         self.state = yield from self.state.observe(events, self.texts)
         if self.state.last_evidence:
-            self._fields = None
+            self._fields = {}
             self.records.append(
                 {
                     "type": "belief_evidence",
@@ -613,19 +738,31 @@ class TableBeliefs:
             )
         return None
 
-    def _consult(self) -> dict[str, Any]:
+    def _consult(self, phase: str) -> dict[str, Any]:
         if self.queue:
             run_sync(self.flush(), self.chat)
-        if self._fields is None:
+        kind = decision_kind(phase)
+        if kind not in self._fields:
             others = [p for p in range(self.state.config.num_players) if p != self.state.seat]
-            self.state, self._fields = self.state.consult(phase="decision", subjects=others)
+            self.state, fields = self.state.consult(phase=kind, subjects=others)
+            self._fields[kind] = fields
             names = [prompts.player_name(p) for p in others]
-            self.records.append({"type": "belief_consult", "subjects": names})
-            self.consults.append(list(self._fields["opponent"]["players"]))
-        return self._fields
+            rec: dict[str, Any] = {"type": "belief_consult", "subjects": names, "kind": kind}
+            floor = self.floor_count()
+            if floor is not None:
+                rec["floor_count"] = floor
+            self.records.append(rec)
+            self.consults.append(list(fields["opponent"]["players"]))
+        return self._fields[kind]
 
-    def beliefs(self) -> Mapping[int, Mapping[str, float]]:
-        return self._consult()["beliefs"]
+    def floor_count(self) -> dict[str, int] | None:
+        """GRATR's Eq. 8 floor / Eq. 9 counts so far (None for the other models)."""
+        count = getattr(self.state.model, "floor_count", None)
+        return count.as_dict() if count is not None else None
 
-    def belief_lines(self) -> str:
-        return render_fields(self._consult()["opponent"])
+    def beliefs(self, phase: str = "") -> Mapping[int, Mapping[str, float]]:
+        return self._consult(phase)["beliefs"]
+
+    def belief_lines(self, phase: str = "") -> str:
+        f = self._consult(phase)
+        return render_fields(f["opponent"], f["known"])

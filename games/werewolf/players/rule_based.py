@@ -1,4 +1,4 @@
-"""Scripted Werewolf players: a deterministic rule-based stand-in (no LLM).
+"""Rule-based Werewolf players: deterministic rules, no prompts and no LLM.
 
 Each decision reads only the player's :class:`~games.werewolf.rules.Knowledge`
 (its role, partners, checks and the events it saw) and an explicit
@@ -45,7 +45,7 @@ from games.werewolf.rules import (
     Target,
 )
 
-__all__ = ["ScriptedPlayer", "public_suspicion"]
+__all__ = ["RuleBasedPlayer", "public_suspicion"]
 
 _SPEAK_TONES = TONES[:3]
 
@@ -131,7 +131,7 @@ def _my_shared(view: Knowledge) -> set[int]:
     }
 
 
-class ScriptedPlayer:
+class RuleBasedPlayer:
     """A rule-based player (deterministic given the generator passed to :meth:`act`)."""
 
     name = "scripted"
@@ -157,7 +157,7 @@ class ScriptedPlayer:
             return self._witch_poison(view, targets, rng)
         if phase == "day_vote":
             return Target(self._vote(view, targets, rng))
-        raise ValueError(f"ScriptedPlayer.act: no rule for phase {phase!r}")
+        raise ValueError(f"RuleBasedPlayer.act: no rule for phase {phase!r}")
 
     # -- beliefs ---------------------------------------------------------------------
     def _scores(self, view: Knowledge) -> dict[int, float]:

@@ -11,12 +11,18 @@ goes through the same parsers.
 How the stand-in plays, so that games do not end at random:
 
 * **Wolf score.** Each player scores how likely every other player is a
-  werewolf: its opponent-model belief (``beliefs``, probability of the role
-  ``werewolf``) when the prompt carries one, else its accumulated deception
-  scores (``suspicion``) nudged by public accusations and by the checks an
-  uncontested seer claimant shared; hard knowledge wins
-  (a werewolf knows its partners and that everyone else is innocent; a seer
-  knows its checks). So a better belief gives better votes.
+  werewolf by combining, the same way for every opponent model, its own
+  signal — its accumulated deception scores (``suspicion``, 0.3 without one)
+  plus 0.05 per public accusation plus the shift from the checks an
+  uncontested seer claimant shared, clipped to [0, 1] — with its model's
+  belief (``beliefs``, the probability of the role ``werewolf``):
+  ``score = 0.5 * own + 0.5 * belief`` (:data:`BELIEF_WEIGHT`). A model that
+  knows nothing (``none``) gives the role base rate for everyone, so its
+  players rank by their own signal; a belief of exactly 0 or 1 is certain
+  knowledge and wins, as do the seat's own facts (a werewolf knows its
+  partners and that everyone else is innocent; a seer knows its checks).
+  Without any model in the prompt the score is the own signal. So a better
+  belief gives better votes, and no model gains by construction.
 * **Werewolves** never vote for, target or accuse a partner; they vote with
   the crowd against the most accused innocent, sometimes claim a role they do
   not have or share a made-up check, and accuse their accusers.
@@ -50,6 +56,8 @@ UNIQUE_ROLES = ("seer", "doctor", "witch", "guard")
 WOLF = "werewolf"
 #: Wolf score of a player the observer knows nothing about.
 PRIOR = 0.3
+#: Weight of the opponent model's belief in the wolf score (the rest is the own signal).
+BELIEF_WEIGHT = 0.5
 
 
 # --- reading typed fields -----------------------------------------------------------
@@ -127,13 +135,17 @@ def wolf_scores(fields: Mapping[str, Any]) -> dict[int, float]:
     revealed = _seer_reveals(fields)
     scores = {}
     for p in alive:
+        own = float(suspicion.get(p, PRIOR)) + 0.05 * accused[p] + revealed.get(p, 0.0)
+        own = min(1.0, max(0.0, own))
+        belief = beliefs.get(p, {}).get(WOLF)
         if p in checks:
             scores[p] = 1.0 if checks[p] == WOLF else 0.0
-        elif beliefs:
-            scores[p] = float(beliefs.get(p, {}).get(WOLF, PRIOR))
+        elif belief is None:
+            scores[p] = own
+        elif belief in (0.0, 1.0):  # certain knowledge the model keeps (e.g. a revealed role)
+            scores[p] = float(belief)
         else:
-            base = float(suspicion.get(p, PRIOR)) + 0.05 * accused[p] + revealed.get(p, 0.0)
-            scores[p] = min(1.0, max(0.0, base))
+            scores[p] = BELIEF_WEIGHT * float(belief) + (1.0 - BELIEF_WEIGHT) * own
     # Someone claiming my own unique role is lying.
     if fields["role"] in UNIQUE_ROLES:
         for p in _claimed(fields, fields["role"]):

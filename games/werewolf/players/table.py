@@ -55,6 +55,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from games.engine.calls import run_batched
+from games.engine.results import model_label
 from games.werewolf import rules
 from games.werewolf.deception.tracking import (
     EVENT_PEER,
@@ -77,7 +78,6 @@ __all__ = [
     "BeliefProvider",
     "LLMTable",
     "PublicObservation",
-    "model_label",
     "play_llm_game",
 ]
 
@@ -119,24 +119,17 @@ class BeliefProvider(Protocol):
         """Takes in one public statement or vote (in game order)."""
         ...
 
-    def beliefs(self) -> Mapping[int, Mapping[str, float]]:
-        """``{player: {role: probability}}`` for the seat's prompts (may be empty)."""
+    def beliefs(self, phase: str = "") -> Mapping[int, Mapping[str, float]]:
+        """``{player: {role: probability}}`` for a decision of ``phase`` (may be empty)."""
         ...
 
-    def belief_lines(self) -> str:
-        """The prompt's belief text; "" to render it from :meth:`beliefs`."""
+    def belief_lines(self, phase: str = "") -> str:
+        """The prompt's belief text for ``phase``; "" to render it from :meth:`beliefs`."""
         ...
 
 
 #: Makes a seat's provider from its knowledge once roles are dealt (None: no model).
 BeliefFactory = Callable[[Knowledge], "BeliefProvider | None"]
-
-
-def model_label(model: ChatModel) -> str:
-    """What produced the answers: ``"scripted:rules-v2 (rule-based stand-in, not an LLM)"``."""
-    if model.backend == "scripted":
-        return f"{model.spec} (rule-based stand-in, not an LLM)"
-    return model.spec
 
 
 class _Recorder(ChatModel):
@@ -213,7 +206,7 @@ class LLMTable:
         self.seed = int(seed)
         self.seats = seats
         self.model = _Recorder(model)
-        self.label = model_label(model)
+        self.label = model_label(model).label
         self.belief_factory = belief_factory
         self.history_limit = history_limit
         self.policy = policy or ParsePolicy()
@@ -297,7 +290,7 @@ class LLMTable:
                 legal,
                 seed=self._seed(state, phase, p),
                 rng=rngs.get(p, self._spare_rng(state, p)),
-                **self._extras(p),
+                **self._extras(p, phase),
             )
             for p, view, legal, phase in asks
         ]
@@ -343,14 +336,15 @@ class LLMTable:
         # A seat asked ahead of its step draws a defaulted action from its own stream.
         return np.random.default_rng(self._seed(state, "default", seat))
 
-    def _extras(self, p: int) -> dict[str, Any]:
+    def _extras(self, p: int, phase: str = "") -> dict[str, Any]:
+        # The phase picks the decision kind a provider consults for (night, vote, statement).
         provider = self.providers.get(p)
         return {
             "texts": self.texts,
             "scratchpad": self.pads[p],
             "suspicion": self.tracker.scores_of(p),
-            "beliefs": provider.beliefs() if provider is not None else None,
-            "belief_text": provider.belief_lines() if provider is not None else "",
+            "beliefs": provider.beliefs(phase) if provider is not None else None,
+            "belief_text": provider.belief_lines(phase) if provider is not None else "",
             "history_limit": self.history_limit,
             "structured": self.structured,
         }

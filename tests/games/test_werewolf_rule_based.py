@@ -1,4 +1,4 @@
-"""Scripted Werewolf players and the runner: determinism, logs, replay, 200-game series."""
+"""Rule-based Werewolf players and the runner: determinism, logs, replay, 200-game series."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 
 from games.werewolf import rules
 from games.werewolf.play import runner
-from games.werewolf.players.rule_based import ScriptedPlayer
+from games.werewolf.players.rule_based import RuleBasedPlayer
 from tests.games.werewolf_helpers import dealt
 
 log = logging.getLogger(__name__)
@@ -29,7 +29,8 @@ def test_same_seed_same_log(tmp_path):
     c = runner.play_game(cfg, seed=8, log=tmp_path / "c.jsonl")
     assert _records(a.log_path) == _records(b.log_path)
     assert a.digest == b.digest and a.digest != c.digest
-    assert not (tmp_path / "a.jsonl.tmp").exists()
+    # Every log was renamed into place: no temporary file is left.
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.jsonl", "b.jsonl", "c.jsonl"]
 
 
 def test_log_schema_and_replay(tmp_path):
@@ -68,10 +69,10 @@ def test_replay_detects_a_tampered_log(tmp_path):
 
 def test_play_game_validates_players():
     with pytest.raises(ValueError, match="play_game"):
-        runner.play_game(rules.preset("arena"), [ScriptedPlayer()] * 3, seed=0)
+        runner.play_game(rules.preset("arena"), [RuleBasedPlayer()] * 3, seed=0)
 
 
-class _Spy(ScriptedPlayer):
+class _Spy(RuleBasedPlayer):
     """Records every view it is given."""
 
     def __init__(self):
@@ -101,7 +102,7 @@ def test_200_scripted_games(preset):
     results = [runner.play_game(cfg, seed=s) for s in range(200)]
     elapsed = time.perf_counter() - start
     winners = Counter(r.winner for r in results)
-    log.info("%s: 200 scripted games in %.1fs, winners %s", preset, elapsed, dict(winners))
+    log.info("%s: 200 rule-based games in %.1fs, winners %s", preset, elapsed, dict(winners))
     assert all(r.final.is_terminal() for r in results)
     assert set(winners) <= {rules.WEREWOLVES, rules.VILLAGERS, rules.DRAW}
     wolf_rate = winners[rules.WEREWOLVES] / 200
@@ -143,13 +144,13 @@ def test_scripted_player_is_deterministic_given_its_generator():
     )
     view = rules.knowledge(state, 0)
     legal = rules.legal_actions(state, 0)
-    picks = {ScriptedPlayer().act(view, legal, np.random.default_rng(11)) for _ in range(3)}
+    picks = {RuleBasedPlayer().act(view, legal, np.random.default_rng(11)) for _ in range(3)}
     assert len(picks) == 1 and picks.pop() in legal
 
 
 def test_secret_steps_can_be_decided_as_one_batch():
     cfg = rules.preset("arena")
-    players = [ScriptedPlayer() for _ in range(8)]
+    players = [RuleBasedPlayer() for _ in range(8)]
     batches = []
 
     def decide_batch(requests):

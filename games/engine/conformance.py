@@ -1,0 +1,375 @@
+"""The conformance runner: the checks every registered game must pass.
+
+In the spirit of PettingZoo's ``api_test``: a game registers small
+parameters (:class:`games.engine.registry.ConformanceParams`) and gets the
+same checks as every other game. Every check always runs; when a game does
+not provide what a check needs, the check *fails* and says what to add — it
+never skips. The checks:
+
+* ``random_sim`` — ``pyspiel.random_sim_test`` with serialisation on (engine
+  states serialise as their history and replay it);
+* ``determinism`` — two game objects, the same seed: the same trajectory,
+  information states and returns;
+* ``private_info`` — no player's information state holds another player's
+  private information, and each player's holds its own;
+* ``perfect_recall`` — in the materialised tree (``solvers.materialize``),
+  the nodes of an information set share their player's own history;
+* ``builder`` — the game's tree builder gives the tree ``solvers.materialize``
+  walks (same nodes, information sets, returns, NashConv and CFR policy). The
+  builder is ``ConformanceParams.build_tree`` if given, else the engine's
+  batched expansion for an :class:`~games.engine.spiel.EngineGame`, else a
+  walk that rebuilds every node by replaying its history from a new initial
+  state (so state cloning and replay must agree).
+
+:func:`conformance_cases` lists every (check, game string) of a game,
+:func:`check_game` runs them all and returns the failures; the test module
+``tests/games/test_conformance.py`` is a list of game names.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pyspiel
+
+from games.engine.registry import GameSpec
+
+if TYPE_CHECKING:
+    from solvers import GameTree
+
+__all__ = [
+    "CHECKS",
+    "ConformanceCase",
+    "ConformanceError",
+    "check_builder",
+    "check_determinism",
+    "check_game",
+    "check_perfect_recall",
+    "check_private_info",
+    "check_random_sim",
+    "conformance_cases",
+    "replay_tree",
+]
+
+
+class ConformanceError(AssertionError):
+    """A game failed a conformance check (the message names the game, check and fix)."""
+
+
+def _require(ok: bool, spec: GameSpec, check: str, message: str) -> None:
+    if not ok:
+        raise ConformanceError(f"{spec.name} [{check}]: {message}")
+
+
+def _play(state: pyspiel.State, rng: np.random.Generator) -> None:
+    """Applies one random action (chance by its probabilities)."""
+    if state.is_chance_node():
+        outcomes, probs = zip(*state.chance_outcomes(), strict=True)
+        state.apply_action(int(rng.choice(outcomes, p=probs)))
+    else:
+        state.apply_action(int(rng.choice(state.legal_actions())))
+
+
+# --- the checks --------------------------------------------------------------------------
+
+
+def check_random_sim(spec: GameSpec, game_string: str) -> None:
+    """``pyspiel.random_sim_test`` with serialisation on."""
+    pyspiel.random_sim_test(
+        pyspiel.load_game(game_string),
+        num_sims=spec.conformance.num_sims,
+        serialize=True,
+        verbose=False,
+    )
+
+
+def _trajectory(game: pyspiel.Game, seed: int) -> list[tuple]:
+    """A random play-through: every action with every player's information state."""
+    rng = np.random.default_rng(seed)
+    state = game.new_initial_state()
+    out: list[tuple] = []
+    while not state.is_terminal():
+        infos = tuple(
+            "" if state.is_chance_node() else state.information_state_string(p)
+            for p in range(game.num_players())
+        )
+        before = len(state.history())
+        _play(state, rng)
+        out.append((infos, state.history()[before:]))
+    out.append(("returns", tuple(state.returns())))
+    return out
+
+
+def check_determinism(spec: GameSpec, game_string: str) -> None:
+    """The same seed on two game objects gives the same trajectory and returns."""
+    for seed in range(spec.conformance.num_sims):
+        # Two game objects: nothing is shared between them but the (cached) model.
+        first = _trajectory(pyspiel.load_game(game_string), seed)
+        second = _trajectory(pyspiel.load_game(game_string), seed)
+        _require(first == second, spec, "determinism", f"{game_string}: seed {seed} differs")
+        _require(len(first) >= 2, spec, "determinism", f"{game_string}: no move was made")
+
+
+def check_private_info(spec: GameSpec, game_string: str) -> None:
+    """No information state holds another player's private information; each holds its own."""
+    private_info = spec.conformance.private_info
+    _require(
+        private_info is not None,
+        spec,
+        "private_info",
+        "ConformanceParams.private_info is missing: give private_info(state, player) -> the "
+        "strings only that player may know (e.g. its valuation or role)",
+    )
+    game = pyspiel.load_game(game_string)
+    n = game.num_players()
+    checked = 0
+    for seed in range(spec.conformance.num_sims):
+        rng = np.random.default_rng(seed)
+        state = game.new_initial_state()
+        while not state.is_terminal():
+            if not state.is_chance_node():
+                secrets = [set(private_info(state, p)) for p in range(n)]
+                for q in range(n):
+                    info = state.information_state_string(q)
+                    _require(
+                        all(s in info for s in secrets[q]),
+                        spec,
+                        "private_info",
+                        f"{game_string}: player {q}'s information state lacks its own "
+                        f"private information {sorted(secrets[q] - {s for s in secrets[q] if s in info})}",
+                    )
+                    for p in range(n):
+                        # A secret q holds as well (the same valuation, say) is not leaked.
+                        for secret in secrets[p] - secrets[q] if p != q else ():
+                            _require(
+                                secret not in info,
+                                spec,
+                                "private_info",
+                                f"{game_string}: player {q} sees player {p}'s {secret!r}",
+                            )
+                            checked += 1
+            _play(state, rng)
+    _require(
+        checked > 0,
+        spec,
+        "private_info",
+        f"{game_string}: no private information met in {spec.conformance.num_sims} games; "
+        "give game strings where players hold private information",
+    )
+
+
+def _tree_strings(spec: GameSpec, check: str) -> tuple[str, ...]:
+    strings = spec.conformance.tree_game_strings
+    _require(
+        bool(strings),
+        spec,
+        check,
+        "ConformanceParams.tree_game_strings is empty: give at least one instance small "
+        "enough to materialise whole (seconds)",
+    )
+    return strings
+
+
+def _own_history(tree: GameTree, node: int, player: int) -> tuple:
+    """The (infoset key, action) sequence of ``player`` on the path to ``node``."""
+    from solvers import DECISION
+
+    hist = []
+    n = node
+    while tree.parent[n] >= 0:
+        p = int(tree.parent[n])
+        if tree.kind[p] == DECISION and tree.player[p] == player:
+            hist.append((tree.infoset_keys[tree.infoset[p]], int(tree.action[n])))
+        n = p
+    return tuple(reversed(hist))
+
+
+def check_perfect_recall(spec: GameSpec, game_string: str) -> None:
+    """Every information set's nodes share their player's own past (keys and actions)."""
+    import solvers
+
+    tree = solvers.materialize(pyspiel.load_game(game_string))
+    _require(
+        tree.num_infosets > 1,
+        spec,
+        "perfect_recall",
+        f"{game_string}: one information set only; give a larger tree game string",
+    )
+    for s in range(tree.num_infosets):
+        nodes = tree.infoset_nodes[tree.infoset_node_ptr[s] : tree.infoset_node_ptr[s + 1]]
+        player = int(tree.infoset_player[s])
+        _require(
+            all(int(tree.player[n]) == player for n in nodes),
+            spec,
+            "perfect_recall",
+            f"{game_string}: an information set holds nodes of two players",
+        )
+        histories = {_own_history(tree, int(n), player) for n in nodes}
+        _require(
+            len(histories) == 1,
+            spec,
+            "perfect_recall",
+            f"{game_string}: player {player} forgets its past at {tree.infoset_keys[s][:200]!r}",
+        )
+
+
+def replay_tree(game: pyspiel.Game) -> GameTree:
+    """The game tree built by replaying each node's history from a new initial state.
+
+    The builder of last resort for a game without one of its own: it agrees
+    with ``solvers.materialize`` (which clones states) only if a state is a
+    function of its history.
+    """
+    from solvers import TreeBuilder
+
+    b = TreeBuilder(num_players=game.num_players(), game_name=str(game))
+
+    def state_at(history: Sequence[int]) -> pyspiel.State:
+        state = game.new_initial_state()
+        for a in history:
+            state.apply_action(a)
+        return state
+
+    queue: list[tuple[tuple[int, ...], int | None, int | None, float | None]] = [
+        ((), None, None, None)
+    ]
+    while queue:
+        nxt = []
+        for history, parent, action, prob in queue:
+            state = state_at(history)
+            if state.is_terminal():
+                b.add_terminal(state.returns(), parent=parent, action=action, prob=prob)
+            elif state.is_chance_node():
+                c = b.add_chance(parent=parent, action=action, prob=prob)
+                nxt += [((*history, a), c, a, p) for a, p in state.chance_outcomes()]
+            else:
+                player = state.current_player()
+                legal = state.legal_actions()
+                d = b.add_decision(
+                    player,
+                    state.information_state_string(player),
+                    legal,
+                    parent=parent,
+                    action=action,
+                    prob=prob,
+                )
+                nxt += [((*history, a), d, a, None) for a in legal]
+        queue = nxt
+    return b.build()
+
+
+def _builder(spec: GameSpec, game: pyspiel.Game) -> Callable[[pyspiel.Game], GameTree]:
+    from games.engine.spiel import EngineGame
+
+    if spec.conformance.build_tree is not None:
+        return spec.conformance.build_tree
+    if isinstance(game, EngineGame):
+        return EngineGame.build_tree
+    return replay_tree
+
+
+def check_builder(spec: GameSpec, game_string: str) -> None:
+    """The game's tree builder gives the tree ``solvers.materialize`` walks."""
+    import solvers
+
+    game = pyspiel.load_game(game_string)
+    built = _builder(spec, game)(game)
+    walked = solvers.materialize(game)
+
+    def same(ok: bool, what: str) -> None:
+        _require(ok, spec, "builder", f"{game_string}: the built tree differs in {what}")
+
+    same(built.num_nodes == walked.num_nodes, "its number of nodes")
+    same(built.num_terminals == walked.num_terminals, "its number of terminals")
+    same(
+        np.array_equal(np.bincount(built.kind, minlength=3), np.bincount(walked.kind, minlength=3)),
+        "its node kinds",
+    )
+    same(set(built.infoset_keys) == set(walked.infoset_keys), "its information sets")
+    same(
+        sorted(map(tuple, built.returns[built.terminals]))
+        == sorted(map(tuple, walked.returns[walked.terminals])),
+        "its returns",
+    )
+    nc_b = solvers.nash_conv(built, solvers.uniform_policy(built)).nash_conv
+    nc_w = solvers.nash_conv(walked, solvers.uniform_policy(walked)).nash_conv
+    same(abs(nc_b - nc_w) <= 1e-9, f"NashConv of the uniform profile ({nc_b} vs {nc_w})")
+    cfr_b = solvers.CFRSolver(built).run(50).average_policy()
+    cfr_w = solvers.CFRSolver(walked).run(50).average_policy()
+    pb = dict(zip(built.infoset_keys, cfr_b.probs, strict=True))
+    pw = dict(zip(walked.infoset_keys, cfr_w.probs, strict=True))
+    same(all(np.allclose(pb[k], pw[k], atol=1e-9) for k in pb), "its CFR policy (50 iterations)")
+
+
+#: The checks, in the order they run; the first three run on every game string, the
+#: last two on every tree game string.
+CHECKS: dict[str, Callable[[GameSpec, str], None]] = {
+    "random_sim": check_random_sim,
+    "determinism": check_determinism,
+    "private_info": check_private_info,
+    "perfect_recall": check_perfect_recall,
+    "builder": check_builder,
+}
+_TREE_CHECKS = ("perfect_recall", "builder")
+
+
+@dataclasses.dataclass(frozen=True)
+class ConformanceCase:
+    """One check on one game string (``game_string`` is None when the game gave none)."""
+
+    spec: GameSpec
+    check: str
+    game_string: str | None
+
+    @property
+    def id(self) -> str:
+        return f"{self.spec.name}:{self.check}:{self.game_string or '(none)'}"
+
+    def run(self) -> None:
+        """Runs the check.
+
+        Raises:
+          ConformanceError: the game fails it, or lacks what it needs.
+        """
+        if self.game_string is None:
+            _tree_strings(self.spec, self.check)  # fails, naming what to add
+        self._check_short_name()
+        CHECKS[self.check](self.spec, self.game_string)
+
+    def _check_short_name(self) -> None:
+        short = pyspiel.load_game(self.game_string).get_type().short_name
+        _require(
+            short == self.spec.short_name,
+            self.spec,
+            self.check,
+            f"{self.game_string} loads {short}, not the registered {self.spec.short_name}",
+        )
+
+
+def conformance_cases(specs: Iterable[GameSpec]) -> list[ConformanceCase]:
+    """Every check of every game: one case per (check, game string).
+
+    A game without tree game strings still gets one (failing) case per tree
+    check, so nothing is skipped.
+    """
+    out = []
+    for spec in specs:
+        p = spec.conformance
+        for check in CHECKS:
+            strings = p.tree_game_strings if check in _TREE_CHECKS else p.game_strings
+            out += [ConformanceCase(spec, check, gs) for gs in strings or (None,)]
+    return out
+
+
+def check_game(spec: GameSpec) -> list[str]:
+    """Runs every check on ``spec``'s game; returns one line per failure (empty: conforms)."""
+    failures = []
+    for case in conformance_cases([spec]):
+        try:
+            case.run()
+        except Exception as exc:  # noqa: BLE001 - every failure is reported, none stops the rest
+            failures.append(f"{case.id}: {type(exc).__name__}: {exc}")
+    return failures

@@ -1,0 +1,173 @@
+"""The study pipeline every engine game shares: build the trees, run CFR, write the curves.
+
+:func:`build_and_solve` expands the trees below many roots with batched,
+cached calls (:func:`games.engine.tree.build_subgames`), runs CFR on each tree
+recording NashConv and CFR-Gain against a baseline profile at every iteration
+(:func:`solvers.cfr_curves`; the CFR average policies come with the curves,
+so nothing is solved twice), and writes ``curves_<slug>.csv`` and
+``curves_<slug>_per_tree.csv`` into the results folder, tagged with the
+backend and model that produced them. Fruit trading's experiment, the
+Werewolf day study and the ultimatum example call it once per variant and
+add their own reports.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Generic
+
+from tqdm.auto import tqdm
+
+from games.engine.protocol import GameLogic, S
+from games.engine.resources import solver_kernels_cached
+from games.engine.tree import SG, Subgame, build_subgames
+from gt_llm.chat import ChatModel
+from gt_llm.parsing import ParsePolicy, ParseStats
+
+if TYPE_CHECKING:
+    from solvers import Curves, GameTree, TreePolicy
+    from solvers.policy import PolicyLike
+    from solvers.results import ResultsDir
+
+__all__ = ["Solved", "build_and_solve"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass(frozen=True)
+class Solved(Generic[SG]):
+    """The trees of one variant, solved.
+
+    Attributes:
+      subgames: One per root (expanded states and game tree).
+      curves: NashConv, CFR-Gain and their ratio per iteration and tree.
+      build_s: Seconds spent building the trees (LLM calls included).
+      solve_s: Seconds spent in CFR.
+    """
+
+    subgames: list[SG]
+    curves: Curves
+    build_s: float
+    solve_s: float
+
+    @property
+    def trees(self) -> list[GameTree]:
+        return [sg.tree for sg in self.subgames]
+
+    @property
+    def policies(self) -> list[TreePolicy]:
+        """Each tree's CFR average policy after the last iteration."""
+        return list(self.curves.average_policies)
+
+
+def _status(message: str, progress: bool) -> None:
+    # A line beside the progress bars (stderr), or a log line when they are off.
+    if progress:
+        tqdm.write(message, file=sys.stderr)
+    else:
+        logger.info(message)
+
+
+def build_and_solve(
+    game: GameLogic[S],
+    root_steps: Sequence[Any],
+    model: ChatModel,
+    *,
+    baseline: Callable[[GameTree], PolicyLike],
+    iterations: int,
+    tree_name: Callable[[SG], str] | None = None,
+    cfr_variant: str = "cfr",
+    subgame: Callable[..., SG] = Subgame,
+    game_name: str | Callable[[S], str] = "",
+    run: ResultsDir | str | os.PathLike[str] | None = None,
+    slug: str = "",
+    tag: Mapping[str, Any] | None = None,
+    stats: ParseStats | None = None,
+    max_concurrency: int | None = None,
+    processes: int | None = None,
+    progress: bool = True,
+    label: str = "",
+) -> Solved[SG]:
+    """Builds the trees below ``root_steps``, solves each with CFR, writes the curves.
+
+    Args:
+      game: The game.
+      root_steps: One step (or ready state) per root.
+      model: The chat model (usually through the call cache).
+      baseline: ``tree -> profile`` that CFR-Gain is measured against.
+      iterations: CFR iterations per tree.
+      tree_name: A subgame's label in the curves (e.g. ``"init3"``; default
+        the tree's name or its index).
+      cfr_variant: CFR variant (:mod:`solvers.cfr`).
+      subgame: The game's :class:`~games.engine.tree.Subgame` class.
+      game_name: The trees' name (or a function of the root state).
+      run: The results folder to write ``curves_<slug>.csv`` and
+        ``curves_<slug>_per_tree.csv`` into (a ``ResultsDir``, listed in its
+        manifest, or a plain folder; each file written atomically); None
+        writes nothing.
+      slug: The variant's name in the file names.
+      tag: Columns added to every row (default: the model's backend and name).
+      stats: Parse counters to update.
+      max_concurrency: Bound on concurrent LLM calls.
+      processes: Worker processes for CFR (:func:`solvers.cfr_curves`).
+      progress: Show progress bars.
+      label: Progress-bar label, e.g. ``"[tone]"``.
+    """
+    from solvers import cfr_curves
+
+    t0 = time.perf_counter()
+    subgames = build_subgames(
+        game,
+        root_steps,
+        model,
+        game_name=game_name,
+        subgame=subgame,
+        policy=ParsePolicy(),
+        stats=stats if stats is not None else ParseStats(),
+        max_concurrency=max_concurrency,
+        progress=progress,
+        label=f"{label} trees:".strip(),
+    )
+    build_s = time.perf_counter() - t0
+    if solver_kernels_cached() is not True:
+        # numba compiles the kernels on the first solve: ~30 s without output otherwise.
+        _status("compiling solver kernels (first run only, about half a minute) ...", progress)
+    t0 = time.perf_counter()
+    with tqdm(
+        total=len(subgames),
+        desc=f"{label} CFR curves".strip(),
+        unit="tree",
+        disable=not progress,
+    ) as bar:
+        curves = cfr_curves(
+            [sg.tree for sg in subgames],
+            baseline,
+            iterations,
+            variant=cfr_variant,
+            tree_names=None if tree_name is None else [tree_name(sg) for sg in subgames],
+            processes=processes,
+            on_tree_done=lambda _i: bar.update(1),
+        )
+    solve_s = time.perf_counter() - t0
+    if run is not None:
+        from solvers.results import atomic_path
+
+        columns = dict(tag) if tag is not None else {"backend": model.backend, "model": model.model}
+        for name, per_tree in (
+            (f"curves_{slug}.csv", False),
+            (f"curves_{slug}_per_tree.csv", True),
+        ):
+            target = (
+                run.atomic_path(name)
+                if hasattr(run, "atomic_path")
+                else atomic_path(Path(run) / name)
+            )
+            with target as tmp:
+                curves.to_csv(tmp, per_tree=per_tree, columns=columns)
+    return Solved(subgames=subgames, curves=curves, build_s=build_s, solve_s=solve_s)

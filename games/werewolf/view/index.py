@@ -1,0 +1,212 @@
+"""The index page of a Werewolf results folder (a series or an arena), and its games' pages.
+
+``gt-llm werewolf view DIR`` on a folder of ``werewolf play --games N --out DIR``
+(``summary.json``, ``logs/*.jsonl``) or of ``werewolf arena`` (``arena.json``,
+``logs/<A>_vs_<B>/game_*.jsonl``) writes ``DIR/view/index.html`` — the win
+rates with their 95 % intervals and one row per game (winner, length, model
+calls, fallbacks, a link) — and every game's page beside it under
+``DIR/view/`` (same relative paths as the logs).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from games.engine.html_page import asset, render_page, write_page
+from games.werewolf.view.page import game_page
+from games.werewolf.view.timeline import log_counts, read_records
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["folder_kind", "write_folder_pages"]
+
+_PKG = "games.werewolf.view"
+
+
+def folder_kind(folder: str | os.PathLike[str]) -> str:
+    """``"arena"``, ``"series"`` or ``"solve"`` from the files a results folder holds.
+
+    Raises:
+      ValueError: none of them (names what each kind holds).
+    """
+    folder = Path(folder)
+    if (folder / "arena.json").exists():
+        return "arena"
+    if (folder / "summary.json").exists() and (folder / "days.csv").exists():
+        return "solve"
+    if (folder / "summary.json").exists() and (folder / "logs").is_dir():
+        return "series"
+    raise ValueError(
+        f"werewolf view: {folder} is not a Werewolf results folder (a series has summary.json "
+        "and logs/, an arena arena.json, a day study summary.json and days.csv); give one of "
+        "those or a game log (.jsonl)"
+    )
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise ValueError(
+            f"werewolf view: {path} is not valid JSON ({e}); re-run the command that wrote it"
+        ) from e
+
+
+def _row(records: list[dict[str, Any]], link: str, log: str) -> dict[str, Any]:
+    header = records[0]
+    result = next((r for r in records if r.get("type") == "result"), None)
+    arena = next((r for r in records if r.get("type") == "arena"), None)
+    row: dict[str, Any] = {"log": log, "link": link, "seed": header.get("seed")}
+    if result is None:
+        row["winner"] = None  # unfinished game
+    else:
+        stats = result.get("parse_stats") or {}
+        row.update(
+            winner=result.get("winner"),
+            rounds=result.get("rounds"),
+            steps=result.get("steps"),
+            calls=result.get("model_calls"),
+            fallbacks=stats.get("total_fallbacks"),
+            defaulted=result.get("defaulted"),
+        )
+    row.update(log_counts(records))
+    if arena is not None:
+        row["wolf_model"] = arena.get("wolf_model")
+        row["village_model"] = arena.get("leader_model")
+        w = row.get("winner")
+        row["winning_model"] = (
+            arena.get("wolf_model")
+            if w == "werewolves"
+            else arena.get("leader_model")
+            if w == "villagers"
+            else None
+        )
+    return row
+
+
+def _rates(kind: str, summary: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Win-rate rows ``{what, rate, lo, hi, wins, games}`` of a series or an arena."""
+    rows = []
+    if kind == "series":
+        total = summary.get("games")
+        for side, r in (summary.get("win_rates") or {}).items():
+            lo, hi = (r.get("ci95") or [None, None])[:2]
+            rows.append(
+                {
+                    "what": side,
+                    "rate": r.get("rate"),
+                    "lo": lo,
+                    "hi": hi,
+                    "wins": r.get("count"),
+                    "games": total,
+                }
+            )
+        return rows
+    for pair in summary.get("pairs") or []:
+        name = " vs ".join(pair.get("pair") or [])
+        for model, m in (pair.get("models") or {}).items():
+            for k, what in (("TWR", "total"), ("WWR", "as werewolves"), ("LWR", "as village")):
+                r = m.get(k)
+                if not r:
+                    continue
+                lo, hi = (r.get("ci95") or [None, None])[:2]
+                rows.append(
+                    {
+                        "what": f"{name}: {model} {what} ({k})",
+                        "rate": r.get("rate"),
+                        "lo": lo,
+                        "hi": hi,
+                        "wins": r.get("wins"),
+                        "games": r.get("games"),
+                    }
+                )
+    return rows
+
+
+def write_folder_pages(
+    folder: str | os.PathLike[str],
+    out: str | os.PathLike[str] | None = None,
+    *,
+    games: bool = True,
+    on_page: Callable[[Path], None] | None = None,
+) -> Path:
+    """Writes a series or arena folder's index page and (``games``) every game's page.
+
+    Args:
+      folder: The results folder.
+      out: The index page (default ``folder/view/index.html``); game pages go
+        beside it, at the logs' paths relative to ``folder/logs``.
+      games: Also write each game's page (else the rows link to nothing).
+      on_page: Called with each game page's path after it is written (progress).
+
+    Returns:
+      The index page's path.
+
+    Raises:
+      ValueError: not such a folder, or it holds no game log.
+    """
+    folder = Path(folder)
+    kind = folder_kind(folder)
+    if kind == "solve":
+        raise ValueError("write_folder_pages: a day-study folder; use write_solve_page")
+    summary = _read_json(folder / ("arena.json" if kind == "arena" else "summary.json"))
+    out = Path(out) if out is not None else folder / "view" / "index.html"
+    logs = sorted((folder / "logs").rglob("*.jsonl"))
+    if not logs:
+        raise ValueError(f"werewolf view: {folder}/logs holds no game log (*.jsonl)")
+    rows = []
+    skipped = []
+    for log in logs:
+        rel = log.relative_to(folder / "logs")
+        page = out.parent / rel.with_suffix(".html")
+        link = page.relative_to(out.parent).as_posix()
+        try:
+            records = read_records(log)
+        except ValueError as e:
+            logger.warning("%s", e)
+            skipped.append({"log": rel.as_posix(), "reason": str(e)})
+            continue
+        if games:
+            back = Path(os.path.relpath(out, page.parent)).as_posix()
+            write_page(page, game_page(records, back=back))
+            if on_page is not None:
+                on_page(page)
+        rows.append(_row(records, link if games else "", rel.as_posix()))
+    data = {
+        "kind": "werewolf-index",
+        "folder_kind": kind,
+        "folder": folder.name,
+        "model": summary.get("players") or summary.get("note") or summary.get("label"),
+        "config": summary.get("config"),
+        "rates": _rates(kind, summary),
+        "summary": {
+            k: summary.get(k)
+            for k in (
+                "games",
+                "rounds",
+                "steps",
+                "fallbacks",
+                "defaulted_actions",
+                "models",
+                "games_per_pair",
+                "preset",
+            )
+            if k in summary
+        },
+        "rows": rows,
+        "skipped": skipped,
+    }
+    return write_page(
+        out,
+        render_page(
+            title=f"Werewolf {kind}: {folder.name}",
+            data=data,
+            scripts=[asset(_PKG, "index.js")],
+            styles=[asset(_PKG, "view.css")],
+        ),
+    )

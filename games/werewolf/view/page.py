@@ -1,0 +1,62 @@
+"""Werewolf pages: one game, a results folder's index, a day study (``werewolf solve``).
+
+``gt-llm werewolf view LOG --out game.html`` writes :func:`game_page`;
+``gt-llm werewolf view DIR`` writes a series or arena folder's index and every
+game's page beside it (:mod:`games.werewolf.view.index`), or a solve folder's
+decision points (:mod:`games.werewolf.view.solve`). Every page is one
+self-contained file from :mod:`games.engine.html_page`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from games.engine.html_page import asset, iframe, render_page, write_page
+from games.werewolf.view.timeline import game_data, read_records
+
+__all__ = ["display_game", "game_page", "write_game_page"]
+
+_PKG = "games.werewolf.view"
+
+
+def game_page(records: Sequence[Mapping[str, Any]], *, back: str | None = None) -> str:
+    """The HTML page of one game from its log records.
+
+    Args:
+      records: The log (:func:`~games.werewolf.view.timeline.read_records`).
+      back: A relative link to the index page the game belongs to, if any.
+    """
+    data = game_data(records)
+    data["back"] = back
+    return render_page(
+        title=f"Werewolf game, seed {data['seed']}",
+        data=data,
+        scripts=[asset(_PKG, "game.js")],
+        styles=[asset(_PKG, "view.css")],
+    )
+
+
+def write_game_page(
+    log: str | os.PathLike[str], out: str | os.PathLike[str], *, back: str | None = None
+) -> Path:
+    """Reads a game log and writes its page to ``out`` (atomically)."""
+    return write_page(out, game_page(read_records(log), back=back))
+
+
+def display_game(
+    log: str | os.PathLike[str] | Sequence[Mapping[str, Any]], *, height: int = 760
+) -> Any:
+    """One game's page for a notebook: an ``IPython.display.HTML`` holding it in an iframe.
+
+    Args:
+      log: A game log's path, or its records.
+      height: The frame's height in pixels.
+    """
+    from IPython.display import HTML
+
+    records = read_records(log) if isinstance(log, (str, os.PathLike)) else log
+    # In a <div>: IPython warns about HTML that starts with an iframe.
+    return HTML(f"<div>{iframe(game_page(records), height=height)}</div>")

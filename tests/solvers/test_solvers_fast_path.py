@@ -1,0 +1,195 @@
+"""The fast paths: the fused metric pass, CFRSolver.step/evaluate and trusted policies."""
+
+import pickle
+
+import numpy as np
+import pyspiel
+import pytest
+
+import solvers
+from solvers import _kernels
+from solvers.best_response import MetricBuffers
+from solvers.synthetic import fruit_shaped_tree, layered_tree
+
+
+def random_policy(tree, seed):
+    rng = np.random.default_rng(seed)
+    return solvers.normalize_policy(tree, rng.random((tree.num_infosets, tree.max_actions)))
+
+
+def first_action(key, legal):
+    return legal[0]
+
+
+TREES = {
+    "kuhn": lambda: solvers.materialize(pyspiel.load_game("kuhn_poker")),
+    "leduc": lambda: solvers.materialize(pyspiel.load_game("leduc_poker")),
+    "kuhn3": lambda: solvers.materialize(pyspiel.load_game("kuhn_poker(players=3)")),
+    "fruit": lambda: fruit_shaped_tree(3),
+    "layered3p": lambda: layered_tree(
+        np.random.default_rng(5), players=(0, 1, 2, 0), num_actions=3, num_outcomes=2
+    ),
+}
+
+
+def separate_metrics(tree, probs, base):
+    """Values, best-response values and deviation values from the one-metric kernels."""
+    tt, n = tree.kernel_arrays, tree.num_players
+    ev = np.zeros(n)
+    _kernels.expected_values(tt, n, probs, np.empty(tree.num_nodes), ev)
+    choice = np.empty(tree.num_infosets, dtype=np.int64)
+    br = np.array(
+        [
+            _kernels.best_response_value(
+                tt, probs, i, np.empty(tree.num_nodes), np.empty(tree.num_nodes), choice
+            )
+            for i in range(n)
+        ]
+    )
+    dev = np.zeros(n)
+    _kernels.deviation_values(tt, n, probs, base, np.empty((tree.num_nodes, n)), dev)
+    return ev, br, dev
+
+
+@pytest.mark.parametrize("name", sorted(TREES))
+def test_fused_pass_equals_the_separate_passes(name):
+    tree = TREES[name]()
+    base = solvers.check_policy(tree, solvers.pure_policy(tree, first_action))
+    for seed in range(3):
+        probs = solvers.check_policy(tree, random_policy(tree, seed))
+        fused = MetricBuffers(tree).run(tree, probs, base)
+        ev, br, dev = separate_metrics(tree, probs, base)
+        np.testing.assert_allclose(fused.ev, ev, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(fused.br, br, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(fused.dev, dev, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["kuhn", "leduc", "fruit"])
+def test_two_player_kernel_gives_the_general_kernels_bits(name):
+    tree = TREES[name]()
+    probs = solvers.check_policy(tree, random_policy(tree, 7))
+    base = solvers.check_policy(tree, solvers.pure_policy(tree, first_action))
+    two, general = MetricBuffers(tree), MetricBuffers(tree)
+    two.run(tree, probs, base)
+    general.q[:] = 0.0
+    general.ev[:] = general.br[:] = general.dev[:] = 0.0
+    _kernels._policy_metrics_any(
+        tree.kernel_arrays,
+        2,
+        probs,
+        base,
+        True,
+        general.reach,
+        general.seq,
+        general.q,
+        general.iset_parent,
+        general.ev,
+        general.br,
+        general.dev,
+    )
+    _kernels._best_response_sets(
+        tree.infoset_player,
+        tree.infoset_num_actions,
+        tree.max_actions,
+        general.q,
+        general.iset_parent,
+        general.choice,
+        general.br,
+    )
+    for a, b in ((two.ev, general.ev), (two.br, general.br), (two.dev, general.dev)):
+        assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("variant", ["cfr", "cfr+", "dcfr"])
+@pytest.mark.parametrize("name", ["kuhn", "kuhn3", "fruit"])
+def test_step_equals_run_then_separate_metrics(name, variant):
+    tree = TREES[name]()
+    baseline = solvers.pure_policy(tree, first_action)
+    stepped = solvers.CFRSolver(tree, variant=variant)
+    plain = solvers.CFRSolver(tree, variant=variant)
+    for t in range(1, 31):
+        m = stepped.step(baseline)
+        plain.run(1)
+        avg = plain.average_policy()
+        nc = solvers.nash_conv(tree, np.array(avg.probs))  # an array: the validated path
+        gain = solvers.cfr_gain(tree, np.array(avg.probs), np.array(baseline.probs))
+        assert m.iteration == t
+        assert m.nash_conv == pytest.approx(nc.nash_conv, abs=1e-12)
+        assert m.cfr_gain == pytest.approx(gain.cfr_gain, abs=1e-12)
+        np.testing.assert_allclose(m.nash_conv_per_player, nc.per_player, atol=1e-12)
+        np.testing.assert_allclose(m.cfr_gain_per_player, gain.per_player, atol=1e-12)
+        np.testing.assert_allclose(m.policy_values, nc.policy_values, atol=1e-12)
+    # Evaluating never changes the iterates.
+    assert np.array_equal(stepped.average_policy().probs, plain.average_policy().probs)
+    assert np.array_equal(stepped.current_policy().probs, plain.current_policy().probs)
+
+
+def test_evaluate_without_baseline_and_baseline_change():
+    tree = TREES["kuhn"]()
+    solver = solvers.CFRSolver(tree).run(20)
+    m = solver.evaluate()
+    assert np.isnan(m.cfr_gain) and np.isnan(m.cfr_gain_per_player).all()
+    assert m.nash_conv == pytest.approx(
+        solvers.nash_conv(tree, solver.average_policy()).nash_conv, abs=1e-12
+    )
+    for choose in (first_action, lambda key, legal: legal[-1]):
+        baseline = solvers.pure_policy(tree, choose)
+        expected = solvers.cfr_gain(tree, solver.average_policy(), baseline).cfr_gain
+        assert solver.evaluate(baseline).cfr_gain == pytest.approx(expected, abs=1e-12)
+    assert solver.iteration == 20
+
+
+def test_step_rejects_a_baseline_of_another_tree():
+    kuhn, leduc = TREES["kuhn"](), TREES["leduc"]()
+    with pytest.raises(ValueError, match="CFRSolver.step: the baseline has shape"):
+        solvers.CFRSolver(kuhn).step(solvers.uniform_policy(leduc))
+
+
+def test_kuhn_cfr_value_through_step():
+    tree = TREES["kuhn"]()
+    solver = solvers.CFRSolver(tree, variant="cfr+")
+    for _ in range(1000):
+        m = solver.step()
+    assert m.policy_values[0] == pytest.approx(-1 / 18, abs=2e-3)
+    assert m.nash_conv < 2e-3
+
+
+def test_trusted_policy_gives_the_validated_result():
+    tree = TREES["leduc"]()
+    avg = solvers.CFRSolver(tree).run(10).average_policy()
+    fresh = solvers.TreePolicy(np.array(avg.probs))  # never validated
+    trusted = solvers.check_policy(tree, avg)
+    validated = solvers.check_policy(tree, fresh)
+    assert np.array_equal(trusted, validated)
+    assert trusted.flags.writeable and trusted.flags.c_contiguous
+    base = solvers.pure_policy(tree, first_action)
+    a = solvers.nash_conv(tree, avg)
+    b = solvers.nash_conv(tree, np.array(avg.probs))
+    assert a.nash_conv == b.nash_conv
+    assert np.array_equal(a.best_response_values, b.best_response_values)
+    assert solvers.cfr_gain(tree, avg, base).cfr_gain == (
+        solvers.cfr_gain(tree, np.array(avg.probs), np.array(base.probs)).cfr_gain
+    )
+
+
+def test_trust_is_per_tree_and_not_pickled():
+    kuhn, leduc = TREES["kuhn"](), TREES["leduc"]()
+    policy = solvers.uniform_policy(kuhn)
+    solvers.check_policy(kuhn, policy)  # remembered for kuhn only
+    with pytest.raises(ValueError, match="shape"):
+        solvers.check_policy(leduc, policy)
+    other_kuhn = TREES["kuhn"]()
+    assert np.array_equal(solvers.check_policy(other_kuhn, policy), policy.probs)
+    copy = pickle.loads(pickle.dumps(policy))
+    assert "_checked_for" not in copy.__dict__
+    assert np.array_equal(copy.probs, policy.probs)
+
+
+def test_a_stricter_tolerance_revalidates():
+    tree = TREES["kuhn"]()
+    probs = solvers.uniform_policy(tree).probs.copy()
+    probs[0, 0] += 1e-8
+    policy = solvers.TreePolicy(probs)
+    solvers.check_policy(tree, policy)  # passes at the default 1e-6
+    with pytest.raises(ValueError, match="not normalised"):
+        solvers.check_policy(tree, policy, atol=1e-10)
