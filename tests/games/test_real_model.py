@@ -76,7 +76,11 @@ class _Keep(ChatModel):
 
 
 def test_one_werewolf_game_parses_every_answer_and_honours_the_seed(smol):
-    config = rules.Config(rules.RoleSet(werewolf=1, villager=2, seer=1, doctor=0), max_rounds=2)
+    # Four players, one night and one day with one debate turn: every kind of decision
+    # (night kill and check, bids, speech act, statement, analyses, votes) in ~20 calls.
+    config = rules.Config(
+        rules.RoleSet(werewolf=1, villager=2, seer=1, doctor=0), debate_turns=1, max_rounds=1
+    )
     keep = _Keep(smol)
     _, table = play_llm_game(config, keep, seed=7, structured=True)
     stats = table.stats.to_dict()
