@@ -80,6 +80,7 @@ def settings_from_args(args: argparse.Namespace) -> ExperimentSettings:
         processes=args.processes,
         names=args.names,
         pools=args.pools,
+        structured=args.structured == "on",
     )
 
 
