@@ -33,7 +33,7 @@ on a loaded machine. Sections:
 
 Usage::
 
-    python benchmarks/solvers.py            # full run (about 10 minutes on 2 cores)
+    python benchmarks/solvers.py            # full run (10-15 minutes on 2 cores)
     python benchmarks/solvers.py --quick    # a few minutes: smaller sizes, fewer repeats
     python benchmarks/solvers.py --cold     # also pay numba's compile cost
 """
@@ -71,6 +71,11 @@ def _parse_args() -> argparse.Namespace:
         "--cold", action="store_true", help="empty numba cache: include compile time"
     )
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--only",
+        default="1,2,3,4,5",
+        help="comma-separated sections to run (1 loop, 2 throughput, 3 workers, 4 memory, 5 OpenSpiel)",
+    )
     parser.add_argument(
         "--processes", type=int, default=2, help="workers for the parallel table (default 2)"
     )
@@ -161,25 +166,25 @@ def cpp_reference(game, tree, baseline, iterations: int):
 
     Returns (nash_conv, cfr_gain, seconds spent outside the CFR-Gain evaluation).
     """
-    start = time.perf_counter()
+    start = time.process_time()
     cached = pyspiel.convert_to_cached_tree(game)
     base = os_policy.python_policy_to_pyspiel_policy(
         solvers.to_tabular_policy(tree, baseline, game)
     )
     root = cached.new_initial_state()
     solver = pyspiel.CFRSolver(cached)
-    gain_s = time.perf_counter()
+    gain_s = time.process_time()
     base_values = pyspiel.expected_returns(root, base, -1, True)
-    gain_s = time.perf_counter() - gain_s
+    gain_s = time.process_time() - gain_s
     nash, gain = np.zeros(iterations), np.zeros(iterations)
     for k in range(iterations):
         solver.evaluate_and_update_policy()
         avg = solver.average_policy()
         nash[k] = pyspiel.nash_conv(cached, avg)
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         gain[k] = _pyspiel_cfr_gain(root, avg, base, base_values)
-        gain_s += time.perf_counter() - t0
-    return nash, gain, time.perf_counter() - start - gain_s
+        gain_s += time.process_time() - t0
+    return nash, gain, time.process_time() - start - gain_s
 
 
 def cpp_tuned_reference(game, tree, baseline, iterations: int):
@@ -231,10 +236,11 @@ def python_reference(game, tree, baseline, iterations: int) -> tuple[np.ndarray,
     return nash, gain
 
 
-def timed(fn, *args):
-    start = time.perf_counter()
+def timed(fn, *args, clock=time.process_time):
+    """(seconds, result) of one call; CPU time unless ``clock`` says otherwise."""
+    start = clock()
     out = fn(*args)
-    return time.perf_counter() - start, out
+    return clock() - start, out
 
 
 # --------------------------------------------------------------------------- 1. the loop
@@ -325,25 +331,31 @@ def read_bandwidth() -> float:
 
 
 def streamed_bytes(tree) -> float:
-    """Bytes one iteration streams per node: CFR for each player + the fused metric pass.
+    """Bytes one iteration streams, per node: CFR for each player + the fused metric pass.
 
-    Each node-sized array a pass touches is counted once per pass (the usual
-    streaming model: reading back what the pass itself just wrote, or a
-    parent's entry, is not counted again); information-set arrays are small
-    and not counted.
+    Each array a pass touches is counted once per pass over the range the pass
+    covers (the usual streaming model: reading back what the pass itself just
+    wrote, or a parent's entry, is not counted again). The passes loop over
+    the nodes before the trailing leaves (``m`` of ``N``) and read every
+    child's value; information-set arrays are small and not counted.
     """
     p = tree.num_players
+    n = tree.num_nodes
+    m = solvers._kernels.internal_end(tree.kind)
+    t = tree.num_terminals
     i1, i4, f8 = 1, 4, 8
-    # Alternating CFR, per player. Forward: parent, kind, chance_prob, infoset, child_rank,
-    # player read; own and cf written. Backward: kind, first_child, num_children, infoset,
-    # player, returns (all columns: rows are contiguous), own and cf read; val written.
-    forward = i4 + i1 + f8 + i4 + i4 + i4 + 2 * f8
-    backward = i1 + 4 * i4 + p * f8 + 2 * f8 + f8
+    # Alternating CFR, per player. Forward over [1, m): parent, kind, chance_prob, infoset,
+    # child_rank, player read; own and cf written. Backward over [0, m): kind, first_child,
+    # num_children, infoset, player, own and cf read, val written; every child's value and
+    # chance probability read (N).
+    forward = (i4 + i1 + f8 + i4 + i4 + i4 + 2 * f8) * m
+    backward = (i1 + 4 * i4 + 2 * f8 + f8) * m + (f8 + f8) * n
     cfr = p * (forward + backward)
-    # Fused metrics: kind, first_child, num_children, player, infoset, chance_prob, returns
-    # read; the (1 + 2p) reach columns and p sequence ids written.
-    metrics = i1 + 4 * i4 + f8 + p * f8 + (1 + 2 * p) * f8 + p * 8
-    return float(cfr + metrics)
+    # Fused metrics over [0, m): kind, first_child, num_children, player, infoset read; every
+    # child's kind and chance probability (N); the terminals' returns (T rows); the (1 + 2p)
+    # reach columns and p sequence ids written for interior children (< m).
+    metrics = (i1 + 4 * i4) * m + (i1 + f8) * n + p * f8 * t + ((1 + 2 * p) * f8 + p * 8) * m
+    return float(cfr + metrics) / n
 
 
 def throughput_section() -> None:
@@ -399,8 +411,8 @@ def throughput_section() -> None:
         del tree, base
         gc.collect()
     print("   bound = bandwidth / B/node-it; bound ratio = bound / achieved (1.0 = at the bound;")
-    print("   below 1 in cache, where the bound does not apply). B/node-it counts each node-sized")
-    print("   array a pass touches once per pass (see streamed_bytes).")
+    print("   below 1 in cache, where the bound does not apply). B/node-it counts each array a")
+    print("   pass touches once over the nodes the pass visits (see streamed_bytes).")
     small = [r for n, r, _ in in_cache if n >= 800]
     goal(
         ">= 6e7 node-iterations/s in cache (1e3-1e5 nodes), both metrics",
@@ -416,7 +428,10 @@ def parallel_section() -> None:
     trees = [fruit_shaped_tree(ARGS.seed + s) for s in range(ARGS.trees)]
     baselines = [solvers.pure_policy(t, first_action) for t in trees]
     workers = ARGS.processes
-    start_s, _ = timed(lambda: solvers.cfr_curves(trees[:2], baselines[:2], 1, processes=workers))
+    start_s, _ = timed(
+        lambda: solvers.cfr_curves(trees[:2], baselines[:2], 1, processes=workers),
+        clock=time.perf_counter,
+    )
     print()
     print(f"3. Parallel workers: cfr_curves(processes={workers}) against processes=1 (threads,")
     print("   kernels release the GIL; same curves; wall time, needs an idle machine); first pool")
@@ -547,11 +562,11 @@ def memory_section() -> None:
 
 # --------------------------------------------------------------------------- 5. OpenSpiel
 def run_workload(label, games, iterations, python_tree_iterations, rows, checks, first_call):
-    start = time.perf_counter()
+    start = time.process_time()
     trees = [solvers.materialize(g) for g in games]
     baselines = [solvers.pure_policy(t, first_action) for t in trees]
     curves = solvers.cfr_curves(trees, baselines, iterations, processes=1)
-    ours_s = time.perf_counter() - start
+    ours_s = time.process_time() - start
     if first_call:
         ours_s += IMPORT_SECONDS
 
@@ -636,7 +651,9 @@ def openspiel_section() -> None:
         False,
     )
     print()
-    print("5. Against OpenSpiel: CFR + NashConv + CFR-Gain every iteration (seconds, one worker;")
+    print(
+        "5. Against OpenSpiel: CFR + NashConv + CFR-Gain every iteration (CPU seconds, one worker;"
+    )
     print(f"   {load()})")
     header = (
         f"   {'workload':<14} {'trees x iters':>13} {'nodes':>6} {'ours':>7} {'C++ ref':>8} "
@@ -668,12 +685,17 @@ def main() -> None:
         f"{'cold: compile time included' if ARGS.cold else 'warm numba cache'}; {load()})"
     )
     print(f"import solvers + numba: {IMPORT_SECONDS:.2f}s")
-    loop_section()
-    throughput_section()
-    parallel_section()
-    if ARGS.memory_games is not None:
-        memory_section()
-    openspiel_section()
+    only = {s.strip() for s in ARGS.only.split(",")}
+    sections = {
+        "1": loop_section,
+        "2": throughput_section,
+        "3": parallel_section,
+        "4": memory_section,
+        "5": openspiel_section,
+    }
+    for key, section in sections.items():
+        if key in only:
+            section()
     print()
     print(f"Goals ({load()}):")
     for text, measured, met in GOALS:

@@ -23,6 +23,11 @@ Example::
     solver = solvers.CFRSolver(tree, variant="cfr+").run(1000)
     result = solvers.nash_conv(tree, solver.average_policy())
     result.nash_conv  # close to 0: the average policy is near a Nash equilibrium
+
+    # A convergence curve: one compiled call per iteration (CFR + both metrics).
+    solver = solvers.CFRSolver(tree)
+    baseline = solvers.pure_policy(tree, lambda key, legal: legal[0])
+    curve = [solver.step(baseline).nash_conv for _ in range(1000)]
 """
 
 from solvers.best_response import (
@@ -31,7 +36,7 @@ from solvers.best_response import (
     best_response_values,
     nash_conv,
 )
-from solvers.cfr import VARIANTS, CFRResult, CFRSolver, CFRVariant, run_cfr
+from solvers.cfr import VARIANTS, CFRResult, CFRSolver, CFRVariant, IterationMetrics, run_cfr
 from solvers.cfr_gain import CFRGainResult, cfr_gain, deviation_values
 from solvers.curves import Curves, cfr_curves, make_schedule, ratio_or_nan, shutdown_pool
 from solvers.diagnostics import DegeneracyCounts, TreeDegeneracy, degeneracy_counts
@@ -86,6 +91,7 @@ __all__ = [
     "DegeneracyCounts",
     "GameTree",
     "GeneralisationResult",
+    "IterationMetrics",
     "NashConvResult",
     "TreeBuilder",
     "TreeDegeneracy",

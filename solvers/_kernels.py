@@ -95,20 +95,49 @@ def normalize_rows(cumulative, num_actions, out):
 
 
 @_jit
+def internal_end(kind):
+    """One past the last non-terminal node: every node at or after it is a terminal.
+
+    Breadth-first trees of chat games end with their (many) leaves, so the
+    passes stop here instead of visiting them.
+    """
+    m = kind.shape[0]
+    while m > 1 and kind[m - 1] == TERMINAL:
+        m -= 1
+    return m
+
+
+@_jit
+def prefill_terminal_values(tt, num_players, val):
+    """``val[p * N + z] = returns[z, p]`` at every terminal ``z`` (see :func:`cfr_pass_alternating`)."""
+    returns = tt[6]
+    terminals = tt[14]
+    n = tt[0].shape[0]
+    for p in range(num_players):
+        for z in terminals:
+            val[p * n + z] = returns[z, p]
+
+
+@_jit
 def cfr_pass_alternating(tt, current, regret, cumulative, p, weight, own, cf, val):
     """One CFR traversal updating player ``p`` only (alternating updates).
 
     ``own[h]`` is ``p``'s reach, ``cf[h]`` the reach of chance and the other
     players; regrets get ``cf * (v(ha) - v(h))`` and the cumulative policy
-    ``weight * own * sigma`` at every history of ``p``.
+    ``weight * own * sigma`` at every history of ``p``. ``val`` holds one
+    block of ``N`` values per player whose terminal entries were filled once
+    by :func:`prefill_terminal_values`, so neither pass visits the trailing
+    leaves (they are never written) and interior leaves are skipped.
     """
     kind, player, parent, child_rank, chance_prob, infoset, returns, first_child, num_children = tt[
         :9
     ]
     n = kind.shape[0]
+    m = internal_end(kind)
+    off = p * n
     own[0] = 1.0
     cf[0] = 1.0
-    for h in range(1, n):
+    for h in range(1, m):
         q = parent[h]
         if kind[q] == CHANCE:
             own[h] = own[q]
@@ -121,17 +150,16 @@ def cfr_pass_alternating(tt, current, regret, cumulative, p, weight, own, cf, va
             else:
                 own[h] = own[q]
                 cf[h] = cf[q] * s
-    for h in range(n - 1, -1, -1):
+    for h in range(m - 1, -1, -1):
         k = kind[h]
         if k == TERMINAL:
-            val[h] = returns[h, p]
             continue
-        fc = first_child[h]
+        fc = first_child[h] + off
         nc = num_children[h]
         v = 0.0
         if k == CHANCE:
             for j in range(nc):
-                v += chance_prob[fc + j] * val[fc + j]
+                v += chance_prob[fc - off + j] * val[fc + j]
         else:
             s = infoset[h]
             for j in range(nc):
@@ -142,7 +170,7 @@ def cfr_pass_alternating(tt, current, regret, cumulative, p, weight, own, cf, va
                 for j in range(nc):
                     regret[s, j] += c * (val[fc + j] - v)
                     cumulative[s, j] += o * current[s, j]
-        val[h] = v
+        val[off + h] = v
 
 
 @_jit
@@ -263,7 +291,8 @@ def cfr_run(
     n = tt[0].shape[0]
     own = np.empty(n)
     cf = np.empty(n)
-    val = np.empty(n)
+    val = np.empty(num_players * n)
+    prefill_terminal_values(tt, num_players, val)
     m = 1 if alternating else n
     reach2 = np.empty((m, num_players + 1))
     val2 = np.empty((m, num_players))
@@ -536,14 +565,13 @@ def _policy_metrics_2p(tt, policy, baseline, want_dev, reach, seq, q, iset_paren
     kind, player, parent, child_rank, chance_prob, infoset, returns, first_child, num_children = tt[
         :9
     ]
-    n = kind.shape[0]
     width = policy.shape[1]
     ev0 = ev1 = br0 = br1 = dev0 = dev1 = 0.0
     for k in range(5):
         reach[0, k] = 1.0
     seq[0, 0] = -1
     seq[0, 1] = -1
-    for h in range(n):
+    for h in range(internal_end(kind)):
         kh = kind[h]
         if kh == TERMINAL:
             continue
@@ -716,13 +744,12 @@ def _policy_metrics_any(
     kind, player, parent, child_rank, chance_prob, infoset, returns, first_child, num_children = tt[
         :9
     ]
-    n = kind.shape[0]
     width = policy.shape[1]
     for j in range(1 + 2 * np_):
         reach[0, j] = 1.0
     for i in range(np_):
         seq[0, i] = -1
-    for h in range(n):
+    for h in range(internal_end(kind)):
         kh = kind[h]
         if kh == TERMINAL:
             continue
@@ -819,7 +846,8 @@ def curves_run(
     regret_matching(regret, num_actions, infoset_player, -1, current)
     own = np.empty(n)
     cf = np.empty(n)
-    val = np.empty(n)
+    val = np.empty(num_players * n)
+    prefill_terminal_values(tt, num_players, val)
     m = 1 if alternating else n
     reach2 = np.empty((m, num_players + 1))
     val2 = np.empty((m, num_players))

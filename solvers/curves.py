@@ -52,11 +52,12 @@ from solvers.results import atomic_path
 
 MIN_POOL_WORK = 2_000_000
 """Node-iterations (sum over trees of nodes x iterations) below which
-``processes=None`` solves in this thread. Handing a tree to a kept worker
-thread costs tens of microseconds; ``benchmarks/solvers.py`` measures where
-two workers start to win (the pool table): about 3e5 node-iterations on an
-idle 2-core machine, so this threshold (about 20 ms of work) is safely past
-it even when the machine is loaded."""
+``processes=None`` solves in the calling thread. ``benchmarks/solvers.py``
+(section 3) times one against two workers on growing work: on the shared
+2-core machine two workers were still slower at 3.5e5 node-iterations (a few
+milliseconds of work, where waking the threads and waiting for the slower
+one cost as much as they save) and faster at 2.6e7; 2e6 node-iterations is
+about 20 ms of work at 1e8 node-iterations/s."""
 
 _POOL: concurrent.futures.ThreadPoolExecutor | None = None
 _POOL_SIZE = 0

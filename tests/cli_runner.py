@@ -25,6 +25,7 @@ def run_cli(
     *,
     env: Mapping[str, str] | None = None,
     cwd: str | os.PathLike[str] | None = None,
+    stdin: str = "",
 ) -> subprocess.CompletedProcess[str]:
     """Runs ``gt-llm ARGS`` in this process; returns what a subprocess run would.
 
@@ -32,11 +33,17 @@ def run_cli(
       args: The arguments after ``gt-llm``.
       env: The whole environment during the call (default: unchanged).
       cwd: The working folder during the call (default: unchanged).
+      stdin: What the command reads from standard input.
     """
     from gt_llm.cli import main
 
     out, err = io.StringIO(), io.StringIO()
-    saved_env, saved_argv, saved_cwd = dict(os.environ), sys.argv, Path.cwd()
+    saved_env, saved_argv, saved_cwd, saved_stdin = (
+        dict(os.environ),
+        sys.argv,
+        Path.cwd(),
+        sys.stdin,
+    )
     root = logging.getLogger()
     saved_handlers, saved_level = root.handlers[:], root.level
     try:
@@ -46,6 +53,7 @@ def run_cli(
         if cwd is not None:
             os.chdir(cwd)
         sys.argv = ["gt-llm", *args]
+        sys.stdin = io.StringIO(stdin)
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             try:
                 code = main(list(args))
@@ -56,6 +64,7 @@ def run_cli(
         os.environ.update(saved_env)
         os.chdir(saved_cwd)
         sys.argv = saved_argv
+        sys.stdin = saved_stdin
         # main() configures logging for its run (force=True): give pytest its handlers back.
         root.handlers[:] = saved_handlers
         root.setLevel(saved_level)

@@ -1,19 +1,24 @@
 """The engine shared by games built from LLM calls.
 
 * :mod:`games.engine.calls` — the call driver: :class:`Call`, :func:`run_sync`,
-  :func:`run_batched` (steps are generators of Calls);
+  :func:`run_batched` (steps are generators of Calls, or plain results);
 * :mod:`games.engine.protocol` — what a game implements (:class:`GameLogic`)
   and the expanded-tree node (:class:`ExpandedNode`);
 * :mod:`games.engine.tree` — batched, cached tree expansion and
-  :class:`solvers.GameTree` building (:func:`expand`, :func:`subgame_tree`,
-  :func:`whole_game_tree`);
-* :mod:`games.engine.spiel` — the OpenSpiel side (:func:`shared_model`,
-  :class:`RootCache`, :class:`InformationStateObserver`, :class:`EngineGame`,
-  :class:`EngineState`);
+  :class:`solvers.GameTree` building (:func:`expand`, :func:`build_subgames`,
+  :class:`Subgame`, :func:`subgame_tree`, :func:`whole_game_tree`);
+* :mod:`games.engine.pipeline` — build, solve with CFR, write the curves
+  (:func:`~games.engine.pipeline.build_and_solve`);
+* :mod:`games.engine.spiel` — the OpenSpiel side (:func:`engine_game_type`,
+  :func:`engine_game_info`, :func:`shared_model`, :class:`RootCache`,
+  :class:`InformationStateObserver`, :class:`EngineGame`, :class:`EngineState`);
 * :mod:`games.engine.registry` — the game registry (:class:`GameSpec`,
-  :class:`ConformanceParams`) that ``gt-llm`` finds its game commands in;
+  :class:`ConformanceParams`) and game discovery, where ``gt-llm`` finds its
+  game commands;
+* :mod:`games.engine.conformance` — the conformance runner every game passes;
 * :mod:`games.engine.cli_options` — the options every game's CLI shares;
-* :mod:`games.engine.results` — model labels of results.
+* :mod:`games.engine.results` — model labels of results;
+* :mod:`games.engine.html_page` — self-contained HTML result pages.
 
 See ``docs/architecture.md``.
 """
@@ -34,9 +39,18 @@ from games.engine.spiel import (
     EngineState,
     InformationStateObserver,
     RootCache,
+    engine_game_info,
+    engine_game_type,
     shared_model,
 )
-from games.engine.tree import expand, expand_from_steps, subgame_tree, whole_game_tree
+from games.engine.tree import (
+    Subgame,
+    build_subgames,
+    expand,
+    expand_from_steps,
+    subgame_tree,
+    whole_game_tree,
+)
 
 __all__ = [
     "CHANCE",
@@ -50,7 +64,11 @@ __all__ = [
     "GameLogic",
     "RootCache",
     "Step",
+    "Subgame",
     "add_common_options",
+    "build_subgames",
+    "engine_game_info",
+    "engine_game_type",
     "expand",
     "expand_from_steps",
     "get_game_spec",

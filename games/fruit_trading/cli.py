@@ -80,6 +80,7 @@ def settings_from_args(args: argparse.Namespace) -> ExperimentSettings:
         processes=args.processes,
         names=args.names,
         pools=args.pools,
+        structured=args.structured == "on",
     )
 
 
@@ -196,7 +197,7 @@ def _view(args: argparse.Namespace) -> int:
             "`gt-llm fruit-trading run`"
         )
     out = args.out or str(
-        Path(args.dir) / f"view_{args.variant.replace('+', '_')}_init{args.init}.html"
+        Path(args.dir) / "view" / f"{args.variant.replace('+', '_')}_init{args.init}.html"
     )
     if not out.endswith((".html", ".htm")):
         raise ValueError("fruit-trading view --out: end the file name in .html")
@@ -284,7 +285,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--processes",
         type=positive_int,
         default=None,
-        help="worker processes for the CFR solves (default: all cores when worth it; 1 = none)",
+        help="worker threads for the CFR solves (the compiled kernels release the GIL; default: all cores when worth it; 1 = none)",
     )
     run.set_defaults(func=_run)
     fig = sub.add_parser("figures", help="redraw the figures of a results folder")
@@ -320,7 +321,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--init", type=non_negative_int, default=0, help="initialisation, from 0 (default 0)"
     )
     view.add_argument(
-        "--out", default=None, help="page to write (default DIR/view_<variant>_init<N>.html)"
+        "--out", default=None, help="page to write (default DIR/view/<variant>_init<N>.html)"
     )
     view.set_defaults(func=_view)
     group.set_defaults(func=lambda args: (group.print_help(), 2)[1])

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from games.engine.resources import curves_bytes, format_bytes, require_memory
+from games.engine.resources import curves_bytes, format_bytes, format_count, require_memory
 from games.fruit_trading.rules import TONES
 
 __all__ = ["WorkEstimate", "check_fits", "estimate_work"]
@@ -119,7 +119,7 @@ def estimate_work(
     trees = inits * variants
     nodes = trees * per_tree
     # Trees are built per variant and all kept until the end; so are the curves.
-    memory = BASE_BYTES + nodes * BYTES_PER_NODE + curves_bytes(trees, iterations, variants)
+    memory = BASE_BYTES + nodes * BYTES_PER_NODE + curves_bytes(trees, iterations, groups=variants)
     return WorkEstimate(
         trees=trees,
         nodes_per_tree=per_tree,
@@ -136,7 +136,7 @@ def check_fits(estimate: WorkEstimate, *, inits: int, iterations: int) -> None:
     Raises:
       ValueError: naming the flags and the fix.
     """
-    shown = f"{iterations:,}" if len(str(iterations)) <= 15 else _compact(iterations)
+    shown = format_count(iterations)
     require_memory(
         estimate.memory_bytes,
         what=(

@@ -232,11 +232,11 @@ def combine_chains(
     """
     if weight_floor <= 0:
         raise ValueError(f"combine_chains: weight_floor must be > 0, got {weight_floor}")
-    triples = list(chains)
+    triples = chains if isinstance(chains, list) else list(chains)
     if not triples:
         raise ValueError("combine_chains: need at least one chain")
     weights = [chain_weight(v, h, weight_floor) for v, _, h in triples]
-    num = math.fsum(w * clamp_unit(u) for w, (_, u, _) in zip(weights, triples, strict=True))
+    num = math.fsum([w * clamp_unit(t[1]) for w, t in zip(weights, triples, strict=True)])
     return clamp_unit(num / math.fsum(weights))
 
 
@@ -384,15 +384,9 @@ class Chain:
     floored: bool = False
 
     def view(self) -> ChainView:
-        return {
-            "players": list(self.players),
-            "edge_trusts": [round(x, 6) for x in self.edge_trusts],
-            "value": round(self.value, 6),
-            "u": round(self.u, 6),
-            "uncertainty": round(self.uncertainty, 6),
-            "weight": round(self.weight, 6),
-            "floored": self.floored,
-        }
+        return _chain_view(
+            self.players, self.edge_trusts, self.value, self.u, self.uncertainty, self.weight
+        )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -420,6 +414,20 @@ class Retrieval:
     skipped: tuple[tuple[str, str], ...] = ()
     floored: int = 0
     pinned: bool = False
+
+
+def _chain_view(
+    players: Sequence[str], edges: Sequence[float], v: float, u: float, h: float, w: float
+) -> ChainView:
+    return {
+        "players": list(players),
+        "edge_trusts": list(edges),
+        "value": round(v, 6),
+        "u": round(u, 6),
+        "uncertainty": round(h, 6),
+        "weight": round(w, 6),
+        "floored": v - h < w,
+    }
 
 
 _EMPTY_NODE = NodeState()
@@ -515,13 +523,16 @@ class GratrModel(HistoryMixin, OpponentModel):
 
     def identity_tally(self, player: str) -> dict[str, float]:
         """Summed confidence of the (uncertain) identity judgments about ``player``."""
-        tally = {h: 0.0 for h in self.context.hypotheses}
-        node = self.nodes.get(player)
-        if node is not None:
-            for e in node.observations:
-                if e.kind == "identity" and not e.certain:
-                    tally[e.value] = tally.get(e.value, 0.0) + e.weight
-        return tally
+        key = ("tally", player)
+        if key not in self._cache:
+            tally = {h: 0.0 for h in self.context.hypotheses}
+            node = self.nodes.get(player)
+            if node is not None:
+                for e in node.observations:
+                    if e.kind == "identity" and not e.certain:
+                        tally[e.value] = tally.get(e.value, 0.0) + e.weight
+            self._cache[key] = tally
+        return dict(self._cache[key])
 
     def _sides(self, allowed: tuple[str, ...]) -> tuple[dict[str, float], list[list[str]]]:
         # Per allowed hypothesis its prior weight, and the hypotheses by alignment sign
@@ -890,25 +901,31 @@ class GratrModel(HistoryMixin, OpponentModel):
         self.context.check_subject("GratrModel.consult", subject)
         after = self._read(subject)[0]
         node = self.nodes.get(subject, _EMPTY_NODE)
-        b = Belief(
-            subject=subject,
-            distribution=self.distribution(subject, after),
-            value=after,
-            pinned=node.pinned or node.fact is not None,
-        )
-        top = b.most_likely()
-        judged = b.pinned or bool(node.excluded) or sum(self.identity_tally(subject).values()) > 0
+        dist = self.distribution(subject, after)
+        pinned = node.pinned or node.fact is not None
+        top = max(dist.values(), default=0.0)
+        best = [h for h, p in dist.items() if p >= top - 1e-12]
+        judged = pinned or bool(node.excluded) or sum(self.identity_tally(subject).values()) > 0
         # "unsure" (appendix 1) when nothing singles out one hypothesis.
-        identity = top[0] if judged and len(top) == 1 else UNSURE
+        identity = best[0] if judged and len(best) == 1 else UNSURE
         return {
             "player": subject,
             "identity": identity,
-            "probabilities": top_probabilities(b.distribution, self.params.top_n),
-            "stance": stance_of(b.value, self.params.epsilon),
+            "probabilities": top_probabilities(dist, self.params.top_n),
+            "stance": stance_of(after, self.params.epsilon),
             "trust": round(after, 6),
-            "chains": [c.view() for c in self.chains(subject)],
-            "pinned": b.pinned,
+            "chains": self._chain_views(subject),
+            "pinned": pinned,
         }
+
+    def _chain_views(self, subject: str) -> list[ChainView]:
+        # Chain.view() of every chain, straight from the tree records (no Chain objects).
+        floor = self.params.weight_floor
+        out = []
+        for players, _, ets, v, u in self._records(subject):
+            h = chain_uncertainty(u)
+            out.append(_chain_view(players, ets, v, u, h, chain_weight(v, h, floor)))
+        return out
 
     def consult(self, *, goal: str = "", subjects: Sequence[str] | None = None) -> Consultation:
         """A decision (:meth:`decide`), then the players' fields read from the model after it."""

@@ -198,9 +198,23 @@ def _gt(*argv: str, cwd: Path) -> str:
 
 @pytest.fixture(scope="module")
 def ww(tmp_path_factory) -> Path:
-    """One scripted game, a 3-game series and a 3-pair arena (scripted stand-in)."""
+    """One scripted game, a 10-round game on 21 seats, a 3-game series and a 3-pair
+    arena (scripted stand-in)."""
     d = tmp_path_factory.mktemp("ww_view")
     _gt("werewolf", "play", "--backend", "scripted", "--seed", "7", "--log", "g.jsonl", cwd=d)
+    _gt(
+        "werewolf",
+        "play",
+        "--backend",
+        "scripted",
+        "--seed",
+        "8",
+        "--roles",
+        "werewolf:3,villager:16,seer:1,doctor:1",
+        "--log",
+        "long.jsonl",
+        cwd=d,
+    )
     _gt(
         "werewolf",
         "play",
@@ -289,9 +303,11 @@ def test_belief_snapshots_match_the_graph_command(ww):
 
 
 def test_game_page_size_and_injection_safety(ww, tmp_path):
+    records = read_records(ww / "long.jsonl")
+    assert records[-1]["rounds"] == 10  # the longest game the rules allow by default
+    assert len(game_page(records).encode()) < 1_000_000
     records = read_records(ww / "g.jsonl")
     page = game_page(records)
-    assert len(page.encode()) < 1_000_000
     assert page.count("<script") == 3  # data, shared helpers, the page script
     evil = _inject(records)
     page = game_page(evil)

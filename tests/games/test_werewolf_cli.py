@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import io
 import json
-import subprocess
-import sys
 
 import pytest
 
 from games.werewolf import cli, rules
 from games.werewolf.play import runner
 from games.werewolf.players.human import HumanPlayer
+from tests.cli_runner import run_cli
 from tests.games.conftest import ROOT
 from tests.games.werewolf_helpers import dealt
 
@@ -20,14 +19,12 @@ CLI_SEATS = ("villager", "werewolf", "seer", "werewolf", "doctor") + ("villager"
 
 
 def _run(argv, stdin=""):
-    return subprocess.run(
-        [sys.executable, "-m", "gt_llm.cli", "werewolf", *argv],
-        input=stdin,
-        capture_output=True,
-        text=True,
+    # In this process (tests/cli_runner.py), with a bare environment as a child would get.
+    return run_cli(
+        ["werewolf", *argv],
+        stdin=stdin,
         cwd=ROOT,
         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
-        timeout=120,
     )
 
 

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping, Sequence
+import dataclasses
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from games.engine.cli_options import Writer, say
 from games.werewolf.play import runner
 from games.werewolf.players import prompts
-from games.werewolf.players.beliefs import BeliefSettings, make_seat_beliefs
+from games.werewolf.players.beliefs import BeliefSettings, SeatBeliefs, make_seat_beliefs
 from games.werewolf.rules import Config
 
 if TYPE_CHECKING:
@@ -19,7 +20,46 @@ if TYPE_CHECKING:
 __all__ = [
     "add_graph_parser",
     "rebuild_trust_graph",
+    "replay_seat",
 ]
+
+
+def replay_seat(
+    records: Sequence[Mapping[str, Any]], init: Mapping[str, Any]
+) -> Iterator[tuple[Mapping[str, Any], SeatBeliefs, Mapping[str, Any] | None]]:
+    """Replays one seat's belief records on a fresh provider, as the game ran them.
+
+    Args:
+      records: The log (its header first).
+      init: The seat's ``belief_init`` record (model, role, settings).
+
+    Yields:
+      After each of the seat's ``belief_evidence`` / ``belief_consult`` records:
+      the record, the seat's provider after it, and for a consultation the prompt
+      fields it gave (``None`` after evidence).
+
+    Raises:
+      ValueError: an unknown model or role, or a record the model refuses.
+    """
+    from gt_llm.opponents import Evidence
+
+    config = Config.from_dict(records[0]["config"])
+    seat = int(init["seat"])
+    state = make_seat_beliefs(
+        str(init["model"]), config, seat, str(init["role"]), BeliefSettings(**init["settings"])
+    )
+    for r in records:
+        if r.get("seat") != seat:
+            continue
+        if r.get("type") == "belief_evidence":
+            model = state.model.observe_all(Evidence(**e) for e in r["evidence"])
+            state = dataclasses.replace(state, model=model)
+            yield r, state, None
+        elif r.get("type") == "belief_consult":
+            named = {prompts.player_name(p): p for p in range(config.num_players)}
+            subjects = [named[x] for x in r["subjects"] if x in named]
+            state, fields = state.consult(phase="decision", subjects=subjects)
+            yield r, state, fields["opponent"]
 
 
 def rebuild_trust_graph(records: Sequence[Mapping[str, Any]], player: int, step: int) -> GratrModel:
@@ -31,24 +71,13 @@ def rebuild_trust_graph(records: Sequence[Mapping[str, Any]], player: int, step:
     Raises:
       ValueError: not an arena log, the seat has no GRATR model, or a bad step.
     """
-    from gt_llm.opponents import Evidence
-
     if not records or records[0].get("type") != "header":
         raise ValueError("werewolf graph: the log does not start with a header record")
     config = Config.from_dict(records[0]["config"])
     if not 0 <= player < config.num_players:
         raise ValueError(f"werewolf graph --player: must be a seat in 0..{config.num_players - 1}")
-    last = (
-        max(
-            (
-                r["step"]
-                for r in records
-                if isinstance(r.get("step"), int) and r.get("type") == "action"
-            ),
-            default=0,
-        )
-        + 1
-    )  # the state after the last logged step
+    # Belief records of the game's last votes carry the step after the last action.
+    last = max((r["step"] for r in records if isinstance(r.get("step"), int)), default=0)
     if not 0 <= step <= last:
         raise ValueError(f"werewolf graph --step: must be a step of the log, 0..{last}; got {step}")
     init = next(
@@ -64,17 +93,13 @@ def rebuild_trust_graph(records: Sequence[Mapping[str, Any]], player: int, step:
             f"werewolf graph --player: seat {player} used the {init['model']!r} model; "
             "pick a seat that used gratr"
         )
-    beliefs = make_seat_beliefs(
+    model = make_seat_beliefs(
         "gratr", config, player, init["role"], BeliefSettings(**init["settings"])
-    )
-    model = beliefs.model
-    for r in records:
-        if r.get("seat") != player or int(r.get("step", -1)) > step:
-            continue
-        if r["type"] == "belief_evidence":
-            model = model.observe_all(Evidence(**e) for e in r["evidence"])
-        elif r["type"] == "belief_consult":
-            model = model.consult(subjects=r["subjects"]).model
+    ).model
+    for r, state, _ in replay_seat(records, init):
+        if int(r.get("step", -1)) > step:
+            break  # records are in step order
+        model = state.model
     return model
 
 

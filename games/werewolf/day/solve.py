@@ -109,6 +109,7 @@ class SolveSettings:
       retry_budget: Total seconds a call may spend on retries (remote backends).
       max_answer_bytes: Largest answer accepted (remote backends).
       progress: Show progress bars.
+      structured: Ask for JSON answers under each task's schema (``--structured on``).
     """
 
     preset: str = "arena"
@@ -132,6 +133,7 @@ class SolveSettings:
     retry_budget: float | None = None
     max_answer_bytes: int | None = None
     progress: bool = True
+    structured: bool = True
 
     def __post_init__(self) -> None:
         where = "run_solve"
@@ -176,6 +178,7 @@ class SolveSettings:
             opponent_model=opponent_model,
             abstraction=self.abstraction,
             num_seeds=self.num_seeds,
+            structured=self.structured,
         )
 
 
@@ -324,8 +327,8 @@ def run_solve(
             "backend": public_spec(settings.backend),
         },
         baseline="tone any, act nothing (say nothing new)",
-        belief_reading="dirichlet: posterior mean; gratr: P(werewolf) = (1 + a T) / 2 from "
-        "trust T (see games.werewolf.day.steps); none: no distribution",
+        belief_reading="every model: belief(p).distribution (dirichlet: posterior mean; "
+        "gratr: prior side masses weighed by its trust; none: the prior with the certain facts)",
         game_seeds=tuple(seeds),
         models=by_model,
         questions=_questions(by_model, label.label),

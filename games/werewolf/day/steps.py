@@ -35,9 +35,10 @@ the fruit-trading subgames of Lindström et al.):
 * **Listening.** Every living listener's opponent model observes the statement
   as a message; ``dirichlet`` also gets GRATR's identity judgments
   ``[Player][identity][confidence][analysis]`` (task ``opponents.identity``;
-  each judgment adds 1 to its role's Dirichlet count), ``gratr`` the identity
+  a judgment of confidence >= 0.5 adds 1 to its role's Dirichlet count, as in
+  the arena), ``gratr`` the identity
   judgments and the intents ``[Role1][Type][Role2][Reason][Score]`` (task
-  ``opponents.intent``; Algorithm 1). ``none`` keeps the history only.
+  ``opponents.intent``; Algorithm 1). ``none`` keeps the history and the facts.
 * **Votes.** After the K-th statement every living player votes by the LLM
   (``werewolf.vote``), its prompt carrying its model's beliefs (after GRATR's
   retrieval, Algorithm 2, for ``gratr``); the rules resolve the exile
@@ -100,6 +101,8 @@ from gt_llm.opponents import (
     judgments_to_evidence,
     parse_identity_judgments,
     parse_intents,
+    read_identity_judgments,
+    read_intents,
 )
 from gt_llm.opponents import SpeechAct as ExtractedAct
 
@@ -239,21 +242,30 @@ def _extraction_calls(
     )
     calls: list[Call[Any]] = []
     seed = call_seed(root.game_seed, "extract", step, observer)
+    structured = s.structured
     if "identity" in kinds:
+        request = identity_request(
+            identities=s.hypotheses, seed=seed, structured=structured, **common
+        )
         calls.append(
             Call(
-                identity_request(identities=s.hypotheses, seed=seed, **common),
-                functools.partial(
+                request,
+                functools.partial(read_identity_judgments, request)
+                if structured
+                else functools.partial(
                     parse_identity_judgments, players=tuple(names), identities=s.hypotheses
                 ),
                 lambda _r: _NO_RECORDS,
             )
         )
     if "intent" in kinds:
+        request = intent_request(seed=seed, structured=structured, **common)
         calls.append(
             Call(
-                intent_request(seed=seed, **common),
-                functools.partial(parse_intents, players=tuple(names)),
+                request,
+                functools.partial(read_intents, request)
+                if structured
+                else functools.partial(parse_intents, players=tuple(names)),
                 lambda _r: _NO_RECORDS,
             )
         )

@@ -18,7 +18,6 @@ is advanced only by the logged records.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -86,95 +85,76 @@ def _snapshot(state: Any, fields: Mapping[str, Any], others: Sequence[int], n: i
     return snap
 
 
+def _seat_snapshots(
+    records: Sequence[Mapping[str, Any]], init: Mapping[str, Any], n: int
+) -> list[dict[str, Any]]:
+    """One seat's snapshots: after the last of its records at each step."""
+    from games.werewolf.arena.graph import replay_seat
+    from games.werewolf.players.beliefs import goal_text
+    from games.werewolf.players.prompts import player_name
+
+    seat = int(init["seat"])
+    others = [p for p in range(n) if p != seat]
+    snaps: list[dict[str, Any]] = []
+
+    def snapshot(step: int, consulted: bool, state: Any, fields: Any) -> None:
+        if fields is None:  # a pure read: the model does not change
+            fields = state.model.prompt_fields(
+                goal=goal_text(seat, state.role, "decision"),
+                subjects=[player_name(p) for p in others],
+            )
+        snap = _snapshot(state, fields, others, n)
+        snaps.append({"seat": seat, "step": step, "consulted": consulted, **snap})
+
+    pending: tuple[int, bool, Any, Any] | None = None  # step, consulted, state, fields
+    for rec, state, fields in replay_seat(records, init):
+        step = int(rec.get("step", 0))
+        if pending is not None and pending[0] != step:
+            snapshot(*pending)
+            pending = None
+        consulted = fields is not None or (pending is not None and pending[1])
+        pending = (step, consulted, state, fields)
+    if pending is not None:
+        snapshot(*pending)
+    return snaps
+
+
 def replay_beliefs(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Every opponent-model seat's snapshots, replayed from a log's belief records.
 
+    Each seat is replayed by :func:`games.werewolf.arena.graph.replay_seat` (the
+    replay ``werewolf graph`` uses); a snapshot is taken after the last of the
+    seat's records at each step.
+
     Returns:
       ``{"models": {seat: model name}, "roles": {seat: role},
-      "snapshots": [{"seat", "step", "consulted", ...snapshot}]}`` in log
-      order; empty lists for a log without belief records. A seat whose records
-      cannot be replayed (an unknown model, a changed record format) is
-      skipped with a warning and named in ``"skipped"``.
+      "snapshots": [{"seat", "step", "consulted", ...snapshot}], "skipped": {...}}``,
+      snapshots by step then seat; empty for a log without belief records. A seat
+      whose records cannot be replayed (an unknown model, a changed record
+      format) is left out with a warning and named in ``"skipped"``.
     """
-    from games.werewolf.players.beliefs import BeliefSettings, goal_text, make_seat_beliefs
-    from games.werewolf.players.prompts import player_name
     from games.werewolf.rules import Config
-    from gt_llm.opponents import Evidence
 
     out: dict[str, Any] = {"models": {}, "roles": {}, "snapshots": [], "skipped": {}}
     inits = [r for r in records if r.get("type") == "belief_init"]
     if not inits:
         return out
     try:
-        config = Config.from_dict(records[0]["config"])
+        n = Config.from_dict(records[0]["config"]).num_players
     except (KeyError, TypeError, ValueError) as e:
         out["skipped"]["all"] = f"the header's config cannot be read ({e})"
         return out
-    n = config.num_players
-    states: dict[int, Any] = {}
-    for r in inits:
-        seat = int(r["seat"])
+    for init in inits:
+        seat = int(init.get("seat", -1))
         try:
-            settings = BeliefSettings(**(r.get("settings") or {}))
-            states[seat] = make_seat_beliefs(
-                str(r["model"]), config, seat, str(r["role"]), settings
-            )
+            snaps = _seat_snapshots(records, init, n)
         except (KeyError, TypeError, ValueError) as e:
             logger.warning("werewolf view: seat %s's opponent model not replayed: %s", seat, e)
             out["skipped"][str(seat)] = str(e)
             continue
-        out["models"][str(seat)] = str(r["model"])
-        out["roles"][str(seat)] = str(r["role"])
-
-    # Group each seat's records by step, in log order.
-    pending: dict[int, tuple[int, bool, dict | None]] = {}  # seat -> (step, consulted, fields)
-
-    def flush(seat: int) -> None:
-        if seat not in pending:
-            return
-        step, consulted, fields = pending.pop(seat)
-        state = states[seat]
-        others = [p for p in range(n) if p != seat]
-        if fields is None:  # a pure read: no model changes
-            fields = state.model.prompt_fields(
-                goal=goal_text(seat, state.role, "decision"),
-                subjects=[player_name(p) for p in others],
-            )
-        snap = _snapshot(state, fields, others, n)
-        out["snapshots"].append({"seat": seat, "step": step, "consulted": consulted, **snap})
-
-    for r in records:
-        t = r.get("type")
-        if t not in ("belief_evidence", "belief_consult"):
-            continue
-        seat = int(r.get("seat", -1))
-        if seat not in states:
-            continue
-        step = int(r.get("step", 0))
-        if seat in pending and pending[seat][0] != step:
-            flush(seat)
-        state = states[seat]
-        try:
-            if t == "belief_evidence":
-                model = state.model.observe_all(Evidence(**e) for e in r.get("evidence") or [])
-                states[seat] = dataclasses.replace(state, model=model)
-                prev = pending.get(seat, (step, False, None))
-                pending[seat] = (step, prev[1], None)
-            else:
-                named = [_seat_of(x, n) for x in r.get("subjects") or []]
-                others = [p for p in named if p is not None] or [p for p in range(n) if p != seat]
-                new, fields = state.consult(phase="decision", subjects=others)
-                states[seat] = new
-                pending[seat] = (step, True, fields["opponent"])
-        except (TypeError, ValueError, KeyError) as e:
-            logger.warning(
-                "werewolf view: seat %s's record at step %s not replayed: %s", seat, step, e
-            )
-            out["skipped"][str(seat)] = f"step {step}: {e}"
-            states.pop(seat)
-            pending.pop(seat, None)
-    for seat in list(pending):
-        flush(seat)
+        out["models"][str(seat)] = str(init.get("model"))
+        out["roles"][str(seat)] = str(init.get("role"))
+        out["snapshots"] += snaps
     out["snapshots"].sort(key=lambda s: (s["step"], s["seat"]))
     return out
 

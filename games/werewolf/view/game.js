@@ -225,6 +225,7 @@
   const minds = h("aside", {class: "minds"},
     h("h2", {text: "Minds at a step"}),
     h("div", {}, slider), stepLabel,
+    Object.keys(B.skipped || {}).length ? h("p", {class: "note", text: "not replayed: " + Object.entries(B.skipped).map(([k, v]) => (k === "all" ? "all seats" : P(Number(k))) + " (" + v + ")").join("; ")}) : null,
     matrixBox, h("div", {class: "seatpick"}, h("label", {}, "seat ", seatSel)), seatBox);
   app.appendChild(h("div", {class: "layout"}, timeline, minds));
 

@@ -34,9 +34,10 @@ __all__ = ["game_data", "log_counts", "read_records"]
 _TASKS_OF_ACTION = {
     "night_wolves": ("werewolf.night_kill",),
     "night_doctor": ("werewolf.night_protect",),
-    "night_guard": ("werewolf.night_protect", "werewolf.night_guard"),
+    "night_guard": ("werewolf.night_protect",),
     "night_seer": ("werewolf.night_check",),
-    "night_witch": ("werewolf.night_witch",),
+    "night_witch_save": ("werewolf.night_witch",),
+    "night_witch_poison": ("werewolf.night_witch",),
     "day_bid": ("werewolf.bid",),
     "day_speak": ("werewolf.speech_act", "werewolf.statement"),
     "day_vote": ("werewolf.vote",),
