@@ -15,13 +15,23 @@ import logging
 import os
 
 __all__ = [
+    "CURVE_VALUES",
+    "ITERATION_ARRAYS",
     "available_memory_bytes",
+    "curves_bytes",
     "format_bytes",
+    "format_count",
     "require_memory",
     "solver_kernels_cached",
 ]
 
 logger = logging.getLogger(__name__)
+
+#: float64 values a curves object holds per tree and iteration (3 metrics + 2 x 2 per player).
+CURVE_VALUES = 7
+#: Per-iteration values per curves object besides the per-tree ones (schedule, means,
+#: stds, counts, ratios, and the CSV rows written from them).
+ITERATION_ARRAYS = 64
 
 
 def available_memory_bytes() -> int | None:
@@ -56,6 +66,25 @@ def format_bytes(n: float) -> str:
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1024
     raise AssertionError("unreachable")
+
+
+def curves_bytes(trees: int, iterations: int, *, groups: int = 1) -> int:
+    """Memory of the convergence curves of ``trees`` trees over ``iterations`` iterations.
+
+    Every iteration is recorded (:func:`solvers.cfr_curves`); ``groups`` is the
+    number of curves objects (one per variant or opponent model) sharing them.
+    """
+    return trees * iterations * CURVE_VALUES * 8 + groups * iterations * ITERATION_ARRAYS * 8
+
+
+def format_count(n: int) -> str:
+    """``1234`` -> ``'1,234'``; a whole number too long to read -> ``'about 10^N'``.
+
+    Never converts to float, so a flag such as ``--iterations 1e400`` written out
+    in digits is shown, not overflowed.
+    """
+    digits = len(str(abs(n)))
+    return f"{n:,}" if digits <= 15 else f"about 10^{digits - 1}"
 
 
 def require_memory(need: int, *, what: str, fix: str, available: int | None = None) -> None:

@@ -11,31 +11,32 @@ run that cannot fit is refused in one line rather than after paid calls.
   paper's defaults: at most 877 nodes, 665 on average with the stand-in).
 * **Model calls.** About 1.2 per node (measured at the defaults with the
   stand-in: 47,658 requests for 39,912 nodes; cached requests are free).
-* **Memory.** Each node keeps its dialogue state (about 2.9 KB measured;
-  4 KiB counted) and each variant keeps its curves, 7 float64 values per tree
-  and recorded iteration (every iteration is recorded).
+* **Memory.** Each node keeps its dialogue state and each variant keeps its
+  curves, 7 float64 values per tree and recorded iteration (every iteration is
+  recorded) plus per-iteration arrays and their CSV rows. Calibrated with
+  ``benchmarks/estimates.py`` (peak RSS of real runs with the stand-in): about
+  0.9 KB per counted node at ``--max-messages 6`` (1.5 KiB counted: trees with
+  agreements are smaller than the maximum) and about 1.2 KB per iteration for
+  one initialisation and two variants (64 per-iteration values per variant
+  counted).
 """
 
 from __future__ import annotations
 
 import dataclasses
 
-from games.engine.resources import format_bytes, require_memory
+from games.engine.resources import curves_bytes, format_bytes, format_count, require_memory
 from games.fruit_trading.rules import TONES
 
 __all__ = ["WorkEstimate", "check_fits", "estimate_work"]
 
-#: Bytes counted per tree node (dialogue state, texts, tree arrays); measured 2.9 KB.
-BYTES_PER_NODE = 4096
+#: Bytes counted per tree node (dialogue state, texts, tree arrays); see the module docstring.
+BYTES_PER_NODE = 1536
 #: Model requests per node, measured at the paper's defaults with the stand-in.
 CALLS_PER_NODE = 1.2
-#: float64 values a curves object holds per tree and iteration (3 metrics + 2 x 2 per player).
-CURVE_VALUES = 7
-#: Per-iteration arrays besides the per-tree ones (schedule, means, stds, counts).
-ITERATION_ARRAYS = 16
 #: Interpreter, libraries and compiled kernels.
 BASE_BYTES = 400 * 2**20
-#: Largest subgame a run may build (4 KiB a node: 400 GB). Beyond it the count is not
+#: Largest subgame a run may build (1.5 KiB a node: 150 GB). Beyond it the count is not
 #: even computed: ``--max-messages 1000000`` is refused at once instead of hanging.
 MAX_TREE_NODES = 10**8
 
@@ -118,12 +119,7 @@ def estimate_work(
     trees = inits * variants
     nodes = trees * per_tree
     # Trees are built per variant and all kept until the end; so are the curves.
-    memory = (
-        BASE_BYTES
-        + nodes * BYTES_PER_NODE
-        + trees * iterations * CURVE_VALUES * 8
-        + variants * iterations * ITERATION_ARRAYS * 8
-    )
+    memory = BASE_BYTES + nodes * BYTES_PER_NODE + curves_bytes(trees, iterations, groups=variants)
     return WorkEstimate(
         trees=trees,
         nodes_per_tree=per_tree,
@@ -140,7 +136,7 @@ def check_fits(estimate: WorkEstimate, *, inits: int, iterations: int) -> None:
     Raises:
       ValueError: naming the flags and the fix.
     """
-    shown = f"{iterations:,}" if len(str(iterations)) <= 15 else _compact(iterations)
+    shown = format_count(iterations)
     require_memory(
         estimate.memory_bytes,
         what=(

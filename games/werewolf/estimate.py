@@ -10,13 +10,13 @@ calls.
   game measured (``werewolf play --games 220`` vs ``--games 20`` with the
   stand-in: 29 MB more peak memory), 256 KiB counted, above a measured base.
 * **Solve.** The CFR curves of every day tree are kept: the same count as the
-  fruit-trading experiment (:data:`games.fruit_trading.estimate.CURVE_VALUES`
+  fruit-trading experiment (:func:`games.engine.resources.curves_bytes`
   float64 values per tree and iteration, every iteration recorded).
 """
 
 from __future__ import annotations
 
-from games.engine.resources import require_memory
+from games.engine.resources import curves_bytes, format_count, require_memory
 
 __all__ = ["check_games", "check_solve", "games_bytes", "solve_bytes"]
 
@@ -41,16 +41,13 @@ def check_games(games: int, *, flag: str = "--games") -> None:
     Raises:
       ValueError: the estimate exceeds the available memory.
     """
-    shown = f"{games:,}" if len(str(games)) <= 15 else f"about 10^{len(str(games)) - 1}"
+    shown = format_count(games)
     require_memory(games_bytes(games), what=f"{flag} {shown}", fix=f"lower {flag}")
 
 
 def solve_bytes(trees: int, iterations: int) -> int:
     """Peak memory of ``werewolf solve`` with ``trees`` day trees, about (curves dominate)."""
-    from games.fruit_trading.estimate import CURVE_VALUES, ITERATION_ARRAYS
-
-    curves = trees * iterations * CURVE_VALUES * 8 + iterations * ITERATION_ARRAYS * 8
-    return SOLVE_BASE_BYTES + curves
+    return SOLVE_BASE_BYTES + curves_bytes(trees, iterations)
 
 
 def check_solve(*, days: int, models: int, iterations: int) -> None:
@@ -59,9 +56,7 @@ def check_solve(*, days: int, models: int, iterations: int) -> None:
     Raises:
       ValueError: the estimate exceeds the available memory.
     """
-    shown = (
-        f"{iterations:,}" if len(str(iterations)) <= 15 else f"about 10^{len(str(iterations)) - 1}"
-    )
+    shown = format_count(iterations)
     require_memory(
         solve_bytes(days * models, iterations),
         what=f"--iterations {shown} x --days {days} x {models} model(s)",

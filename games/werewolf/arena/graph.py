@@ -76,14 +76,8 @@ def rebuild_trust_graph(records: Sequence[Mapping[str, Any]], player: int, step:
     config = Config.from_dict(records[0]["config"])
     if not 0 <= player < config.num_players:
         raise ValueError(f"werewolf graph --player: must be a seat in 0..{config.num_players - 1}")
-    last = max(
-        (
-            r["step"]
-            for r in records
-            if isinstance(r.get("step"), int) and r.get("type") == "action"
-        ),
-        default=0,
-    )
+    # Belief records of the game's last votes carry the step after the last action.
+    last = max((r["step"] for r in records if isinstance(r.get("step"), int)), default=0)
     if not 0 <= step <= last:
         raise ValueError(f"werewolf graph --step: must be a step of the log, 0..{last}; got {step}")
     init = next(
