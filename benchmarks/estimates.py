@@ -81,11 +81,14 @@ def _peak_of_child(argv: list[str], out: Path) -> tuple[int, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller configurations")
+    parser.add_argument("--only", default="", help="run only configurations whose label has this")
     args = parser.parse_args()
     print(f"load average {os.getloadavg()[0]:.1f}; scripted stand-in (rules-v2), not an LLM")
     print(f"{'configuration':44s} {'estimate':>10s} {'measured':>10s} {'est/meas':>8s} {'s':>6s}")
     outside = 0
     for label, argv, est in _configs(args.quick):
+        if args.only not in label:
+            continue
         with tempfile.TemporaryDirectory() as tmp:
             peak, took = _peak_of_child(argv, Path(tmp) / "out")
         ratio = est / peak

@@ -33,7 +33,7 @@ on a loaded machine. Sections:
 
 Usage::
 
-    python benchmarks/solvers.py            # full run (about 10 minutes on 2 cores)
+    python benchmarks/solvers.py            # full run (10-15 minutes on 2 cores)
     python benchmarks/solvers.py --quick    # a few minutes: smaller sizes, fewer repeats
     python benchmarks/solvers.py --cold     # also pay numba's compile cost
 """
@@ -71,6 +71,11 @@ def _parse_args() -> argparse.Namespace:
         "--cold", action="store_true", help="empty numba cache: include compile time"
     )
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--only",
+        default="1,2,3,4,5",
+        help="comma-separated sections to run (1 loop, 2 throughput, 3 workers, 4 memory, 5 OpenSpiel)",
+    )
     parser.add_argument(
         "--processes", type=int, default=2, help="workers for the parallel table (default 2)"
     )
@@ -326,25 +331,31 @@ def read_bandwidth() -> float:
 
 
 def streamed_bytes(tree) -> float:
-    """Bytes one iteration streams per node: CFR for each player + the fused metric pass.
+    """Bytes one iteration streams, per node: CFR for each player + the fused metric pass.
 
-    Each node-sized array a pass touches is counted once per pass (the usual
-    streaming model: reading back what the pass itself just wrote, or a
-    parent's entry, is not counted again); information-set arrays are small
-    and not counted.
+    Each array a pass touches is counted once per pass over the range the pass
+    covers (the usual streaming model: reading back what the pass itself just
+    wrote, or a parent's entry, is not counted again). The passes loop over
+    the nodes before the trailing leaves (``m`` of ``N``) and read every
+    child's value; information-set arrays are small and not counted.
     """
     p = tree.num_players
+    n = tree.num_nodes
+    m = solvers._kernels.internal_end(tree.kind)
+    t = tree.num_terminals
     i1, i4, f8 = 1, 4, 8
-    # Alternating CFR, per player. Forward: parent, kind, chance_prob, infoset, child_rank,
-    # player read; own and cf written. Backward: kind, first_child, num_children, infoset,
-    # player, returns (all columns: rows are contiguous), own and cf read; val written.
-    forward = i4 + i1 + f8 + i4 + i4 + i4 + 2 * f8
-    backward = i1 + 4 * i4 + p * f8 + 2 * f8 + f8
+    # Alternating CFR, per player. Forward over [1, m): parent, kind, chance_prob, infoset,
+    # child_rank, player read; own and cf written. Backward over [0, m): kind, first_child,
+    # num_children, infoset, player, own and cf read, val written; every child's value and
+    # chance probability read (N).
+    forward = (i4 + i1 + f8 + i4 + i4 + i4 + 2 * f8) * m
+    backward = (i1 + 4 * i4 + 2 * f8 + f8) * m + (f8 + f8) * n
     cfr = p * (forward + backward)
-    # Fused metrics: kind, first_child, num_children, player, infoset, chance_prob, returns
-    # read; the (1 + 2p) reach columns and p sequence ids written.
-    metrics = i1 + 4 * i4 + f8 + p * f8 + (1 + 2 * p) * f8 + p * 8
-    return float(cfr + metrics)
+    # Fused metrics over [0, m): kind, first_child, num_children, player, infoset read; every
+    # child's kind and chance probability (N); the terminals' returns (T rows); the (1 + 2p)
+    # reach columns and p sequence ids written for interior children (< m).
+    metrics = (i1 + 4 * i4) * m + (i1 + f8) * n + p * f8 * t + ((1 + 2 * p) * f8 + p * 8) * m
+    return float(cfr + metrics) / n
 
 
 def throughput_section() -> None:
@@ -400,8 +411,8 @@ def throughput_section() -> None:
         del tree, base
         gc.collect()
     print("   bound = bandwidth / B/node-it; bound ratio = bound / achieved (1.0 = at the bound;")
-    print("   below 1 in cache, where the bound does not apply). B/node-it counts each node-sized")
-    print("   array a pass touches once per pass (see streamed_bytes).")
+    print("   below 1 in cache, where the bound does not apply). B/node-it counts each array a")
+    print("   pass touches once over the nodes the pass visits (see streamed_bytes).")
     small = [r for n, r, _ in in_cache if n >= 800]
     goal(
         ">= 6e7 node-iterations/s in cache (1e3-1e5 nodes), both metrics",
@@ -674,12 +685,17 @@ def main() -> None:
         f"{'cold: compile time included' if ARGS.cold else 'warm numba cache'}; {load()})"
     )
     print(f"import solvers + numba: {IMPORT_SECONDS:.2f}s")
-    loop_section()
-    throughput_section()
-    parallel_section()
-    if ARGS.memory_games is not None:
-        memory_section()
-    openspiel_section()
+    only = {s.strip() for s in ARGS.only.split(",")}
+    sections = {
+        "1": loop_section,
+        "2": throughput_section,
+        "3": parallel_section,
+        "4": memory_section,
+        "5": openspiel_section,
+    }
+    for key, section in sections.items():
+        if key in only:
+            section()
     print()
     print(f"Goals ({load()}):")
     for text, measured, met in GOALS:

@@ -76,6 +76,9 @@ class ChatRequest:
       seed: Sampling seed; part of the request's identity.
       temperature: Sampling temperature.
       max_tokens: Upper bound on generated tokens.
+      schema: JSON schema of a structured answer (see :mod:`gt_llm.answers`), or
+        ``None`` for free text. Backends that can constrain decoding use it;
+        it is part of the request's identity.
     """
 
     task: str
@@ -84,9 +87,12 @@ class ChatRequest:
     seed: int = 0
     temperature: float = 1.0
     max_tokens: int = 512
+    schema: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "fields", _freeze(dict(self.fields)))
+        if self.schema is not None:
+            object.__setattr__(self, "schema", _freeze(dict(self.schema)))
         object.__setattr__(self, "messages", tuple(self.messages))
         if not self.messages:
             raise ValueError("ChatRequest: at least one message is required")
@@ -101,20 +107,33 @@ class ChatRequest:
         """The fields as plain (mutable) Python containers."""
         return _thaw(self.fields)
 
+    def schema_dict(self) -> dict[str, Any] | None:
+        """The answer schema as plain (mutable) Python containers, or ``None``."""
+        return None if self.schema is None else _thaw(self.schema)
+
     def with_seed(self, seed: int) -> ChatRequest:
-        return dataclasses.replace(self, seed=seed, fields=self.fields_dict())
+        return dataclasses.replace(
+            self, seed=seed, fields=self.fields_dict(), schema=self.schema_dict()
+        )
 
     def cache_key(self, backend: str, model: str) -> str:
-        """Hash of (backend, model, messages, seed, temperature, max_tokens)."""
+        """Hash of (backend, model, messages, seed, temperature, max_tokens[, schema]).
+
+        The schema enters only when there is one, so the keys of free-text
+        requests are those of earlier versions (their cached answers stay valid).
+        """
+        identity: dict[str, Any] = {
+            "backend": backend,
+            "model": model,
+            "messages": [m.to_dict() for m in self.messages],
+            "seed": self.seed,
+            "temperature": float(self.temperature),
+            "max_tokens": self.max_tokens,
+        }
+        if self.schema is not None:
+            identity["schema"] = self.schema_dict()
         payload = json.dumps(
-            {
-                "backend": backend,
-                "model": model,
-                "messages": [m.to_dict() for m in self.messages],
-                "seed": self.seed,
-                "temperature": float(self.temperature),
-                "max_tokens": self.max_tokens,
-            },
+            identity,
             sort_keys=True,
             ensure_ascii=False,
             separators=(",", ":"),

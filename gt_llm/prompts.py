@@ -11,10 +11,14 @@ from __future__ import annotations
 
 import dataclasses
 import string
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
+from gt_llm.answers import AnswerFormat
 from gt_llm.chat import ChatRequest, Message
+
+#: A task's answer format: fixed, or built from the request's fields (per-request options).
+AnswerSpec = AnswerFormat | Callable[[Mapping[str, Any]], AnswerFormat]
 
 
 def _placeholders(text: str) -> set[str]:
@@ -35,6 +39,12 @@ class PromptTemplate:
         keyed on the messages.
       temperature: Default sampling temperature for this task.
       max_tokens: Default token bound for this task.
+      answer: The task's structured answer (:class:`~gt_llm.answers.AnswerFormat`,
+        or a function of the fields for per-request options); a structured
+        request carries its JSON schema.
+      answer_line: What a structured request adds to the user message to ask
+        for the JSON answer (backends without constrained decoding see only
+        this); empty when the user message already asks for the JSON object.
     """
 
     task: str
@@ -43,6 +53,18 @@ class PromptTemplate:
     extra_fields: tuple[str, ...] = ()
     temperature: float = 1.0
     max_tokens: int = 512
+    answer: AnswerSpec | None = None
+    answer_line: str = ""
+
+    def answer_format(self, fields: Mapping[str, Any]) -> AnswerFormat:
+        """The answer format of a request rendered from ``fields``.
+
+        Raises:
+          ValueError: the task declares no answer format.
+        """
+        if self.answer is None:
+            raise ValueError(f"PromptTemplate({self.task!r}): no answer format declared")
+        return self.answer if isinstance(self.answer, AnswerFormat) else self.answer(fields)
 
     @property
     def fields(self) -> frozenset[str]:
@@ -57,8 +79,14 @@ class PromptTemplate:
         seed: int = 0,
         temperature: float | None = None,
         max_tokens: int | None = None,
+        structured: bool = False,
     ) -> ChatRequest:
         """Renders the template into a request.
+
+        With ``structured`` (and a declared answer format) the request carries
+        the format's JSON schema, the user message ends with
+        :attr:`answer_line`, and the token bound is raised to what a valid
+        answer can take.
 
         Raises:
           ValueError: if a field is missing or unexpected.
@@ -74,14 +102,24 @@ class PromptTemplate:
         messages = []
         if self.system:
             messages.append(Message("system", self.system.format(**text_fields)))
-        messages.append(Message("user", self.user.format(**text_fields)))
+        user = self.user.format(**text_fields)
+        tokens = self.max_tokens if max_tokens is None else max_tokens
+        schema = None
+        if structured and self.answer is not None:
+            fmt = self.answer_format(fields)
+            schema = fmt.schema()
+            tokens = max(tokens, fmt.token_budget())
+            if self.answer_line:
+                user = f"{user}\n\n{self.answer_line.format(**text_fields)}"
+        messages.append(Message("user", user))
         return ChatRequest(
             task=self.task,
             fields=dict(fields),
             messages=tuple(messages),
             seed=seed,
             temperature=self.temperature if temperature is None else temperature,
-            max_tokens=self.max_tokens if max_tokens is None else max_tokens,
+            max_tokens=tokens,
+            schema=schema,
         )
 
 
@@ -106,7 +144,7 @@ class PromptBook:
     def __contains__(self, task: str) -> bool:
         return task in self._templates
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[PromptTemplate]:
         return iter(self._templates.values())
 
     def render(self, task: str, fields: Mapping[str, Any], **kwargs: Any) -> ChatRequest:

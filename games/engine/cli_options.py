@@ -77,6 +77,7 @@ COMMON_OPTIONS = (
     "retry_budget",
     "max_answer_bytes",
     "seed",
+    "structured",
     "out",
     "no_progress",
     "force",
@@ -136,7 +137,7 @@ def add_common_options(
     """Adds the shared options (see :data:`COMMON_OPTIONS`).
 
     ``--backend --cache --concurrency --rpm --timeout --retry-budget
-    --max-answer-bytes --seed --out --no-progress --force``.
+    --max-answer-bytes --seed --structured --out --no-progress --force``.
 
     Args:
       parser: The command's parser.
@@ -183,6 +184,14 @@ def add_common_options(
         default=None,
         help="largest accepted answer in bytes; a larger one is an error, never cached "
         "(default 65536)",
+    )
+    parser.add_argument(
+        "--structured",
+        choices=("on", "off"),
+        default="on",
+        help="on (default): every task asks for its JSON answer and the request carries the "
+        "answer's schema, which the local and openai backends use to constrain decoding; "
+        "off: free-text answers",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     parser.add_argument(

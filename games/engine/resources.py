@@ -29,8 +29,9 @@ logger = logging.getLogger(__name__)
 
 #: float64 values a curves object holds per tree and iteration (3 metrics + 2 x 2 per player).
 CURVE_VALUES = 7
-#: Per-iteration arrays besides the per-tree ones (schedule, means, stds, counts).
-ITERATION_ARRAYS = 16
+#: Per-iteration values per curves object besides the per-tree ones (schedule, means,
+#: stds, counts, ratios, and the CSV rows written from them).
+ITERATION_ARRAYS = 64
 
 
 def available_memory_bytes() -> int | None:

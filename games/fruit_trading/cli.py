@@ -80,6 +80,7 @@ def settings_from_args(args: argparse.Namespace) -> ExperimentSettings:
         processes=args.processes,
         names=args.names,
         pools=args.pools,
+        structured=args.structured == "on",
     )
 
 
@@ -284,7 +285,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--processes",
         type=positive_int,
         default=None,
-        help="worker processes for the CFR solves (default: all cores when worth it; 1 = none)",
+        help="worker threads for the CFR solves (the compiled kernels release the GIL; default: all cores when worth it; 1 = none)",
     )
     run.set_defaults(func=_run)
     fig = sub.add_parser("figures", help="redraw the figures of a results folder")

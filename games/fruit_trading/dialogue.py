@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from games.engine.calls import Call, Step
@@ -34,6 +34,7 @@ from games.fruit_trading.rules import (
     TONES,
     Scenario,
     Trade,
+    basket_text,
     make_scenario,
     parse_trade_lines,
 )
@@ -111,6 +112,45 @@ PARSERS: dict[str, Callable[[str], Any]] = {
 }
 
 
+# Structured answers: each task's JSON answer, validated by the task's answer format
+# (prompts.py: the same description the request's schema comes from), read as the value
+# the free-text parser above would give.
+
+
+def _structured_trade(obj: Mapping[str, Any], fields: Mapping[str, Any]) -> str:
+    """The trade summary lines ``Player X: Receives ... Gives ...`` of a JSON trade."""
+    lines = []
+    for key in ("player_a", "player_b"):
+        name = str(fields[key])
+        recv = tuple(obj[name]["receives"][f] for f in FRUITS)
+        gives = tuple(obj[name]["gives"][f] for f in FRUITS)
+        lines.append(f"Player {name}: Receives {basket_text(recv)} Gives {basket_text(gives)}")
+    return "\n".join(lines)
+
+
+#: ``value(validated JSON answer, request fields)`` per task.
+STRUCTURED_VALUES: dict[str, Callable[[Mapping[str, Any], Mapping[str, Any]], Any]] = {
+    prompts.OPENING.task: lambda o, f: o["message"],
+    prompts.MESSAGE.task: lambda o, f: o["message"],
+    prompts.SUMMARIZE_DIALOGUE.task: lambda o, f: o["summary"],
+    prompts.AGREEMENT.task: lambda o, f: o["answer"] == "Yes",
+    prompts.SUMMARIZE_TRADE.task: _structured_trade,
+    prompts.COMPUTE_PAYOFF.task: lambda o, f: o["calculation"],
+    prompts.EXTRACT_PAYOFF.task: lambda o, f: float(o["value"]),
+    prompts.GUESS_FRUIT.task: lambda o, f: o["fruit"],
+}
+
+
+def parser_for(request: ChatRequest) -> Callable[[str], Any]:
+    """The parser of a request: its task's answer format when it is structured, else free text."""
+    t = request.task
+    if request.schema is None:
+        return PARSERS[t]
+    fmt = prompts.BOOK[t].answer_format(request.fields)
+    fields = request.fields
+    return lambda text: STRUCTURED_VALUES[t](fmt.read(text), fields)
+
+
 def _trade_text(p: Parsed[Any]) -> Any:
     """A failed trade summary still passes its raw text on to the payoff calls."""
     if p.fell_back:
@@ -125,7 +165,7 @@ FINISH: dict[str, Callable[[Parsed[Any]], Any]] = {prompts.SUMMARIZE_TRADE.task:
 def _call(request: ChatRequest) -> Call[Any]:
     """The engine Call of a fruit-trading request: parser, fallback and hook by task."""
     t = request.task
-    return Call(request, PARSERS[t], FALLBACKS[t], FINISH.get(t))
+    return Call(request, parser_for(request), FALLBACKS[t], FINISH.get(t))
 
 
 # --- state -------------------------------------------------------------------------------
@@ -151,6 +191,8 @@ class Config:
         the dialogue, and can recur across initialisations).
       pools: ``"per_init"`` or ``"shared"`` endowment and valuation pools
         (:data:`games.fruit_trading.rules.POOLINGS`).
+      structured: Ask for the tasks' JSON answers (the request carries the schema;
+        backends that can constrain decoding do); else free-text answers.
     """
 
     max_messages: int = 4
@@ -162,6 +204,7 @@ class Config:
     payoff_source: str = "llm"
     names: str = "random"
     pools: str = "per_init"
+    structured: bool = True
 
     def __post_init__(self) -> None:
         if self.names not in NAMINGS:
@@ -405,11 +448,12 @@ def _message_request(state: DialogueState, speaker: int, tone: str, seed: int) -
         "belief_trust": view.trust if believed else None,
         "steering": prompts.steering_text(tone, opponent, believed, view.trust, view.stance),
     }
+    structured = state.config.structured
     if not state.turns:
-        return prompts.OPENING.render(fields, seed=seed)
+        return prompts.OPENING.render(fields, seed=seed, structured=structured)
     fields["dialogue"] = state.dialogue_text()
     fields["turns"] = state.turn_dicts()
-    return prompts.MESSAGE.render(fields, seed=seed)
+    return prompts.MESSAGE.render(fields, seed=seed, structured=structured)
 
 
 def step(state: DialogueState, tone: str, seed: int) -> Step[DialogueState]:
@@ -423,6 +467,7 @@ def step(state: DialogueState, tone: str, seed: int) -> Step[DialogueState]:
     if tone not in TONES:
         raise ValueError(f"step: unknown tone {tone!r}; expected one of {TONES}")
     cfg = state.config
+    ask = {"seed": cfg.eval_seed, "structured": cfg.structured}
     speaker = state.next_speaker()
     text = yield _call(_message_request(state, speaker, tone, seed))
     state = dataclasses.replace(state, turns=state.turns + (Turn(speaker, tone, seed, text),))
@@ -431,15 +476,13 @@ def step(state: DialogueState, tone: str, seed: int) -> Step[DialogueState]:
     dialogue = state.dialogue_text()
 
     summary = yield _call(
-        prompts.SUMMARIZE_DIALOGUE.render(
-            {"dialogue": dialogue, "turns": turns}, seed=cfg.eval_seed
-        )
+        prompts.SUMMARIZE_DIALOGUE.render({"dialogue": dialogue, "turns": turns}, **ask)
     )
-    agreed = yield _call(prompts.AGREEMENT.render({"summary": summary}, seed=cfg.eval_seed))
+    agreed = yield _call(prompts.AGREEMENT.render({"summary": summary}, **ask))
     if agreed:
         names = state.names
         trade_req = prompts.SUMMARIZE_TRADE.render(
-            {"summary": summary, "player_a": names[0], "player_b": names[1]}, seed=cfg.eval_seed
+            {"summary": summary, "player_a": names[0], "player_b": names[1]}, **ask
         )
         trade_text = yield _call(trade_req)
         trade_text = trade_text if trade_text is not None else ""
@@ -452,17 +495,13 @@ def step(state: DialogueState, tone: str, seed: int) -> Step[DialogueState]:
                         "trade": trade_text,
                         "valuation": list(state.scenario.players[p].valuation),
                     },
-                    seed=cfg.eval_seed,
+                    **ask,
                 )
             )
             for p in range(2)
         ]
         values = yield [
-            _call(
-                prompts.EXTRACT_PAYOFF.render(
-                    {"name": names[p], "calculation": calc[p]}, seed=cfg.eval_seed
-                )
-            )
+            _call(prompts.EXTRACT_PAYOFF.render({"name": names[p], "calculation": calc[p]}, **ask))
             for p in range(2)
         ]
         exact, feasible = _exact_trade(trade_text, state)
@@ -485,7 +524,7 @@ def step(state: DialogueState, tone: str, seed: int) -> Step[DialogueState]:
                     "dialogue": dialogue,
                     "turns": turns,
                 },
-                seed=cfg.eval_seed,
+                **ask,
             )
         )
         record = GuessRecord(

@@ -11,9 +11,14 @@ run that cannot fit is refused in one line rather than after paid calls.
   paper's defaults: at most 877 nodes, 665 on average with the stand-in).
 * **Model calls.** About 1.2 per node (measured at the defaults with the
   stand-in: 47,658 requests for 39,912 nodes; cached requests are free).
-* **Memory.** Each node keeps its dialogue state (about 2.9 KB measured;
-  4 KiB counted) and each variant keeps its curves, 7 float64 values per tree
-  and recorded iteration (every iteration is recorded).
+* **Memory.** Each node keeps its dialogue state and each variant keeps its
+  curves, 7 float64 values per tree and recorded iteration (every iteration is
+  recorded) plus per-iteration arrays and their CSV rows. Calibrated with
+  ``benchmarks/estimates.py`` (peak RSS of real runs with the stand-in): about
+  0.9 KB per counted node at ``--max-messages 6`` (1.5 KiB counted: trees with
+  agreements are smaller than the maximum) and about 1.2 KB per iteration for
+  one initialisation and two variants (64 per-iteration values per variant
+  counted).
 """
 
 from __future__ import annotations
@@ -25,13 +30,13 @@ from games.fruit_trading.rules import TONES
 
 __all__ = ["WorkEstimate", "check_fits", "estimate_work"]
 
-#: Bytes counted per tree node (dialogue state, texts, tree arrays); measured 2.9 KB.
-BYTES_PER_NODE = 4096
+#: Bytes counted per tree node (dialogue state, texts, tree arrays); see the module docstring.
+BYTES_PER_NODE = 1536
 #: Model requests per node, measured at the paper's defaults with the stand-in.
 CALLS_PER_NODE = 1.2
 #: Interpreter, libraries and compiled kernels.
 BASE_BYTES = 400 * 2**20
-#: Largest subgame a run may build (4 KiB a node: 400 GB). Beyond it the count is not
+#: Largest subgame a run may build (1.5 KiB a node: 150 GB). Beyond it the count is not
 #: even computed: ``--max-messages 1000000`` is refused at once instead of hanging.
 MAX_TREE_NODES = 10**8
 

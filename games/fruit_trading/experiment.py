@@ -163,6 +163,7 @@ class ExperimentSettings:
         whole-game study always uses shared pools).
       processes: Worker processes for the CFR solves (``solvers.cfr_curves``):
         1 solves here, None uses every core when the work is large enough.
+      structured: Ask for JSON answers under each task's schema (``--structured on``).
     """
 
     inits: int = 30
@@ -186,6 +187,7 @@ class ExperimentSettings:
     processes: int | None = None
     names: str = "random"
     pools: str = "per_init"
+    structured: bool = True
 
     def __post_init__(self) -> None:
         if self.inits < 1:
@@ -473,6 +475,7 @@ def run_experiment(
             payoff_source=settings.payoff,
             names=settings.names,
             pools=settings.pools,
+            structured=settings.structured,
         )
         stats = ParseStats()
         slug = variant.replace("+", "_")

@@ -78,6 +78,7 @@ DEFAULT_PARAMS: dict[str, Any] = {
     "payoff": "llm",
     "names": "random",
     "pools": "per_init",
+    "structured": True,
     "backend": "scripted",
     "cache": "",
 }
@@ -134,6 +135,7 @@ class FruitTradingGame(EngineGame[DialogueState]):
             payoff_source=str(p["payoff"]),
             names=str(p["names"]),
             pools=str(p["pools"]),
+            structured=bool(p["structured"]),
         )
         self.setup_logic(
             DialogueLogic(self.config),

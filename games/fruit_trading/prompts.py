@@ -9,9 +9,48 @@ sentences are gt-llm's own. The steering lines follow the paper's formats:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
+from games.fruit_trading.rules import FRUITS, PAYOFF_BOUND
+from gt_llm.answers import AnswerFormat, choice, integer, nested, text
 from gt_llm.prompts import PromptBook, PromptTemplate
+
+# --- structured answers: one format per task (the schema and the validator) ----------
+
+#: Largest count of one fruit a trade summary may name: two players' largest endowments.
+MAX_TRADE_COUNT = 4
+#: Legal payoff values: whole numbers within what any trade can pay.
+PAYOFF_VALUES = range(-PAYOFF_BOUND, PAYOFF_BOUND + 1)
+#: The two answers of the agreement question.
+YES_NO = ("Yes", "No")
+
+
+def _chars(max_tokens: int) -> int:
+    """Characters of free text that fit in a task's token bound (about two per token)."""
+    return 2 * (max_tokens - 16)
+
+
+def _basket(name: str) -> Any:
+    return nested(name, [integer(f, range(MAX_TRADE_COUNT + 1)) for f in FRUITS])
+
+
+def trade_answer(fields: Mapping[str, Any]) -> AnswerFormat:
+    """The trade summary: for each of the two players, the fruit received and given."""
+    return AnswerFormat(
+        tuple(
+            nested(str(fields[k]), [_basket("receives"), _basket("gives")])
+            for k in ("player_a", "player_b")
+        )
+    )
+
+
+MESSAGE_ANSWER = AnswerFormat((text("message", _chars(256)),))
+SUMMARY_ANSWER = AnswerFormat((text("summary", _chars(160)),))
+AGREEMENT_ANSWER = AnswerFormat((choice("answer", YES_NO), text("reason", _chars(60))))
+CALCULATION_ANSWER = AnswerFormat((text("calculation", _chars(200)),))
+PAYOFF_ANSWER = AnswerFormat((integer("value", PAYOFF_VALUES),))
+GUESS_ANSWER = AnswerFormat((choice("fruit", FRUITS),))
 
 MESSAGE_HEADER = "#####\nTrade Proposal Message:\nfrom: {sender}\nto: {receiver}\n#####\n\n{text}"
 
@@ -35,6 +74,8 @@ OPENING = PromptTemplate(
     extra_fields=("endowment", "valuation", "tone", "believed_fruits", "belief_trust"),
     temperature=1.0,
     max_tokens=256,
+    answer=MESSAGE_ANSWER,
+    answer_line='Answer with a JSON object with the key "message" (your message).',
 )
 
 MESSAGE = PromptTemplate(
@@ -51,6 +92,8 @@ MESSAGE = PromptTemplate(
     extra_fields=("endowment", "valuation", "tone", "believed_fruits", "belief_trust", "turns"),
     temperature=1.0,
     max_tokens=256,
+    answer=MESSAGE_ANSWER,
+    answer_line='Answer with a JSON object with the key "message" (your message).',
 )
 
 SUMMARIZE_DIALOGUE = PromptTemplate(
@@ -64,6 +107,8 @@ SUMMARIZE_DIALOGUE = PromptTemplate(
     extra_fields=("turns",),
     temperature=0.0,
     max_tokens=160,
+    answer=SUMMARY_ANSWER,
+    answer_line='Answer with a JSON object with the key "summary" (your summary).',
 )
 
 AGREEMENT = PromptTemplate(
@@ -77,6 +122,10 @@ AGREEMENT = PromptTemplate(
     ),
     temperature=0.0,
     max_tokens=60,
+    answer=AGREEMENT_ANSWER,
+    answer_line=(
+        'Answer with a JSON object with the keys "answer" (Yes or No) and "reason" (one sentence).'
+    ),
 )
 
 SUMMARIZE_TRADE = PromptTemplate(
@@ -91,6 +140,11 @@ SUMMARIZE_TRADE = PromptTemplate(
     ),
     temperature=0.0,
     max_tokens=80,
+    answer=trade_answer,
+    answer_line=(
+        "Answer with a JSON object with one key per player ({player_a} and {player_b}), "
+        'each holding "receives" and "gives": the numbers of apples, bananas and oranges.'
+    ),
 )
 
 COMPUTE_PAYOFF = PromptTemplate(
@@ -106,6 +160,11 @@ COMPUTE_PAYOFF = PromptTemplate(
     extra_fields=("valuation",),
     temperature=0.0,
     max_tokens=200,
+    answer=CALCULATION_ANSWER,
+    answer_line=(
+        'Answer with a JSON object with the key "calculation" (your calculation, ending '
+        "with the value line)."
+    ),
 )
 
 EXTRACT_PAYOFF = PromptTemplate(
@@ -117,6 +176,8 @@ EXTRACT_PAYOFF = PromptTemplate(
     ),
     temperature=0.0,
     max_tokens=10,
+    answer=PAYOFF_ANSWER,
+    answer_line='Answer with a JSON object with the key "value" (the number).',
 )
 
 GUESS_FRUIT = PromptTemplate(
@@ -131,6 +192,8 @@ GUESS_FRUIT = PromptTemplate(
     extra_fields=("turns",),
     temperature=0.0,
     max_tokens=5,
+    answer=GUESS_ANSWER,
+    answer_line=('Answer with a JSON object with the key "fruit" (apples, bananas or oranges).'),
 )
 
 BOOK = PromptBook(

@@ -73,6 +73,7 @@ from games.fruit_trading.rules import (
     trade_summary_lines,
 )
 from gt_llm.backends.scripted import register_scripted_task
+from gt_llm.parsing import parse_choice, parse_number, parse_yes_no
 
 Basket = tuple[int, int, int]
 
@@ -591,6 +592,47 @@ def guess_fruit(fields: Mapping[str, Any], rng: np.random.Generator) -> str:
     return FRUITS[k].capitalize() + "."
 
 
+# --- the same answers as JSON (structured requests) ------------------------------------
+
+
+def _first_sentence_rest(text: str) -> str:
+    head, _, rest = text.strip().partition(".")
+    return rest.strip() or head.strip()
+
+
+def _trade_json(text: str, fields: Mapping[str, Any]) -> dict[str, Any]:
+    names = (str(fields["player_a"]), str(fields["player_b"]))
+    trade = parse_trade_lines(text, names)
+    return {
+        names[p]: {
+            "receives": dict(zip(FRUITS, trade.receives(p), strict=True)),
+            "gives": dict(zip(FRUITS, trade.gives[p], strict=True)),
+        }
+        for p in range(2)
+    }
+
+
+def _payoff_json(text: str, fields: Mapping[str, Any]) -> dict[str, Any]:
+    value = parse_number(text)
+    if not value.is_integer():
+        raise ValueError(f"not a whole number: {value}")
+    return {"value": int(value)}
+
+
+AS_JSON: dict[str, Any] = {
+    "fruit_trading.opening": lambda t, f: {"message": t.strip()},
+    "fruit_trading.message": lambda t, f: {"message": t.strip()},
+    "fruit_trading.summarize_dialogue": lambda t, f: {"summary": t.strip()},
+    "fruit_trading.agreement": lambda t, f: {
+        "answer": "Yes" if parse_yes_no(t) else "No",
+        "reason": _first_sentence_rest(t),
+    },
+    "fruit_trading.summarize_trade": _trade_json,
+    "fruit_trading.compute_payoff": lambda t, f: {"calculation": t.strip()},
+    "fruit_trading.extract_payoff": _payoff_json,
+    "fruit_trading.guess_fruit": lambda t, f: {"fruit": parse_choice(t, FRUITS)},
+}
+
 # What each task reads, and what seeds its noise. The belief ("believed_fruits",
 # "belief_trust") is read but does not seed: it acts only through the rules. Prompt texts ("steering",
 # "private_info", "dialogue") are never read: the typed fields carry the same facts.
@@ -615,4 +657,6 @@ for _task, _handler, _reads, _seeded_by in (
     ("fruit_trading.extract_payoff", extract_payoff, ("calculation",), None),
     ("fruit_trading.guess_fruit", guess_fruit, ("opponent", "turns"), None),
 ):
-    register_scripted_task(_task, _handler, reads=_reads, seeded_by=_seeded_by)
+    register_scripted_task(
+        _task, _handler, reads=_reads, seeded_by=_seeded_by, as_json=AS_JSON[_task]
+    )

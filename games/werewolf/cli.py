@@ -153,6 +153,7 @@ def _one_game(args, config, seed: int, model, *, log, on_record=None, seats=None
         history_limit=args.history,
         max_concurrency=args.concurrency,
         log_prompts=args.log_prompts,
+        structured=args.structured == "on",
     )
     return result, table.tracker.summary()
 
@@ -211,7 +212,9 @@ def _play_many(args: argparse.Namespace, config, model, write: Writer, run) -> i
     logs = out / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     seeds = [args.seed + i for i in range(args.games)]
-    remote = model is not None and model.backend != "scripted"
+    # Games at a time only help when calls wait on a server; an in-process model
+    # (scripted, local) answers one call at a time anyway.
+    remote = model is not None and model.remote
     jobs = min(args.jobs or 4, args.games) if remote else 1
     start = time.perf_counter()
     hits0 = _cache_stats(model)

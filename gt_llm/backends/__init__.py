@@ -1,4 +1,4 @@
-"""Built-in backends: ``scripted``, ``groq`` and ``openai``.
+"""Built-in backends: ``scripted``, ``local``, ``groq`` and ``openai``.
 
 Vendor SDKs are imported lazily, inside the factories, so that importing
 gt_llm never needs them.
@@ -23,6 +23,28 @@ def _scripted(rest: str, **options: Any) -> ChatModel:
             f"load_model: the scripted backend takes no options, got {sorted(options)}"
         )
     return ScriptedModel(rest)
+
+
+def _local(rest: str, **options: Any) -> ChatModel:
+    from gt_llm.backends.local import LocalModel
+
+    return LocalModel(rest or None, **options)
+
+
+def _local_description() -> str:
+    from gt_llm.backends.local import BUNDLED_MODEL, bundled_model_path
+
+    path = bundled_model_path()
+    where = path if path is not None else "model file not installed"
+    return (
+        f"{BUNDLED_MODEL} in-process via llama.cpp, offline ({where}); local:PATH.gguf for others"
+    )
+
+
+def _local_check() -> str | None:
+    from gt_llm.backends.local import check_installed
+
+    return check_installed()
 
 
 def _groq(rest: str, **options: Any) -> ChatModel:
@@ -77,6 +99,13 @@ register_backend(
     _scripted,
     description="deterministic rule-based stand-in, offline (not an LLM)",
     example="scripted",
+)
+register_backend(
+    "local",
+    _local,
+    description=_local_description(),
+    example="local",
+    check=_local_check,
 )
 register_backend(
     "groq",

@@ -35,6 +35,20 @@ KEY_VARIABLE = "GROQ_API_KEY"
 
 DEFAULT_BASE_URL = "https://api.groq.com"
 
+#: Groq models whose API accepts ``response_format`` of type ``json_schema`` (Groq's
+#: structured-outputs list; exact names). For the others a structured request is sent
+#: with its prompt alone, which asks for the JSON answer.
+JSON_SCHEMA_MODELS = frozenset(
+    {
+        "openai/gpt-oss-20b",
+        "openai/gpt-oss-120b",
+        "moonshotai/kimi-k2-instruct",
+        "moonshotai/kimi-k2-instruct-0905",
+        "meta-llama/llama-4-maverick-17b-128e-instruct",
+        "meta-llama/llama-4-scout-17b-16e-instruct",
+    }
+)
+
 
 def default_base_url() -> str:
     """The server the SDK uses when no ``base_url`` is given: ``$GROQ_BASE_URL`` or Groq's."""
@@ -109,6 +123,7 @@ class GroqModel(RemoteChatModel):
         )
         self.base_url = public_spec(str(self._client.base_url).rstrip("/"))
         self.url = f"{self.base_url}/openai/v1/chat/completions"
+        self.sends_schema = self.model in JSON_SCHEMA_MODELS
 
     def _send(self, request: ChatRequest, *, timeout: float) -> bytes:
         payload = self.payload(request)

@@ -92,6 +92,16 @@ def parse_chat_completion(body: bytes | str, *, where: str) -> tuple[str, Usage]
     return content, usage
 
 
+def response_format(task: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """OpenAI's ``response_format`` for a JSON schema (vLLM, llama.cpp server, OpenAI, Groq).
+
+    ``strict`` is left off: strict mode rejects keywords the answer formats use
+    (``maxLength``), and the parser validates every answer anyway.
+    """
+    name = "".join(c if c.isalnum() or c in "_-" else "_" for c in task)[:64] or "answer"
+    return {"type": "json_schema", "json_schema": {"name": name, "schema": schema}}
+
+
 def _as_int(value: Any) -> int:
     try:
         return max(0, int(value))
@@ -245,15 +255,28 @@ class RemoteChatModel(ChatModel):
     def _describe(self, exc: BaseException) -> str:
         """A one-line description of an exception raised by :meth:`_send`."""
 
+    #: Whether the server constrains decoding to a JSON schema sent as ``response_format``.
+    sends_schema: bool = True
+
     def payload(self, request: ChatRequest) -> dict[str, Any]:
-        """The chat-completions request body for ``request``."""
-        return {
+        """The chat-completions request body for ``request``.
+
+        A structured request (one with a schema) adds OpenAI's
+        ``response_format: {"type": "json_schema", ...}`` when the server
+        supports it (:attr:`sends_schema`); otherwise its prompt alone asks for
+        the JSON answer. The parser validates the answer either way.
+        """
+        body: dict[str, Any] = {
             "model": self.model,
             "messages": [m.to_dict() for m in request.messages],
             "seed": request.seed,
             "temperature": request.temperature,
             "max_tokens": request.max_tokens,
         }
+        schema = request.schema_dict()
+        if schema is not None and self.sends_schema:
+            body["response_format"] = response_format(request.task, schema)
+        return body
 
     def _too_large(self, size: int, what: str) -> AnswerTooLargeError:
         return AnswerTooLargeError(

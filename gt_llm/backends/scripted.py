@@ -24,6 +24,13 @@ answers. A handler declares what it depends on:
 Without declarations (``reads=None``) the handler gets every field and all of
 them seed the generator.
 
+Structured requests (with a JSON schema, :mod:`gt_llm.answers`) get the same
+answer as JSON: a task registered with ``as_json`` has its text turned into
+the JSON object of the task's answer format (the value the free-text parser
+would read, so results do not depend on the mode); a text that the free-text
+parser would reject stays as it is, and fails the structured parser the same
+way. Tasks whose handlers already write JSON need no ``as_json``.
+
 Its output is never an LLM result; results it produces are labelled with the
 model name ``scripted:rules-v2``. The version is bumped whenever the rules
 change, because the call cache is keyed on the model name: old answers are
@@ -35,6 +42,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
@@ -43,9 +51,15 @@ from typing import Any
 import numpy as np
 
 from gt_llm.chat import ChatModel, ChatRequest, ChatResponse, Usage
+from gt_llm.errors import ParseError
+
+logger = logging.getLogger(__name__)
 
 #: ``handler(fields, rng) -> text``.
 ScriptedHandler = Callable[[Mapping[str, Any], np.random.Generator], str]
+#: ``as_json(text, fields) -> answer object``; raises ParseError or ValueError when the
+#: text carries no valid answer.
+JsonConverter = Callable[[str, Mapping[str, Any]], Mapping[str, Any]]
 
 SCRIPTED_MODEL_NAME = "rules-v2"
 
@@ -59,11 +73,14 @@ class ScriptedTask:
       reads: Fields the handler is given (``None``: all of them).
       seeded_by: Fields hashed into the generator's seed (``None``: all that
         are read).
+      as_json: Turns the handler's text into the structured answer (``None``:
+        the text is already the JSON answer).
     """
 
     handler: ScriptedHandler
     reads: tuple[str, ...] | None = None
     seeded_by: tuple[str, ...] | None = None
+    as_json: JsonConverter | None = None
 
     def visible_fields(self, request: ChatRequest) -> Mapping[str, Any]:
         """The request's fields the handler may read (read-only)."""
@@ -107,6 +124,7 @@ def register_scripted_task(
     *,
     reads: Sequence[str] | None = None,
     seeded_by: Sequence[str] | None = None,
+    as_json: JsonConverter | None = None,
 ) -> None:
     """Registers the scripted answer for ``task`` (re-registering replaces it).
 
@@ -118,6 +136,8 @@ def register_scripted_task(
       seeded_by: The fields whose values seed the generator; must be among
         ``reads``. Default: all of ``reads``. Leave out a field that should
         act only through the rules (see the module docstring).
+      as_json: ``as_json(text, fields) -> object``: the structured answer of a
+        request with a schema (see the module docstring).
 
     Raises:
       ValueError: ``seeded_by`` names a field that is not read.
@@ -129,7 +149,7 @@ def register_scripted_task(
             f"register_scripted_task({task!r}): seeded_by names fields that are not read: "
             f"{sorted(set(s) - set(r))}; add them to reads= or drop them"
         )
-    _TASKS[task] = ScriptedTask(handler=handler, reads=r, seeded_by=s)
+    _TASKS[task] = ScriptedTask(handler=handler, reads=r, seeded_by=s, as_json=as_json)
 
 
 def scripted_tasks() -> list[str]:
@@ -194,6 +214,14 @@ class ScriptedModel(ChatModel):
         start = time.perf_counter()
         reg = scripted_task(request.task)
         text = reg.handler(reg.visible_fields(request), request_rng(request))
+        if request.schema is not None and reg.as_json is not None:
+            try:
+                text = json.dumps(dict(reg.as_json(text, request.fields)), ensure_ascii=False)
+            except (ParseError, ValueError) as err:
+                # Kept as written: the structured parser rejects it as the free-text one would.
+                logger.debug(
+                    "scripted %s: no structured answer in %.80r (%s)", request.task, text, err
+                )
         prompt_tokens = sum(_approx_tokens(m.content) for m in request.messages)
         return ChatResponse(
             text=text,

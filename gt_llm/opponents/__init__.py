@@ -50,6 +50,9 @@ from gt_llm.opponents.extraction import (
     parse_identity_judgments,
     parse_intents,
     parse_relevance,
+    read_identity_judgments,
+    read_intents,
+    read_relevance,
     rerank_request,
 )
 from gt_llm.opponents.gratr import GratrModel, make_gratr
@@ -155,6 +158,9 @@ __all__ = [
     "parse_identity_judgments",
     "parse_intents",
     "parse_relevance",
+    "read_identity_judgments",
+    "read_intents",
+    "read_relevance",
     "register_opponent_model",
     "rerank_request",
     "stance_of",

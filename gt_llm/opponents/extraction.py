@@ -36,6 +36,7 @@ from typing import Generic, Literal, TypeVar
 from gt_llm.chat import ChatModel, ChatRequest
 from gt_llm.errors import ParseError
 from gt_llm.opponents.base import UNSURE, Evidence
+from gt_llm.opponents.prompts import INTENT_TYPES as _INTENT_TYPES
 from gt_llm.opponents.prompts import OPPONENT_PROMPTS
 from gt_llm.parsing import ParsePolicy, ParseStats, complete_parsed, parse_number
 
@@ -45,7 +46,7 @@ T = TypeVar("T")
 ActKind = Literal["claim", "accuse", "defend", "share_check", "reveal", "nothing"]
 ACT_KINDS: tuple[str, ...] = ("claim", "accuse", "defend", "share_check", "reveal", "nothing")
 
-INTENT_TYPES: tuple[str, ...] = ("Attack", "Defend", "Deceive")
+INTENT_TYPES: tuple[str, ...] = _INTENT_TYPES
 #: Sign of the credibility of each intent type (GRATR Sect. 3.2: negative = hostile).
 INTENT_SIGN: dict[str, float] = {"Attack": -1.0, "Defend": 1.0, "Deceive": -1.0}
 
@@ -224,6 +225,39 @@ def parse_intents(
     return _finish(items, skipped, text, "[Role1][Type][Role2][Reason][Score]", strict)
 
 
+def read_identity_judgments(request: ChatRequest, text: str) -> ParsedRecords[IdentityJudgment]:
+    """The records of a structured identity answer, validated by the task's answer format.
+
+    Raises:
+      ParseError: not a JSON object of the format (players and identities among
+        the request's options, confidences whole numbers from 0 to 10).
+    """
+    fmt = OPPONENT_PROMPTS["opponents.identity"].answer_format(request.fields)
+    return ParsedRecords(
+        tuple(
+            IdentityJudgment(r["player"], r["identity"], float(r["confidence"]), r["analysis"])
+            for r in fmt.read(text)["judgments"]
+        )
+    )
+
+
+def read_intents(request: ChatRequest, text: str) -> ParsedRecords[Intent]:
+    """The records of a structured intent answer (as :func:`read_identity_judgments`)."""
+    fmt = OPPONENT_PROMPTS["opponents.intent"].answer_format(request.fields)
+    return ParsedRecords(
+        tuple(
+            Intent(r["actor"], r["type"], r["target"], r["reason"], float(r["score"]))
+            for r in fmt.read(text)["intents"]
+        )
+    )
+
+
+def read_relevance(request: ChatRequest, text: str) -> float:
+    """The relevance of a structured rerank answer (a whole number from 0 to 10)."""
+    fmt = OPPONENT_PROMPTS["opponents.rerank"].answer_format(request.fields)
+    return float(fmt.read(text)["relevance"])
+
+
 def judgments_to_evidence(
     judgments: Sequence[IdentityJudgment],
     *,
@@ -309,6 +343,7 @@ def identity_request(
     statement: str,
     act: SpeechAct,
     seed: int = 0,
+    structured: bool = False,
 ) -> ChatRequest:
     """The identity-judgment request (task ``opponents.identity``).
 
@@ -322,13 +357,14 @@ def identity_request(
       statement: The statement text.
       act: Its structured speech act.
       seed: Sampling seed.
+      structured: Ask for the JSON answer (the request carries its schema).
     """
     fields = _common_fields(
         players=players, self_id=self_id, self_role=self_role, statement=statement, act=act
     )
     fields |= {"options": list(identities), "options_text": ", ".join(identities)}
     fields |= _liar_fields(unique, impostor)
-    return OPPONENT_PROMPTS.render("opponents.identity", fields, seed=seed)
+    return OPPONENT_PROMPTS.render("opponents.identity", fields, seed=seed, structured=structured)
 
 
 def intent_request(
@@ -341,13 +377,14 @@ def intent_request(
     statement: str,
     act: SpeechAct,
     seed: int = 0,
+    structured: bool = False,
 ) -> ChatRequest:
     """The intent request (task ``opponents.intent``); arguments as :func:`identity_request`."""
     fields = _common_fields(
         players=players, self_id=self_id, self_role=self_role, statement=statement, act=act
     )
     fields |= _liar_fields(unique, impostor)
-    return OPPONENT_PROMPTS.render("opponents.intent", fields, seed=seed)
+    return OPPONENT_PROMPTS.render("opponents.intent", fields, seed=seed, structured=structured)
 
 
 def rerank_request(
@@ -359,6 +396,7 @@ def rerank_request(
     step: int,
     message: str,
     seed: int = 0,
+    structured: bool = False,
 ) -> ChatRequest:
     """The relevance-scoring request of the rerank baseline (task ``opponents.rerank``)."""
     fields = {
@@ -370,7 +408,7 @@ def rerank_request(
         "step": int(step),
         "message": message,
     }
-    return OPPONENT_PROMPTS.render("opponents.rerank", fields, seed=seed)
+    return OPPONENT_PROMPTS.render("opponents.rerank", fields, seed=seed, structured=structured)
 
 
 def extract_statement_evidence(
@@ -388,6 +426,7 @@ def extract_statement_evidence(
     seed: int = 0,
     policy: ParsePolicy | None = None,
     stats: ParseStats | None = None,
+    structured: bool = False,
 ) -> tuple[Evidence, ...]:
     """Algorithm 1, line 1: asks both extraction prompts about one statement.
 
@@ -396,6 +435,8 @@ def extract_statement_evidence(
     (logged and counted in ``stats`` by :mod:`gt_llm.parsing`) after that.
     Identity judgments come from the speaker's statement (``actor`` = speaker),
     except for a moderator's ``reveal``, whose judgments are certain facts.
+    With ``structured`` both requests ask for the JSON records, read by
+    :func:`read_identity_judgments` and :func:`read_intents`.
 
     Returns:
       The identity evidence followed by the intent evidence.
@@ -411,18 +452,24 @@ def extract_statement_evidence(
         seed=seed,
     )
     none: ParsedRecords = ParsedRecords(())
+    ident_req = identity_request(identities=identities, structured=structured, **common)
+    inten_req = intent_request(structured=structured, **common)
     ident = complete_parsed(
         chat,
-        identity_request(identities=identities, **common),
-        lambda t: parse_identity_judgments(t, players=players, identities=identities),
+        ident_req,
+        (lambda t: read_identity_judgments(ident_req, t))
+        if structured
+        else (lambda t: parse_identity_judgments(t, players=players, identities=identities)),
         fallback=lambda _r: none,
         policy=policy,
         stats=stats,
     ).value
     inten = complete_parsed(
         chat,
-        intent_request(**common),
-        lambda t: parse_intents(t, players=players),
+        inten_req,
+        (lambda t: read_intents(inten_req, t))
+        if structured
+        else (lambda t: parse_intents(t, players=players)),
         fallback=lambda _r: none,
         policy=policy,
         stats=stats,
@@ -461,5 +508,8 @@ __all__ = [
     "parse_identity_judgments",
     "parse_intents",
     "parse_relevance",
+    "read_identity_judgments",
+    "read_intents",
+    "read_relevance",
     "rerank_request",
 ]

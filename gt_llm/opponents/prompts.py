@@ -6,6 +6,10 @@
   ``[Role1][Type][Role2][Reason][Score]`` (Attack / Defend / Deceive);
 * ``opponents.rerank`` — the rerank baseline's relevance score, ``Relevance: N``.
 
+Each task also declares its structured answer (:mod:`gt_llm.answers`): the
+same records as JSON lists whose players, identities and intent types are the
+request's own options and whose scores are whole numbers from 0 to 10.
+
 The line formats are the paper's; the sentences are ours. The reasoning
 prompt of appendix 3 belongs to each game's prompt book: it is rendered from
 the :class:`~gt_llm.opponents.base.PromptFields` every opponent model gives.
@@ -14,7 +18,47 @@ Requests are built by :mod:`gt_llm.opponents.extraction`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
+from gt_llm.answers import AnswerFormat, choice, integer, items, text
+from gt_llm.opponents.base import UNSURE
 from gt_llm.prompts import PromptBook, PromptTemplate
+
+#: GRATR's intent types (appendix 2).
+INTENT_TYPES: tuple[str, ...] = ("Attack", "Defend", "Deceive")
+#: Scores, confidences and relevances: whole numbers from 0 to 10.
+SCORES = range(11)
+#: Longest analysis or reason in a structured record.
+REASON_CHARS = 120
+
+
+def identity_answer(fields: Mapping[str, Any]) -> AnswerFormat:
+    """``{"judgments": [{"player", "identity", "confidence", "analysis"}, ...]}``."""
+    players = [str(p) for p in fields["players"]]
+    record = [
+        choice("player", players),
+        choice("identity", [str(o) for o in fields["options"]] + [UNSURE]),
+        integer("confidence", SCORES),
+        text("analysis", REASON_CHARS),
+    ]
+    return AnswerFormat((items("judgments", record, max_items=len(players)),))
+
+
+def intent_answer(fields: Mapping[str, Any]) -> AnswerFormat:
+    """``{"intents": [{"actor", "type", "target", "reason", "score"}, ...]}``."""
+    players = [str(p) for p in fields["players"]]
+    record = [
+        choice("actor", players),
+        choice("type", INTENT_TYPES),
+        choice("target", players),
+        text("reason", REASON_CHARS),
+        integer("score", SCORES),
+    ]
+    return AnswerFormat((items("intents", record, max_items=len(players)),))
+
+
+RERANK_ANSWER = AnswerFormat((integer("relevance", SCORES),))
 
 _IDENTITY_SYSTEM = (
     "You read statements made in a social deduction game and infer the hidden identities of "
@@ -79,6 +123,12 @@ OPPONENT_PROMPTS = PromptBook(
             extra_fields=("players", "options", "unique", "act"),
             temperature=0.3,
             max_tokens=400,
+            answer=identity_answer,
+            answer_line=(
+                'Answer with a JSON object with the key "judgments": a list with one object '
+                'per player (keys "player", "identity", "confidence", "analysis"), empty if '
+                "the statement tells you nothing."
+            ),
         ),
         PromptTemplate(
             task="opponents.intent",
@@ -87,6 +137,12 @@ OPPONENT_PROMPTS = PromptBook(
             extra_fields=("players", "unique", "act"),
             temperature=0.3,
             max_tokens=400,
+            answer=intent_answer,
+            answer_line=(
+                'Answer with a JSON object with the key "intents": a list with one object '
+                'per player concerned (keys "actor", "type", "target", "reason", "score"), '
+                "empty if the statement concerns nobody."
+            ),
         ),
         PromptTemplate(
             task="opponents.rerank",
@@ -95,8 +151,10 @@ OPPONENT_PROMPTS = PromptBook(
             extra_fields=("focus",),
             temperature=0.0,
             max_tokens=16,
+            answer=RERANK_ANSWER,
+            answer_line='Answer with a JSON object with the key "relevance" (N).',
         ),
     ]
 )
 
-__all__ = ["OPPONENT_PROMPTS"]
+__all__ = ["INTENT_TYPES", "OPPONENT_PROMPTS", "RERANK_ANSWER", "identity_answer", "intent_answer"]

@@ -107,8 +107,60 @@ def scripted_rerank(fields: Mapping[str, Any], rng: np.random.Generator) -> str:
     return f"Relevance: {min(score, 10)}"
 
 
-register_scripted_task("opponents.identity", scripted_identity)
-register_scripted_task("opponents.intent", scripted_intent)
-register_scripted_task("opponents.rerank", scripted_rerank)
+def _whole(x: float) -> int:
+    if not float(x).is_integer():
+        raise ValueError(f"not a whole number: {x}")
+    return int(x)
+
+
+def identity_json(text: str, fields: Mapping[str, Any]) -> dict[str, Any]:
+    """The structured form of a bracket-line identity answer (same records)."""
+    from gt_llm.opponents.extraction import parse_identity_judgments
+
+    parsed = parse_identity_judgments(
+        text, players=list(fields["players"]), identities=list(fields["options"]), strict=True
+    )
+    return {
+        "judgments": [
+            {
+                "player": j.player,
+                "identity": j.identity,
+                "confidence": _whole(j.confidence),
+                "analysis": j.analysis,
+            }
+            for j in parsed.items
+        ]
+    }
+
+
+def intent_json(text: str, fields: Mapping[str, Any]) -> dict[str, Any]:
+    """The structured form of a bracket-line intent answer (same records)."""
+    from gt_llm.opponents.extraction import parse_intents
+
+    parsed = parse_intents(text, players=list(fields["players"]), strict=True)
+    return {
+        "intents": [
+            {
+                "actor": i.actor,
+                "type": i.type,
+                "target": i.target,
+                "reason": i.reason,
+                "score": _whole(i.score),
+            }
+            for i in parsed.items
+        ]
+    }
+
+
+def rerank_json(text: str, fields: Mapping[str, Any]) -> dict[str, Any]:
+    """The structured form of a ``Relevance: N`` answer."""
+    from gt_llm.opponents.extraction import parse_relevance
+
+    return {"relevance": _whole(parse_relevance(text))}
+
+
+register_scripted_task("opponents.identity", scripted_identity, as_json=identity_json)
+register_scripted_task("opponents.intent", scripted_intent, as_json=intent_json)
+register_scripted_task("opponents.rerank", scripted_rerank, as_json=rerank_json)
 
 __all__ = ["scripted_identity", "scripted_intent", "scripted_rerank"]

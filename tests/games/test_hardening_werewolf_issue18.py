@@ -293,3 +293,15 @@ def test_four_werewolf_series_sharing_a_cache_pay_each_distinct_call_once(tmp_pa
     distinct = conn.execute("SELECT COUNT(*) FROM calls").fetchone()[0]
     conn.close()
     assert distinct > 1000 and requests == distinct
+
+
+def test_force_on_a_solve_whose_games_never_reach_the_day_deletes_nothing(tmp_path):
+    out = tmp_path / "solve"
+    base = ("werewolf", "solve", "--days", "1", "--iterations", "5", "--models", "none",
+            "--no-progress", "--out", str(out))  # fmt: skip
+    code, _, err = run_main(*base)
+    assert code == 0, err
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    code, _, err = run_main(*base, "--day", "9", "--force")  # no game lasts 9 days
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before

@@ -183,7 +183,10 @@ class _ArenaTable(LLMTable):
         settings: BeliefSettings,
         max_concurrency: int | None,
         log_prompts: bool = False,
+        structured: bool = True,
     ) -> None:
+        # One switch for every call of the table: the players' and GRATR's extraction.
+        settings = dataclasses.replace(settings, structured=structured)
         super().__init__(
             chat,
             config,
@@ -192,6 +195,7 @@ class _ArenaTable(LLMTable):
             history_limit=settings.k,
             max_concurrency=max_concurrency,
             log_prompts=log_prompts,
+            structured=structured,
         )
         self.wolf_model = wolf_model
         self.leader_model = leader_model
@@ -271,8 +275,11 @@ def play_arena_game(
     log: str | Path | None = None,
     max_concurrency: int | None = None,
     log_prompts: bool = False,
+    structured: bool = True,
 ) -> tuple[ArenaGame, DeceptionSummary]:
     """Plays one arena game (:mod:`games.werewolf.arena.runner`).
+
+    ``structured`` asks every LLM call for its JSON answer under the task's schema.
 
     Returns:
       What the reports need, and the game's deception summary.
@@ -289,6 +296,7 @@ def play_arena_game(
         settings=settings or BeliefSettings(),
         max_concurrency=max_concurrency,
         log_prompts=log_prompts,
+        structured=structured,
     )
     glog = runner.GameLog(log) if log is not None else None
     try:

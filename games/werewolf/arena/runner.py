@@ -166,6 +166,7 @@ def _run_pairs(args, run, chat, config, models, settings, write, partial_path) -
                     log=log,
                     max_concurrency=args.concurrency,
                     log_prompts=args.log_prompts,
+                    structured=args.structured == "on",
                 )
                 games.append(game)
                 deception.append(dec)

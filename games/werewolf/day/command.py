@@ -80,6 +80,7 @@ def _run(args: argparse.Namespace) -> int:
         retry_budget=args.retry_budget,
         max_answer_bytes=args.max_answer_bytes,
         progress=not args.no_progress,
+        structured=args.structured == "on",
     )
     # The game's precondition (enough games reach the day), the backend, key and cache,
     # all before the folder is touched; then the manifest (complete: false), refusal of a

@@ -48,6 +48,7 @@ DEFAULT_PARAMS: dict[str, Any] = {
     "tones": "/".join(DEFAULT_TONES),
     "acts": "/".join(DEFAULT_ACTS),
     "num_seeds": 2,
+    "structured": True,
     "backend": "scripted",
     "cache": "",
 }
@@ -77,6 +78,7 @@ def settings_from_params(params: dict[str, Any]) -> DaySettings:
         opponent_model=str(p["opponent_model"]),
         abstraction=Abstraction(tones=str(p["tones"]), acts=str(p["acts"])),
         num_seeds=int(p["num_seeds"]),
+        structured=bool(p["structured"]),
     )
 
 

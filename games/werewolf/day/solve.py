@@ -109,6 +109,7 @@ class SolveSettings:
       retry_budget: Total seconds a call may spend on retries (remote backends).
       max_answer_bytes: Largest answer accepted (remote backends).
       progress: Show progress bars.
+      structured: Ask for JSON answers under each task's schema (``--structured on``).
     """
 
     preset: str = "arena"
@@ -132,6 +133,7 @@ class SolveSettings:
     retry_budget: float | None = None
     max_answer_bytes: int | None = None
     progress: bool = True
+    structured: bool = True
 
     def __post_init__(self) -> None:
         where = "run_solve"
@@ -176,6 +178,7 @@ class SolveSettings:
             opponent_model=opponent_model,
             abstraction=self.abstraction,
             num_seeds=self.num_seeds,
+            structured=self.structured,
         )
 
 

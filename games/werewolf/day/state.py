@@ -52,6 +52,7 @@ class DaySettings:
       opponent_model: ``none``, ``dirichlet`` or ``gratr``.
       abstraction: Tones and act tokens.
       num_seeds: LLM seeds per statement.
+      structured: The players' calls ask for JSON answers under each task's schema.
     """
 
     config: Config
@@ -61,6 +62,7 @@ class DaySettings:
     opponent_model: str = "none"
     abstraction: Abstraction = Abstraction()
     num_seeds: int = 2
+    structured: bool = True
 
     def __post_init__(self) -> None:
         where = "python_werewolf_day"
@@ -151,7 +153,9 @@ class DayRoot:
     def base_views(self) -> tuple[PlayerView | None, ...]:
         """Each living seat's prompt view of the seeded game so far (None for the dead)."""
         return tuple(
-            view_from_knowledge(rules.knowledge(self.start, p)) if alive else None
+            view_from_knowledge(rules.knowledge(self.start, p), structured=self.settings.structured)
+            if alive
+            else None
             for p, alive in enumerate(self.start.alive)
         )
 

@@ -101,6 +101,8 @@ from gt_llm.opponents import (
     judgments_to_evidence,
     parse_identity_judgments,
     parse_intents,
+    read_identity_judgments,
+    read_intents,
 )
 from gt_llm.opponents import SpeechAct as ExtractedAct
 
@@ -240,21 +242,30 @@ def _extraction_calls(
     )
     calls: list[Call[Any]] = []
     seed = call_seed(root.game_seed, "extract", step, observer)
+    structured = s.structured
     if "identity" in kinds:
+        request = identity_request(
+            identities=s.hypotheses, seed=seed, structured=structured, **common
+        )
         calls.append(
             Call(
-                identity_request(identities=s.hypotheses, seed=seed, **common),
-                functools.partial(
+                request,
+                functools.partial(read_identity_judgments, request)
+                if structured
+                else functools.partial(
                     parse_identity_judgments, players=tuple(names), identities=s.hypotheses
                 ),
                 lambda _r: _NO_RECORDS,
             )
         )
     if "intent" in kinds:
+        request = intent_request(seed=seed, structured=structured, **common)
         calls.append(
             Call(
-                intent_request(seed=seed, **common),
-                functools.partial(parse_intents, players=tuple(names)),
+                request,
+                functools.partial(read_intents, request)
+                if structured
+                else functools.partial(parse_intents, players=tuple(names)),
                 lambda _r: _NO_RECORDS,
             )
         )

@@ -67,6 +67,7 @@ fields as the prompt's belief text.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -89,6 +90,8 @@ from gt_llm.opponents import (
     opponent_models,
     parse_identity_judgments,
     parse_intents,
+    read_identity_judgments,
+    read_intents,
 )
 
 __all__ = [
@@ -132,12 +135,14 @@ class BeliefSettings:
       top_k: Messages the retrieval baselines put in the prompt.
       threshold: Dirichlet: minimum confidence (0-1) for a judgment to add one.
       vote_credibility: Strength of the Attack intent a vote is (in (0, 1]).
+      structured: GRATR's extraction calls ask for JSON records under their schema.
     """
 
     k: int = 15
     top_k: int = 5
     threshold: float = 0.5
     vote_credibility: float = 0.5
+    structured: bool = False
 
     def __post_init__(self) -> None:
         if self.k < 1 or self.top_k < 1:
@@ -293,6 +298,13 @@ class SeatBeliefs:
             seed=sid,
         )
         players = ctx.players
+        if self.settings.structured:
+            ident = identity_request(identities=hyps, structured=True, **common)
+            inten = intent_request(structured=True, **common)
+            return [
+                Call(ident, functools.partial(read_identity_judgments, ident), _empty),
+                Call(inten, functools.partial(read_intents, inten), _empty),
+            ]
         return [
             Call(
                 identity_request(identities=hyps, **common),

@@ -93,9 +93,12 @@ def call_seed(base: int, *parts: Any) -> int:
     return int.from_bytes(hashlib.sha256(payload).digest()[:4], "little") & 0x7FFFFFFF
 
 
-def make_call(template: PromptTemplate, fields: Mapping[str, Any], *, seed: int) -> Call[Any]:
-    """Renders ``template`` and attaches the task's parser and fallback."""
-    request = template.render(fields, seed=seed)
+def make_call(
+    template: PromptTemplate, fields: Mapping[str, Any], *, seed: int, structured: bool = False
+) -> Call[Any]:
+    """Renders ``template`` (with its answer schema when ``structured``) and attaches the
+    task's parser and fallback."""
+    request = template.render(fields, seed=seed, structured=structured)
     return Call(
         request=request,
         parser=parsing.parser_for(request),
@@ -144,7 +147,7 @@ def night_kill(
         )
         or "none yet",
     }
-    return (yield make_call(prompts.NIGHT_KILL, fields, seed=seed))
+    return (yield make_call(prompts.NIGHT_KILL, fields, seed=seed, structured=view.structured))
 
 
 def night_protect(view: PlayerView, options: Sequence[int], *, seed: int) -> Step[int | None]:
@@ -152,7 +155,7 @@ def night_protect(view: PlayerView, options: Sequence[int], *, seed: int) -> Ste
     _check_role("night_protect", view, ("doctor", "guard"))
     opts = _check_options("night_protect", view, options)
     fields = context_fields(view) | {"options": opts, "options_text": prompts.players_text(opts)}
-    return (yield make_call(prompts.NIGHT_PROTECT, fields, seed=seed))
+    return (yield make_call(prompts.NIGHT_PROTECT, fields, seed=seed, structured=view.structured))
 
 
 def night_check(view: PlayerView, options: Sequence[int], *, seed: int) -> Step[int | None]:
@@ -164,7 +167,7 @@ def night_check(view: PlayerView, options: Sequence[int], *, seed: int) -> Step[
         "options_text": prompts.players_text(opts),
         "check_kind": prompts.check_kind_text(view.check_results),
     }
-    return (yield make_call(prompts.NIGHT_CHECK, fields, seed=seed))
+    return (yield make_call(prompts.NIGHT_CHECK, fields, seed=seed, structured=view.structured))
 
 
 def night_witch(
@@ -193,12 +196,14 @@ def night_witch(
         "victim_text": victim_text,
         "potions_text": potions_text,
     }
-    return (yield make_call(prompts.NIGHT_WITCH, fields, seed=seed))
+    return (yield make_call(prompts.NIGHT_WITCH, fields, seed=seed, structured=view.structured))
 
 
 def bid(view: PlayerView, *, seed: int) -> Step[int]:
     """The player's bid (0..10) to speak next."""
-    return (yield make_call(prompts.BID, context_fields(view), seed=seed))
+    return (
+        yield make_call(prompts.BID, context_fields(view), seed=seed, structured=view.structured)
+    )
 
 
 def speak(
@@ -239,7 +244,7 @@ def speak(
         "results": results,
         "options_text": prompts.speech_options_text(acts, tones, targets, roles, results),
     }
-    act = yield make_call(prompts.SPEECH_ACT, fields, seed=seed)
+    act = yield make_call(prompts.SPEECH_ACT, fields, seed=seed, structured=view.structured)
     text = yield from statement(view, act, seed=call_seed(seed, "statement"))
     return Speech(act=act, text=text)
 
@@ -253,20 +258,20 @@ def statement(view: PlayerView, act: SpeechAct, *, seed: int) -> Step[str]:
         "act_text": prompts.act_text(ad),
         "tone_line": prompts.tone_line(act.tone),
     }
-    return (yield make_call(prompts.STATEMENT, fields, seed=seed))
+    return (yield make_call(prompts.STATEMENT, fields, seed=seed, structured=view.structured))
 
 
 def vote(view: PlayerView, options: Sequence[int], *, seed: int) -> Step[int | None]:
     """The player's vote to exile one of ``options``."""
     opts = _check_options("vote", view, options)
     fields = context_fields(view) | {"options": opts, "options_text": prompts.players_text(opts)}
-    return (yield make_call(prompts.VOTE, fields, seed=seed))
+    return (yield make_call(prompts.VOTE, fields, seed=seed, structured=view.structured))
 
 
 def update_scratchpad(view: PlayerView, phase: str, *, seed: int) -> Step[str]:
     """The player's new private notes after ``phase`` (e.g. ``"day 2"``)."""
     fields = context_fields(view) | {"phase": phase}
-    return (yield make_call(prompts.SCRATCHPAD, fields, seed=seed))
+    return (yield make_call(prompts.SCRATCHPAD, fields, seed=seed, structured=view.structured))
 
 
 def _self_call(view: PlayerView, s: PublicStatement, seed: int) -> Call[Any]:
@@ -276,6 +281,7 @@ def _self_call(view: PlayerView, s: PublicStatement, seed: int) -> Call[Any]:
         context_fields(view)
         | {"act": ad, "act_text": prompts.act_text(ad), "statement_text": s.text},
         seed=seed,
+        structured=view.structured,
     )
 
 
@@ -290,6 +296,7 @@ def _peer_call(view: PlayerView, s: PublicStatement, seed: int) -> Call[Any]:
             "statement_text": s.text,
         },
         seed=seed,
+        structured=view.structured,
     )
 
 
@@ -390,6 +397,7 @@ def decide(
     suspicion: Mapping[int, float] | None = None,
     belief_text: str = "",
     history_limit: int | None = None,
+    structured: bool = False,
 ) -> Step[Decision]:
     """The LLM player's action at a rules decision point (``knowledge.phase``).
 
@@ -411,8 +419,8 @@ def decide(
       legal: ``rules.legal_actions(state)``.
       seed: The seed of the call.
       rng: The seat's generator (for defaulted actions only).
-      texts, scratchpad, beliefs, suspicion, belief_text, history_limit: As for
-        :func:`view_from_knowledge`.
+      texts, scratchpad, beliefs, suspicion, belief_text, history_limit, structured: As
+        for :func:`view_from_knowledge`.
 
     Raises:
       ValueError: no legal action, or a phase that is not a player decision.
@@ -427,6 +435,7 @@ def decide(
         suspicion=suspicion,
         belief_text=belief_text,
         history_limit=history_limit,
+        structured=structured,
     )
     phase = knowledge.phase
     targets = [a.player for a in legal if isinstance(a, Target)]

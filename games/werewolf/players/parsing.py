@@ -340,14 +340,29 @@ FALLBACKS: dict[str, Callable[[ChatRequest], Any]] = {
 
 
 def parser_for(request: ChatRequest) -> Callable[[str], Any]:
-    """The one-argument parser of ``request``: its task's parser bound to its fields."""
+    """The one-argument parser of ``request``: its task's parser bound to its fields.
+
+    A structured request (one with a schema) is first read through its task's
+    answer format (:mod:`games.werewolf.players.prompts`), built from the same
+    fields: an answer outside the format is a parse error even where the
+    tolerant parser below would accept it (e.g. ``"Player 3"`` for a number).
+    """
     try:
         parse = PARSERS[request.task]
     except KeyError:
         raise KeyError(
             f"parser_for: no Werewolf parser for task {request.task!r}; known: {sorted(PARSERS)}"
         ) from None
-    return functools.partial(parse, fields=request.fields)
+    bound = functools.partial(parse, fields=request.fields)
+    if request.schema is None:
+        return bound
+    fmt = prompts.BOOK[request.task].answer_format(request.fields)
+
+    def structured(text: str) -> Any:
+        fmt.read(text)
+        return bound(text)
+
+    return structured
 
 
 def fallback_for(request: ChatRequest) -> Any:

@@ -26,7 +26,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from games.werewolf.rules import TEAM_RESULTS
-from gt_llm.prompts import PromptBook, PromptTemplate
+from gt_llm.answers import AnswerFormat, AnswerKey, boolean, choice, integer, number, text
+from gt_llm.prompts import AnswerSpec, PromptBook, PromptTemplate
 
 __all__ = [
     "BID",
@@ -137,6 +138,108 @@ _TARGET_KEYS = (
 )
 
 
+# --- structured answers: one format per task, built from the request's own options ----
+# (the parsers in parsing.py validate against the same fields; a structured request is
+# first read through its format, so an answer outside these options is a parse error).
+
+#: Longest "reason" of a structured answer, in characters.
+REASON_CHARS = 120
+
+
+def _numbers(players: Sequence[Any]) -> list[int]:
+    """The numbers a model writes for player ids (``player_name`` without the word)."""
+    return [int(p) + 1 for p in players]
+
+
+def _reason() -> AnswerKey:
+    return text("reason", REASON_CHARS, required=False)
+
+
+def target_answer(fields: Mapping[str, Any]) -> AnswerFormat:
+    """``{"target": n[, "reason"]}`` with ``n`` the number of one of the options."""
+    return AnswerFormat((integer("target", _numbers(fields["options"])), _reason()))
+
+
+def vote_answer(fields: Mapping[str, Any]) -> AnswerFormat:
+    """``{"vote": n[, "reason"]}`` with ``n`` the number of one of the options."""
+    return AnswerFormat((integer("vote", _numbers(fields["options"])), _reason()))
+
+
+def witch_answer(fields: Mapping[str, Any]) -> AnswerFormat:
+    """``{"save", "poison"[, "reason"]}``: only the potions left, only legal targets."""
+    can_save = bool(fields["can_save"]) and fields["victim"] is not None
+    poison = _numbers(fields["options"]) if fields["can_poison"] else []
+    return AnswerFormat(
+        (
+            boolean("save", () if can_save else (False,)),
+            integer("poison", poison, nullable=True),
+            _reason(),
+        )
+    )
+
+
+def bid_answer(fields: Mapping[str, Any]) -> AnswerFormat:
+    """``{"bid": b[, "reason"]}`` with ``b`` a whole number in :data:`BID_RANGE`."""
+    return AnswerFormat((integer("bid", range(BID_RANGE[0], BID_RANGE[1] + 1)), _reason()))
+
+
+def speech_act_answer(fields: Mapping[str, Any]) -> AnswerFormat:
+    """``{"act", "tone", ...}``: the keys each offered act needs, among the offered options."""
+    targets, roles, results = (list(fields[k]) for k in ("targets", "roles", "results"))
+    needs: dict[str, tuple[AnswerKey, ...]] = {}
+    if targets:
+        needs["accuse"] = needs["defend"] = (integer("target", _numbers(targets)),)
+    if roles:
+        needs["claim"] = (choice("role", roles),)
+    if targets and results:
+        needs["share_check"] = (
+            integer("target", _numbers(targets)),
+            choice("result", results),
+        )
+    # An act whose arguments are not offered cannot be answered legally: left out.
+    acts = [a for a in fields["acts"] if a in needs or a not in _ACT_NEEDS]
+    return AnswerFormat(
+        (choice("act", acts), choice("tone", list(fields["tones"])), _reason()),
+        discriminator="act",
+        variants=needs,
+    )
+
+
+#: Acts that need arguments (the rest need none).
+_ACT_NEEDS = ("accuse", "defend", "claim", "share_check")
+
+
+def statement_answer(fields: Mapping[str, Any]) -> AnswerFormat:
+    """``{"statement": "..."}``."""
+    return AnswerFormat((text("statement", 400),))
+
+
+def scratchpad_answer(fields: Mapping[str, Any]) -> AnswerFormat:
+    """``{"scratchpad": "..."}`` (about 120 words at most)."""
+    return AnswerFormat((text("scratchpad", 800),))
+
+
+def self_analysis_answer(fields: Mapping[str, Any]) -> AnswerFormat:
+    """``{"type", "deceptive", "confidence"}``: deceptive exactly when the type is not none."""
+    return AnswerFormat(
+        (choice("type", DECEPTION_TYPES), number("confidence", 0, 1)),
+        discriminator="type",
+        variants={t: (boolean("deceptive", (t != "none",)),) for t in DECEPTION_TYPES},
+    )
+
+
+def peer_analysis_answer(fields: Mapping[str, Any]) -> AnswerFormat:
+    """``{"label", "confidence", "suspicion", "reasoning"}``."""
+    return AnswerFormat(
+        (
+            choice("label", PEER_LABELS),
+            number("confidence", 0, 1),
+            number("suspicion", 0, 1),
+            text("reasoning", 200),
+        )
+    )
+
+
 def _template(
     task: str,
     ask: str,
@@ -144,6 +247,7 @@ def _template(
     *,
     temperature: float = 0.7,
     max_tokens: int = 200,
+    answer: AnswerSpec | None = None,
 ) -> PromptTemplate:
     return PromptTemplate(
         task=task,
@@ -152,6 +256,7 @@ def _template(
         extra_fields=CONTEXT_EXTRAS + tuple(extras),
         temperature=temperature,
         max_tokens=max_tokens,
+        answer=answer,
     )
 
 
@@ -161,6 +266,7 @@ NIGHT_KILL = _template(
     "Your partners' choices so far: {partner_votes_text}.\n"
     "Valid targets: {options_text}.\n" + _TARGET_KEYS,
     ("options", "partner_votes"),
+    answer=target_answer,
 )
 
 NIGHT_PROTECT = _template(
@@ -169,6 +275,7 @@ NIGHT_PROTECT = _template(
     "tonight, they survive.\n"
     "Valid choices: {options_text}.\n" + _TARGET_KEYS,
     ("options",),
+    answer=target_answer,
 )
 
 NIGHT_CHECK = _template(
@@ -176,6 +283,7 @@ NIGHT_CHECK = _template(
     "It is night. Choose one player whose role you will learn ({check_kind}).\n"
     "Valid choices: {options_text}.\n" + _TARGET_KEYS,
     ("options",),
+    answer=target_answer,
 )
 
 NIGHT_WITCH = _template(
@@ -186,6 +294,7 @@ NIGHT_WITCH = _template(
     'number of the player to poison, or null for nobody) and "reason" (one short '
     "sentence).",
     ("options", "victim", "can_save", "can_poison"),
+    answer=witch_answer,
 )
 
 BID = _template(
@@ -197,6 +306,7 @@ BID = _template(
     "sentence).",
     temperature=0.7,
     max_tokens=80,
+    answer=bid_answer,
 )
 
 SPEECH_ACT = _template(
@@ -208,6 +318,7 @@ SPEECH_ACT = _template(
     'claim; "result" for share_check. Add "reason" (one short sentence).',
     ("acts", "tones", "targets", "roles", "results"),
     max_tokens=160,
+    answer=speech_act_answer,
 )
 
 STATEMENT = _template(
@@ -218,6 +329,7 @@ STATEMENT = _template(
     ("act", "tone"),
     temperature=1.0,
     max_tokens=220,
+    answer=statement_answer,
 )
 
 VOTE = _template(
@@ -228,6 +340,7 @@ VOTE = _template(
     'for, e.g. 3) and "reason" (one short sentence).',
     ("options",),
     max_tokens=120,
+    answer=vote_answer,
 )
 
 SCRATCHPAD = _template(
@@ -238,6 +351,7 @@ SCRATCHPAD = _template(
     'Answer with a JSON object with the key "scratchpad" (your new notes).',
     temperature=0.3,
     max_tokens=260,
+    answer=scratchpad_answer,
 )
 
 SELF_ANALYSIS = _template(
@@ -250,6 +364,7 @@ SELF_ANALYSIS = _template(
     ("act",),
     temperature=0.0,
     max_tokens=80,
+    answer=self_analysis_answer,
 )
 
 PEER_ANALYSIS = _template(
@@ -263,6 +378,7 @@ PEER_ANALYSIS = _template(
     ("speaker", "act"),
     temperature=0.0,
     max_tokens=160,
+    answer=peer_analysis_answer,
 )
 
 BOOK = PromptBook(

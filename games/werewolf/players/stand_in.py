@@ -47,6 +47,7 @@ import numpy as np
 
 from games.werewolf.players import prompts
 from gt_llm.backends.scripted import register_scripted_task
+from gt_llm.parsing import parse_json_object
 
 __all__ = ["HANDLERS", "deception_of", "wolf_scores"]
 
@@ -555,5 +556,11 @@ HANDLERS = {
     prompts.PEER_ANALYSIS.task: peer_analysis,
 }
 
+
+def as_json(text: str, fields: Mapping[str, Any]) -> dict[str, Any]:
+    """The structured answer: the handler's JSON object without a code fence."""
+    return parse_json_object(text)
+
+
 for _task, _handler in HANDLERS.items():
-    register_scripted_task(_task, _handler)
+    register_scripted_task(_task, _handler, as_json=as_json)

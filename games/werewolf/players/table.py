@@ -179,6 +179,7 @@ class LLMTable:
       policy: Re-ask policy of unparseable answers.
       max_concurrency: Bound on concurrent calls of a batch.
       log_prompts: Also log every call's messages (default: the cache key only).
+      structured: Ask for JSON answers under each task's schema (``--structured on``).
     """
 
     def __init__(
@@ -193,6 +194,7 @@ class LLMTable:
         policy: ParsePolicy | None = None,
         max_concurrency: int | None = None,
         log_prompts: bool = False,
+        structured: bool = True,
     ):
         n = config.num_players
         seats = list(seats) if seats is not None else [None] * n
@@ -210,6 +212,7 @@ class LLMTable:
         self.policy = policy or ParsePolicy()
         self.max_concurrency = max_concurrency
         self.log_prompts = log_prompts
+        self.structured = bool(structured)
         self.stats = ParseStats()
         self.tracker = DeceptionTracker(num_players=n)
         self.texts: dict[int, str] = {}
@@ -241,6 +244,7 @@ class LLMTable:
                 "history_limit": self.history_limit,
                 "max_reasks": self.policy.max_reasks,
                 "log_prompts": self.log_prompts,
+                "structured": self.structured,
                 "belief_models": self.belief_factory is not None,
                 "prompts": "cache key and raw answer per call"
                 + (", with messages" if self.log_prompts else ""),
@@ -342,6 +346,7 @@ class LLMTable:
             "beliefs": provider.beliefs(phase) if provider is not None else None,
             "belief_text": provider.belief_lines(phase) if provider is not None else "",
             "history_limit": self.history_limit,
+            "structured": self.structured,
         }
 
     def _view(self, state: GameState, p: int) -> PlayerView:
@@ -461,7 +466,7 @@ def play_llm_game(
       log: A JSONL path or an open ``GameLog`` (see :func:`games.werewolf.play.runner.play_game`).
       on_record: Called with every log record as it happens (a live transcript).
       **table_options: :class:`LLMTable` options (``seats``, ``belief_factory``,
-        ``history_limit``, ``policy``, ``max_concurrency``, ``log_prompts``).
+        ``history_limit``, ``policy``, ``max_concurrency``, ``log_prompts``, ``structured``).
     """
     from games.werewolf.play.runner import play_game
 

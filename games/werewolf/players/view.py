@@ -107,6 +107,7 @@ class PlayerView:
         evidence chains); empty: the lines are rendered from ``beliefs``.
       earlier_messages: Public messages left out of ``statements`` / ``votes`` /
         ``announcements`` by the history window (see :func:`view_from_knowledge`).
+      structured: The player's calls ask for JSON answers under each task's schema.
     """
 
     player: int
@@ -126,6 +127,7 @@ class PlayerView:
     suspicion: Mapping[int, float] = dataclasses.field(default_factory=dict)
     belief_text: str = ""
     earlier_messages: int = 0
+    structured: bool = False
 
     def __post_init__(self) -> None:
         n = self.num_players
@@ -200,6 +202,7 @@ def view_from_knowledge(
     suspicion: Mapping[int, float] | None = None,
     belief_text: str = "",
     history_limit: int | None = None,
+    structured: bool = False,
 ) -> PlayerView:
     """The :class:`PlayerView` of a player from the rules' :class:`~games.werewolf.rules.Knowledge`.
 
@@ -223,6 +226,7 @@ def view_from_knowledge(
       suspicion: The player's deception scores ``{speaker: score}``.
       belief_text: An opponent model's own belief lines (see :class:`PlayerView`).
       history_limit: Keep only the last this many public messages (None: all).
+      structured: Ask for structured answers (see :class:`PlayerView`).
     """
     from games.werewolf.rules import action_from_json
 
@@ -283,6 +287,7 @@ def view_from_knowledge(
         suspicion=suspicion or {},
         belief_text=belief_text,
         earlier_messages=earlier,
+        structured=structured,
     )
 
 

