@@ -34,7 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import games  # noqa: E402, F401  (registers the game and the scripted answers)
 from games.fruit_trading import report  # noqa: E402
 from games.fruit_trading.dialogue import Config  # noqa: E402
-from games.fruit_trading.experiment import ANY, VARIANTS, model_label  # noqa: E402
+from games.fruit_trading.experiment import VARIANTS, model_label  # noqa: E402
+from games.fruit_trading.studies import ANY  # noqa: E402
 from games.fruit_trading.tree import build_subgames  # noqa: E402
 from gt_llm.registry import load_model  # noqa: E402
 from solvers.diagnostics import degeneracy_counts  # noqa: E402
