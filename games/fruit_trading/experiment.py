@@ -23,7 +23,7 @@ materialised (all LLM calls batched and cached) and solved with CFR for
   :mod:`games.fruit_trading.exports`;
 * figures, drawn from those files (:mod:`games.fruit_trading.figures`);
 * ``manifest.json`` — written first with ``complete: false`` and last with
-  ``complete: true`` (:mod:`solvers.results`): a folder holding results of
+  ``complete: true`` (:mod:`runs.results`): a folder holding results of
   other settings is refused unless forced, and every file is written to a
   temporary file and renamed into place.
 
@@ -70,13 +70,13 @@ from gt_llm.chat import ChatModel
 from gt_llm.parsing import ParsePolicy, ParseStats
 from gt_llm.registry import load_model, parse_spec
 from gt_llm.safety import public_spec
+from runs.results import ResultsDir, finite_or_none, prepare_results_dir
 from solvers import (
     cfr_curves,
     degeneracy_counts,
     studies,
 )
 from solvers.cfr import resolve_variant
-from solvers.results import ResultsDir, finite_or_none, prepare_results_dir
 
 logger = logging.getLogger(__name__)
 
@@ -291,7 +291,7 @@ def open_results(
     """Prepares ``settings.out`` for this experiment (manifest first, ``complete: false``).
 
     Raises:
-      solvers.results.ResultsError: the folder is empty, unwritable, or holds
+      runs.results.ResultsError: the folder is empty, unwritable, or holds
         results of other settings and ``force`` is false.
     """
     backend, model_name = parse_spec(public_spec(settings.backend))
