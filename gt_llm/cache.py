@@ -417,18 +417,17 @@ class CachedModel(ChatModel):
 
     def _store(self, key: str, request: ChatRequest, response: ChatResponse) -> tuple[str, Usage]:
         """Stores an answer and returns the stored one (another process's, if it was first)."""
-        request_json = json.dumps(
-            {
-                "task": request.task,
-                "fields": request.fields_dict(),
-                "messages": [m.to_dict() for m in request.messages],
-                "seed": request.seed,
-                "temperature": request.temperature,
-                "max_tokens": request.max_tokens,
-            },
-            ensure_ascii=False,
-            sort_keys=True,
-        )
+        stored: dict[str, Any] = {
+            "task": request.task,
+            "fields": request.fields_dict(),
+            "messages": [m.to_dict() for m in request.messages],
+            "seed": request.seed,
+            "temperature": request.temperature,
+            "max_tokens": request.max_tokens,
+        }
+        if request.schema is not None:  # part of the key, so part of the stored request
+            stored["schema"] = request.schema_dict()
+        request_json = json.dumps(stored, ensure_ascii=False, sort_keys=True)
         row = (
             key,
             self.inner.backend,
