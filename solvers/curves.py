@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from runs.results import atomic_path
+from runs.atomic import atomic_path
 from solvers import _kernels
 from solvers.cfr import CFRVariant, resolve_variant
 from solvers.game_tree import GameTree

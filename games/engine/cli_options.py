@@ -37,7 +37,8 @@ from gt_llm.chat import ChatModel
 from gt_llm.errors import ConfigurationError
 from gt_llm.registry import load_model, model_identity, parse_spec
 from gt_llm.safety import public_spec
-from runs.results import ResultsDir, ResultsError, prepare_results_dir, read_manifest
+from runs.atomic import ResultsError
+from runs.results import ResultsDir, prepare_results_dir, read_manifest
 
 __all__ = [
     "COMMON_OPTIONS",
@@ -300,7 +301,7 @@ def open_results_dir(
         label (not compared: the same model behind another port is the same run).
 
     Raises:
-      runs.results.ResultsError: empty, unwritable or refused folder.
+      runs.atomic.ResultsError: empty, unwritable or refused folder.
       ValueError: unknown backend.
     """
     check_out(args)

@@ -156,7 +156,7 @@ def build_and_solve(
         )
     solve_s = time.perf_counter() - t0
     if run is not None:
-        from runs.results import atomic_path
+        from runs.atomic import atomic_path
 
         columns = dict(tag) if tag is not None else {"backend": model.backend, "model": model.model}
         for name, per_tree in (

@@ -70,7 +70,8 @@ from gt_llm.chat import ChatModel
 from gt_llm.parsing import ParsePolicy, ParseStats
 from gt_llm.registry import load_model, parse_spec
 from gt_llm.safety import public_spec
-from runs.results import ResultsDir, finite_or_none, prepare_results_dir
+from runs.atomic import finite_or_none
+from runs.results import ResultsDir, prepare_results_dir
 from solvers import (
     cfr_curves,
     degeneracy_counts,
@@ -291,7 +292,7 @@ def open_results(
     """Prepares ``settings.out`` for this experiment (manifest first, ``complete: false``).
 
     Raises:
-      runs.results.ResultsError: the folder is empty, unwritable, or holds
+      runs.atomic.ResultsError: the folder is empty, unwritable, or holds
         results of other settings and ``force`` is false.
     """
     backend, model_name = parse_spec(public_spec(settings.backend))

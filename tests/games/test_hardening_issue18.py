@@ -294,7 +294,7 @@ def test_a_full_disk_names_the_file(tmp_path, monkeypatch):
     import errno
     import os
 
-    from runs.results import atomic_write_text
+    from runs.atomic import atomic_write_text
 
     def full(fd):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))

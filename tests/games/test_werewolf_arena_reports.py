@@ -23,7 +23,7 @@ from games.werewolf.arena.report import (
 from games.werewolf.arena.results import ArenaReport
 from games.werewolf.arena.runner import run_arena
 from games.werewolf.play import runner
-from runs.results import ResultsError
+from runs.atomic import ResultsError
 from solvers.plots import plot_grouped_bars
 
 LABEL = "scripted:rules-v2 (scripted stand-in, not an LLM)"

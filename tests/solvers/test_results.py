@@ -13,15 +13,17 @@ from pathlib import Path
 
 import pytest
 
-from runs.results import (
-    MANIFEST_NAME,
+from runs.atomic import (
     ResultsError,
     atomic_path,
     atomic_write_bytes,
     atomic_write_json,
     atomic_write_text,
-    prepare_results_dir,
     read_json,
+)
+from runs.results import (
+    MANIFEST_NAME,
+    prepare_results_dir,
     read_manifest,
     require_complete,
     warn_if_incomplete,
@@ -32,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # Writes a valid small summary, says so, then rewrites a large one forever.
 CHILD_WRITER = r"""
 import sys
-from runs.results import atomic_write_json
+from runs.atomic import atomic_write_json
 path = sys.argv[1]
 atomic_write_json(path, {"version": "old", "rows": [1, 2, 3]})
 print("ready", flush=True)

@@ -8,7 +8,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from games.werewolf.day.summary import GROUPS, DaySolveSummary, load_summary
-from runs.results import atomic_path
+from runs.atomic import atomic_path
 from solvers.plots import plot_grouped_bars, plot_metric_panel, read_csv_rows, read_curves_csv
 
 __all__ = [
