@@ -27,6 +27,7 @@ from typing import Any
 
 __all__ = [
     "MAX_READ_BYTES",
+    "TMP_PREFIX",
     "ResultsError",
     "atomic_path",
     "atomic_write_bytes",

@@ -32,7 +32,8 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from gt_llm.argtypes import non_negative_int, positive_float, positive_int
-from gt_llm.cache import CachedModel, CacheOnlyModel, check_cache_file
+from gt_llm.cache import CachedModel, CacheOnlyModel
+from gt_llm.cache_store import check_cache_file
 from gt_llm.chat import ChatModel
 from gt_llm.errors import ConfigurationError
 from gt_llm.registry import load_model, model_identity, parse_spec

@@ -18,7 +18,8 @@ import pytest
 from fake_server import Canned
 
 import gt_llm
-from gt_llm.cache import CachedModel, check_cache_file
+from gt_llm.cache import CachedModel
+from gt_llm.cache_store import check_cache_file
 from gt_llm.errors import BackendError, ConfigurationError
 from gt_llm.safety import RedactingFilter, public_spec, redact
 
