@@ -152,6 +152,7 @@ gt_llm.load_model("openai:m@http://127.0.0.1:9/v1", cache=path).close()
 """
 
 
+@pytest.mark.slow  # long end to end: .ci/run runs it (-m slow)
 def test_twenty_five_simultaneous_starts_on_a_new_cache_all_succeed(child_env, tmp_path):
     path = str(tmp_path / "new.sqlite")
     start = time.time() + 2.0
