@@ -40,7 +40,7 @@ from gt_llm.chat import ChatModel, ChatRequest, ChatResponse  # noqa: E402
 from gt_llm.opponents import extraction  # noqa: E402
 from gt_llm.parsing import ParsePolicy, ParseStats, complete_parsed  # noqa: E402
 from gt_llm.registry import load_model  # noqa: E402
-from solvers.results import atomic_write_json  # noqa: E402
+from runs.atomic import atomic_write_json  # noqa: E402
 
 
 class _Recorder(ChatModel):
