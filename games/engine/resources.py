@@ -11,12 +11,14 @@ silent compile of a first run.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 
 __all__ = [
     "CURVE_VALUES",
     "ITERATION_ARRAYS",
+    "WorkEstimate",
     "available_memory_bytes",
     "curves_bytes",
     "format_bytes",
@@ -32,6 +34,53 @@ CURVE_VALUES = 7
 #: Per-iteration values per curves object besides the per-tree ones (schedule, means,
 #: stds, counts, ratios, and the CSV rows written from them).
 ITERATION_ARRAYS = 64
+
+
+@dataclasses.dataclass(frozen=True)
+class WorkEstimate:
+    """What a run will do, at most, estimated from its settings before the first call.
+
+    Attributes:
+      trees: Units of work (subgame or day trees; games when ``unit`` says so).
+      nodes_per_tree: Largest possible tree (0: the unit is not a tree).
+      nodes: Nodes of all trees, at most.
+      model_calls: Model requests, about (before the cache).
+      node_iterations: CFR work, nodes x iterations, at most (0: no CFR).
+      memory_bytes: Peak memory, about.
+      unit: What ``trees`` counts, for the screen.
+    """
+
+    trees: int
+    nodes_per_tree: int
+    nodes: int
+    model_calls: int
+    node_iterations: int
+    memory_bytes: int
+    unit: str = "trees"
+
+    def describe(self) -> str:
+        """One line for the screen."""
+        size = f"{self.trees:,} {self.unit}"
+        if self.nodes_per_tree:
+            size += f" of at most {self.nodes_per_tree:,} nodes"
+        cfr = (
+            f"{_compact(self.node_iterations)} node-iterations of CFR, "
+            if self.node_iterations
+            else ""
+        )
+        return (
+            f"estimate: {size}, "
+            f"about {self.model_calls:,} model calls at most (cached ones are free), "
+            f"{cfr}about {format_bytes(self.memory_bytes)} of memory"
+        )
+
+
+def _compact(n: int) -> str:
+    # '1.2e+09' for any whole number, without converting a huge one to float.
+    digits = len(str(abs(n)))
+    if digits <= 15:
+        return f"{n:.2g}"
+    return f"about 10^{digits - 1}"
 
 
 def available_memory_bytes() -> int | None:

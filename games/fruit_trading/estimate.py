@@ -23,9 +23,7 @@ run that cannot fit is refused in one line rather than after paid calls.
 
 from __future__ import annotations
 
-import dataclasses
-
-from games.engine.resources import curves_bytes, format_bytes, format_count, require_memory
+from games.engine.resources import WorkEstimate, curves_bytes, format_count, require_memory
 from games.fruit_trading.rules import TONES
 
 __all__ = ["WorkEstimate", "check_fits", "estimate_work"]
@@ -61,44 +59,6 @@ def max_nodes(
             return cap + 1
         level *= branch
     return total
-
-
-@dataclasses.dataclass(frozen=True)
-class WorkEstimate:
-    """What a run will do, at most.
-
-    Attributes:
-      trees: Subgame trees (initialisations x variants).
-      nodes_per_tree: Largest possible tree.
-      nodes: Nodes of all trees, at most.
-      model_calls: Model requests, about (before the cache).
-      node_iterations: CFR work, nodes x iterations, at most.
-      memory_bytes: Peak memory, about.
-    """
-
-    trees: int
-    nodes_per_tree: int
-    nodes: int
-    model_calls: int
-    node_iterations: int
-    memory_bytes: int
-
-    def describe(self) -> str:
-        """One line for the screen."""
-        return (
-            f"estimate: {self.trees:,} trees of at most {self.nodes_per_tree:,} nodes, "
-            f"about {self.model_calls:,} model calls at most (cached ones are free), "
-            f"{_compact(self.node_iterations)} node-iterations of CFR, "
-            f"about {format_bytes(self.memory_bytes)} of memory"
-        )
-
-
-def _compact(n: int) -> str:
-    # '1.2e+09' for any whole number, without converting a huge one to float.
-    digits = len(str(abs(n)))
-    if digits <= 15:
-        return f"{n:.2g}"
-    return f"about 10^{digits - 1}"
 
 
 def estimate_work(

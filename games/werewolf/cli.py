@@ -36,7 +36,7 @@ from pathlib import Path
 
 from games.engine.cli_options import Writer, say
 
-__all__ = ["add_parser", "main"]
+__all__ = ["add_parser", "main", "show_estimate"]
 
 
 def _config(args: argparse.Namespace):
@@ -87,6 +87,21 @@ def _check_play_args(args: argparse.Namespace, num_players: int) -> None:
         from games.engine.cli_options import check_out
 
         check_out(args)
+
+
+def show_estimate(args: argparse.Namespace, config, *, games: int) -> None:
+    """The work estimate line on stderr, before the first model call (not with --no-progress)."""
+    from games.werewolf.estimate import estimate_games
+
+    estimate = estimate_games(
+        games=games,
+        preset=args.preset,
+        players=config.num_players,
+        debate_turns=config.debate_turns,
+        asks_model=getattr(args, "players", "llm") != "rules",
+    )
+    if not getattr(args, "no_progress", False):
+        sys.stderr.write(estimate.describe() + "\n")
 
 
 def _seats(config, human: int | None, stdin, write: Writer, rules_players: bool) -> list:
@@ -163,6 +178,7 @@ def _play(args: argparse.Namespace, *, stdin=None, write: Writer = say) -> int:
 
     config = _config(args)
     _check_play_args(args, config.num_players)
+    show_estimate(args, config, games=args.games)
     if args.games > 1:
         from games.engine.cli_options import attach_cache, prepare_model, results_folder
 

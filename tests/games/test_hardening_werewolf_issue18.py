@@ -306,3 +306,78 @@ def test_force_on_a_solve_whose_games_never_reach_the_day_deletes_nothing(tmp_pa
     code, _, err = run_main(*base, "--day", "9", "--force")  # no game lasts 9 days
     assert code == 2 and len(err.strip().splitlines()) == 1, err
     assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+
+
+# -- 8. the work estimate, printed before the first call, within 2x of the calls made --------
+
+
+def _run_counting(monkeypatch, *args: str) -> tuple[int, str, str, int]:
+    """Runs ``gt-llm *args`` with the scripted model counting its calls; the stderr seen at the
+    first call and the call count come back (the estimate must be in that stderr)."""
+    from gt_llm.backends.scripted import ScriptedModel
+    from gt_llm.cli import main
+
+    inner = ScriptedModel.complete
+    seen = {"calls": 0, "before_first": None}
+    err = io.StringIO()
+
+    def counting(self, request):
+        if seen["before_first"] is None:
+            seen["before_first"] = err.getvalue()
+        seen["calls"] += 1
+        return inner(self, request)
+
+    monkeypatch.setattr(ScriptedModel, "complete", counting)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(list(args))
+        except SystemExit as exc:
+            code = int(exc.code or 0)
+    assert code == 0, err.getvalue()
+    assert seen["before_first"] is not None, "no model call"
+    return code, out.getvalue(), seen["before_first"], seen["calls"]
+
+
+def _estimated_calls(line_source: str) -> int:
+    import re
+
+    match = re.search(r"estimate: .*about ([\d,]+) model calls", line_source)
+    assert match, f"no estimate line before the first call: {line_source!r}"
+    return int(match.group(1).replace(",", ""))
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("werewolf", "play", "--games", "3", "--jobs", "1"),
+        ("werewolf", "play", "--games", "3", "--jobs", "1", "--preset", "gratr"),
+        ("werewolf", "arena", "--models", "none,gratr", "--games", "2"),
+    ],
+)
+def test_games_print_their_work_estimate_before_the_first_call(tmp_path, monkeypatch, argv):
+    _, _, before, calls = _run_counting(monkeypatch, *argv, "--out", str(tmp_path / "o"))
+    estimated = _estimated_calls(before)
+    assert calls / 2 <= estimated <= 2 * calls, (estimated, calls)
+
+
+def test_single_game_prints_its_work_estimate_before_the_first_call(tmp_path, monkeypatch):
+    _, _, before, calls = _run_counting(
+        monkeypatch, "werewolf", "play", "--seed", "3", "--log", str(tmp_path / "g.jsonl")
+    )
+    assert before.startswith("estimate: 1 game,")
+    # One game varies more than a mean: within 2x of its own calls is still asked.
+    assert calls / 2 <= _estimated_calls(before) <= 2 * calls
+
+
+def test_solve_prints_its_work_estimate_before_the_first_call(tmp_path, monkeypatch):
+    out = tmp_path / "solve"
+    _, _, before, _ = _run_counting(
+        monkeypatch, "werewolf", "solve", "--days", "1", "--iterations", "5", "--models",
+        "none,gratr", "--tones", "any,calm", "--out", str(out),
+    )  # fmt: skip
+    assert "day trees of at most" in before and "node-iterations" in before
+    # The estimate counts requests (a cache hit is one too): the summary reports both.
+    calls = json.loads((out / "summary.json").read_text())["llm_calls"]
+    requests = calls["hits"] + calls["misses"]
+    assert requests / 2 <= _estimated_calls(before) <= 2 * requests, (before, calls)

@@ -114,6 +114,9 @@ def run_arena(args: argparse.Namespace, *, write: Writer | None = None) -> int:
 
     write = write or say
     config, models = _check_arena_args(args)
+    from games.werewolf.cli import show_estimate
+
+    show_estimate(args, config, games=len(model_pairs(models)) * args.games)
     settings = BeliefSettings(k=args.k, top_k=args.top_k, threshold=args.threshold)
     # Backend, key and cache first; then the manifest (complete: false until the end):
     # an identical re-run resumes from the cache, other settings are refused unless

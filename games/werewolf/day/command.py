@@ -6,6 +6,7 @@ The command's options; :mod:`games.werewolf.day.solve` describes the run and its
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
 
 from games.engine.cli_options import (
@@ -23,7 +24,7 @@ from games.werewolf.day.solve import SolveSettings, run_solve
 from games.werewolf.day.state import EXTRACTION, ORDERS
 from games.werewolf.day.steps import day_roots
 from games.werewolf.day.summary import report_lines
-from games.werewolf.estimate import check_solve
+from games.werewolf.estimate import check_solve, estimate_solve
 from gt_llm.argtypes import positive_int
 
 __all__ = [
@@ -86,6 +87,17 @@ def _run(args: argparse.Namespace) -> int:
     # all before the folder is touched; then the manifest (complete: false), refusal of a
     # folder with other settings (--force clears only its listed files), then the run.
     check_solve(days=args.days, models=len(settings.models), iterations=args.iterations)
+    estimate = estimate_solve(
+        days=args.days,
+        models=tuple(settings.models),
+        actions=len(settings.tones) * len(settings.acts),
+        seeds=args.num_seeds,
+        speakers=args.speakers,
+        living=max(rules.preset(args.preset).num_players - args.day, 1),
+        iterations=args.iterations,
+    )
+    if not args.no_progress:
+        sys.stderr.write(estimate.describe() + "\n")
     day_roots(settings.day_settings(settings.models[0]), settings.days, first_seed=args.seed)
     model = prepare_model(args)
     try:
