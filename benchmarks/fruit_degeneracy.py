@@ -32,9 +32,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import games  # noqa: E402, F401  (registers the game and the scripted answers)
+from games.engine.results import model_label  # noqa: E402
 from games.fruit_trading import report  # noqa: E402
 from games.fruit_trading.dialogue import Config  # noqa: E402
-from games.fruit_trading.experiment import ANY, VARIANTS, model_label  # noqa: E402
+from games.fruit_trading.experiment import DEFAULT_VARIANTS, variant_model  # noqa: E402
+from games.fruit_trading.studies import ANY  # noqa: E402
 from games.fruit_trading.tree import build_subgames  # noqa: E402
 from gt_llm.registry import load_model  # noqa: E402
 from solvers.diagnostics import degeneracy_counts  # noqa: E402
@@ -42,11 +44,13 @@ from solvers.diagnostics import degeneracy_counts  # noqa: E402
 
 def _variants(text: str) -> tuple[str, ...]:
     names = tuple(v.strip() for v in text.split(",") if v.strip())
-    bad = [v for v in names if v not in VARIANTS]
-    if not names or bad:
-        raise argparse.ArgumentTypeError(
-            f"unknown variant(s) {bad or '(none)'}; choose from {', '.join(VARIANTS)}"
-        )
+    if not names:
+        raise argparse.ArgumentTypeError("name at least one variant, e.g. tone,tone+dirichlet")
+    try:
+        for v in names:
+            variant_model(v)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
     return names
 
 
@@ -55,7 +59,10 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0, help="master seed of the initialisations")
     parser.add_argument("--inits", type=int, default=30, help="initialisations (default 30)")
     parser.add_argument(
-        "--variants", type=_variants, default=tuple(VARIANTS), help="tone, tone+belief"
+        "--variants",
+        type=_variants,
+        default=DEFAULT_VARIANTS,
+        help="tone, tone+MODEL (default tone,tone+belief)",
     )
     parser.add_argument("--max-messages", type=int, default=4, help="messages per negotiation")
     parser.add_argument("--num-seeds", type=int, default=2, help="LLM seeds per message")
@@ -72,7 +79,8 @@ def main() -> None:
         cfg = Config(
             max_messages=args.max_messages,
             num_seeds=args.num_seeds,
-            beliefs=VARIANTS[variant],
+            beliefs=variant_model(variant) is not None,
+            opponent_model=variant_model(variant) or "dirichlet",
             scenario_seed=args.seed,
         )
         t0 = time.perf_counter()
@@ -96,7 +104,7 @@ def main() -> None:
                 for r in report.agreement_rates(sgs, args.max_messages)
             ),
         ]
-        if VARIANTS[variant]:
+        if variant_model(variant) is not None:
             lines.append(
                 "  guesses correct per message: "
                 + ", ".join(

@@ -40,7 +40,7 @@ from gt_llm.chat import ChatModel, ChatRequest, ChatResponse  # noqa: E402
 from gt_llm.opponents import extraction  # noqa: E402
 from gt_llm.parsing import ParsePolicy, ParseStats, complete_parsed  # noqa: E402
 from gt_llm.registry import load_model  # noqa: E402
-from solvers.results import atomic_write_json  # noqa: E402
+from runs.atomic import atomic_write_json  # noqa: E402
 
 
 class _Recorder(ChatModel):
@@ -158,11 +158,11 @@ def main() -> int:
     label = model_label(model)
     on, off = recorded_requests(True), recorded_requests(False)
     picks = sample(on, args.per_task)
-    out: dict[str, Any] = {"model": label, "per_task": args.per_task, "modes": {}}
+    out: dict[str, Any] = {"model": label.to_json(), "per_task": args.per_task, "modes": {}}
     for mode in args.modes.split(","):
         pool = on if mode == "on" else off
         chosen = [pool[i] for t in sorted(picks) for i in picks[t]]
-        sys.stdout.write(f"{label['label']}: {len(chosen)} requests, structured {mode} ...\n")
+        sys.stdout.write(f"{label.label}: {len(chosen)} requests, structured {mode} ...\n")
         sys.stdout.flush()
         result = run_mode(model, chosen)
         out["modes"][mode] = result

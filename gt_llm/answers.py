@@ -26,7 +26,6 @@ grammar, :func:`grammar_schema`).
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -252,10 +251,6 @@ class AnswerFormat:
         if self.discriminator is not None:
             out.update(_read_keys(self.variants.get(out[self.discriminator], ()), obj, text))
         return out
-
-    def dumps(self, value: Mapping[str, Any]) -> str:
-        """The JSON text of an answer (compact; used by the scripted stand-in)."""
-        return json.dumps(dict(value), ensure_ascii=False)
 
     def token_budget(self) -> int:
         """A bound on the tokens a valid answer can take (one token per text character)."""

@@ -25,7 +25,7 @@ to be a pure function of those, a stored answer is *the* answer:
 * the file's schema is checked when it is opened, before any call: a file
   that is not a gt-llm cache (another program's SQLite file, an older layout
   of the ``calls`` table, not SQLite at all) is refused in one line and never
-  altered.
+  altered (the file's schema and opening live in :mod:`gt_llm.cache_store`).
 
 The table also keeps the task name and the request as JSON, for inspection
 with any SQLite browser.
@@ -43,56 +43,14 @@ import sys
 import threading
 import time
 import uuid
-from pathlib import Path
 from typing import Any
 
+from gt_llm.cache_store import open_cache_db
 from gt_llm.chat import ChatModel, ChatRequest, ChatResponse, Usage
 from gt_llm.errors import BackendError, ConfigurationError, GtLlmError
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS calls (
-    key               TEXT PRIMARY KEY,
-    backend           TEXT NOT NULL,
-    model             TEXT NOT NULL,
-    task              TEXT NOT NULL,
-    request_json      TEXT NOT NULL,
-    text              TEXT NOT NULL,
-    prompt_tokens     INTEGER NOT NULL,
-    completion_tokens INTEGER NOT NULL,
-    latency_s         REAL NOT NULL,
-    created_at        REAL NOT NULL
-)
-"""
-
-_LEASES = """
-CREATE TABLE IF NOT EXISTS inflight (
-    key        TEXT PRIMARY KEY,
-    owner      TEXT NOT NULL,
-    host       TEXT NOT NULL,
-    pid        INTEGER NOT NULL,
-    expires_at REAL NOT NULL
-)
-"""
-
-#: The columns of the ``calls`` table, in order; any other layout is not this cache's.
-CALLS_COLUMNS = (
-    "key",
-    "backend",
-    "model",
-    "task",
-    "request_json",
-    "text",
-    "prompt_tokens",
-    "completion_tokens",
-    "latency_s",
-    "created_at",
-)
-#: The columns of the ``inflight`` (leases) table, in order.
-INFLIGHT_COLUMNS = ("key", "owner", "host", "pid", "expires_at")
 #: Lease lifetime when the model does not say how long a call can take (seconds).
 DEFAULT_LEASE_SECONDS = 600.0
 _HOST = socket.gethostname()
@@ -108,102 +66,6 @@ def _pid_alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
-
-
-def check_cache_schema(conn: sqlite3.Connection, path: str) -> None:
-    """Refuses, in one line, a database that is not a gt-llm call cache (reads only).
-
-    An empty database (no tables) is accepted: it becomes a cache.
-
-    Raises:
-      ConfigurationError: not SQLite, another program's tables, an older
-        ``calls`` layout, or a newer schema version.
-    """
-    fix = "pass another cache path (--cache PATH); gt-llm leaves this file as it is"
-    try:
-        tables = [
-            r[0]
-            for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
-        ]
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-        columns = tuple(r[1] for r in conn.execute("PRAGMA table_info(calls)").fetchall())
-        leases = tuple(r[1] for r in conn.execute("PRAGMA table_info(inflight)").fetchall())
-    except sqlite3.DatabaseError as exc:
-        raise ConfigurationError(f"cache: {path} is not a SQLite database ({exc}); {fix}") from None
-    if version not in (0, SCHEMA_VERSION):
-        raise ConfigurationError(
-            f"cache: {path} has schema version {version}, this gt-llm reads {SCHEMA_VERSION}; {fix}"
-        )
-    if not tables:
-        return
-    if "calls" not in tables:
-        shown = ", ".join(sorted(tables)[:5])
-        raise ConfigurationError(
-            f"cache: {path} is not a gt-llm cache (its tables are {shown}; no 'calls' table); {fix}"
-        )
-    if columns != CALLS_COLUMNS:
-        raise ConfigurationError(
-            f"cache: {path} has a 'calls' table with {len(columns)} columns "
-            f"({', '.join(columns)}), not the {len(CALLS_COLUMNS)} of a gt-llm cache "
-            f"(schema {SCHEMA_VERSION}): an older cache or another program's file; {fix}"
-        )
-    if "inflight" in tables and leases != INFLIGHT_COLUMNS:
-        raise ConfigurationError(
-            f"cache: {path} has an 'inflight' table with columns ({', '.join(leases)}), not "
-            f"the leases table of a gt-llm cache ({', '.join(INFLIGHT_COLUMNS)}): another "
-            f"program's file; {fix}"
-        )
-
-
-def check_cache_file(path: str | os.PathLike[str]) -> None:
-    """Checks, without creating or changing anything, that ``path`` can be used as a cache.
-
-    A missing file is fine (it will be created); an existing one must be a
-    gt-llm cache (see :func:`check_cache_schema`), opened read-only here.
-    Commands call this before touching their results folder.
-
-    Raises:
-      ConfigurationError: a directory, or a file that is not a gt-llm cache.
-    """
-    p = Path(path)
-    if str(path) == ":memory:":
-        return
-    if p.is_dir():
-        raise ConfigurationError(
-            f"cache: cannot open {p} for writing: it is a directory; pass a file path (--cache PATH)"
-        )
-    if not p.exists():
-        return
-    # Without a -wal file beside it the file is the whole database: read it as immutable,
-    # so that not even a -shm file is created next to it.
-    wal = Path(f"{p}-wal").exists()
-    query = "mode=ro" if wal else "mode=ro&immutable=1"
-    try:
-        conn = sqlite3.connect(f"{p.resolve().as_uri()}?{query}", uri=True)
-    except sqlite3.Error as exc:
-        raise ConfigurationError(f"cache: cannot open {p}: {exc}") from None
-    try:
-        check_cache_schema(conn, str(p))
-    finally:
-        conn.close()
-
-
-def _set_wal(conn: sqlite3.Connection, busy_timeout: float) -> str:
-    # Switching to WAL needs the file to itself, and SQLite does not apply the busy
-    # timeout to that switch: many processes opening a new cache at once see
-    # "database is locked" at once. Retried here until the same timeout.
-    deadline = time.monotonic() + busy_timeout
-    wait = 0.005
-    while True:
-        try:
-            return str(conn.execute("PRAGMA journal_mode = WAL").fetchone()[0])
-        except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) and "busy" not in str(exc):
-                raise
-            if time.monotonic() >= deadline:
-                raise
-        time.sleep(wait)
-        wait = min(0.1, wait * 2)
 
 
 class CacheOnlyModel(ChatModel):
@@ -332,7 +194,7 @@ class CachedModel(ChatModel):
             raise ValueError(f"CachedModel: lease_seconds must be > 0, got {lease_seconds}")
         self.lease_seconds = float(lease_seconds)
         self._owner = f"{_HOST}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
-        self._conn = self._open(busy_timeout)
+        self._conn = open_cache_db(self.path, busy_timeout)
 
     # -- identity mirrors the inner model -------------------------------------------------
 
@@ -358,50 +220,6 @@ class CachedModel(ChatModel):
 
     # -- database -------------------------------------------------------------------------
 
-    def _open(self, busy_timeout: float) -> sqlite3.Connection:
-        if self.path != ":memory:":
-            try:
-                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-            except OSError as exc:
-                raise ConfigurationError(
-                    f"cache: cannot create the directory of {self.path}: {exc}"
-                ) from None
-            if Path(self.path).is_dir():
-                raise ConfigurationError(
-                    f"cache: cannot open {self.path} for writing: it is a directory; "
-                    "pass a file path (--cache PATH)"
-                )
-        try:
-            # One connection shared by this instance's threads, always under _db_lock;
-            # isolation_level=None is autocommit, so every INSERT is durable at once.
-            conn = sqlite3.connect(
-                self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
-            )
-        except sqlite3.Error as exc:
-            raise ConfigurationError(f"cache: cannot open {self.path} for writing: {exc}") from None
-        try:
-            conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
-            # Before anything that writes (WAL mode, tables): an unrelated file stays untouched.
-            check_cache_schema(conn, self.path)
-            mode = _set_wal(conn, busy_timeout)
-            if self.path != ":memory:" and str(mode).lower() != "wal":
-                logger.warning("cache %s: journal mode is %s, not WAL", self.path, mode)
-            conn.execute("PRAGMA synchronous = NORMAL")
-            # Prove we can write now rather than after the first expensive backend call.
-            conn.execute("BEGIN IMMEDIATE")
-            conn.execute(_SCHEMA)
-            conn.execute(_LEASES)
-            if conn.execute("PRAGMA user_version").fetchone()[0] == 0:
-                conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-            conn.execute("COMMIT")
-        except ConfigurationError:
-            conn.close()
-            raise
-        except sqlite3.Error as exc:
-            conn.close()
-            raise ConfigurationError(f"cache: cannot open {self.path} for writing: {exc}") from None
-        return conn
-
     def _lookup(self, key: str) -> tuple[str, Usage] | None:
         try:
             with self._db_lock:
@@ -417,18 +235,17 @@ class CachedModel(ChatModel):
 
     def _store(self, key: str, request: ChatRequest, response: ChatResponse) -> tuple[str, Usage]:
         """Stores an answer and returns the stored one (another process's, if it was first)."""
-        request_json = json.dumps(
-            {
-                "task": request.task,
-                "fields": request.fields_dict(),
-                "messages": [m.to_dict() for m in request.messages],
-                "seed": request.seed,
-                "temperature": request.temperature,
-                "max_tokens": request.max_tokens,
-            },
-            ensure_ascii=False,
-            sort_keys=True,
-        )
+        stored: dict[str, Any] = {
+            "task": request.task,
+            "fields": request.fields_dict(),
+            "messages": [m.to_dict() for m in request.messages],
+            "seed": request.seed,
+            "temperature": request.temperature,
+            "max_tokens": request.max_tokens,
+        }
+        if request.schema is not None:  # part of the key, so part of the stored request
+            stored["schema"] = request.schema_dict()
+        request_json = json.dumps(stored, ensure_ascii=False, sort_keys=True)
         row = (
             key,
             self.inner.backend,

@@ -44,11 +44,11 @@ from typing import Any
 
 import numpy as np
 
+from runs.atomic import atomic_path
 from solvers import _kernels
 from solvers.cfr import CFRVariant, resolve_variant
 from solvers.game_tree import GameTree
 from solvers.policy import PolicyLike, TreePolicy, check_policy
-from solvers.results import atomic_path
 
 MIN_POOL_WORK = 2_000_000
 """Node-iterations (sum over trees of nodes x iterations) below which

@@ -70,7 +70,7 @@ def read_csv_rows(path: str | os.PathLike[str]) -> list[dict[str, str]]:
       ResultsError: ``FILE:LINE: ...`` for a missing or oversized file, or a row
         with more or fewer cells than the header (a truncated or damaged table).
     """
-    from solvers.results import MAX_READ_BYTES, ResultsError
+    from runs.atomic import MAX_READ_BYTES, ResultsError
 
     p = Path(path)
     try:
@@ -98,7 +98,7 @@ def csv_column(rows: Sequence[Mapping[str, str]], name: str, *, where: str = "ta
     Raises:
       ResultsError: the column is missing or a cell is not a number (names ``where``).
     """
-    from solvers.results import ResultsError
+    from runs.atomic import ResultsError
 
     values = []
     for i, r in enumerate(rows, start=2):  # line 1 is the header
@@ -122,7 +122,7 @@ def read_curves_csv(
     Raises:
       ResultsError: an empty or damaged table (``FILE:LINE: ...``).
     """
-    from solvers.results import ResultsError
+    from runs.atomic import ResultsError
 
     rows = read_csv_rows(path)
     if not rows:

@@ -1,8 +1,8 @@
 """The layers of the code: which package may import which, and how packages are found.
 
-From the bottom: ``gt_llm`` (models, prompts, opponent models), ``solvers``
-(game trees and CFR) and ``runs`` (results folders) import none of the other
-packages; ``games.engine`` imports those three; each game imports the engine
+From the bottom: ``runs`` (results folders and the one atomic writer)
+imports no other package; ``gt_llm`` (models, prompts, opponent models) and
+``solvers`` (game trees and CFR) import at most ``runs``, never each other; ``games.engine`` imports those three; each game imports the engine
 and the bottom layer, never another game; nothing imports upwards. Imports
 are read from the source (every ``import`` statement, also inside functions),
 so a lazy import cannot hide a cycle.
@@ -11,7 +11,10 @@ so a lazy import cannot hide a cycle.
 from __future__ import annotations
 
 import ast
+import os
 import pathlib
+import subprocess
+import sys
 from collections import defaultdict
 
 import pytest
@@ -87,9 +90,25 @@ def test_the_cycle_finder_finds_one():
     assert _cycle({"a": {"b"}, "b": set()}) is None
 
 
-@pytest.mark.parametrize("bottom", ["gt_llm", "solvers", "runs"])
-def test_the_bottom_layer_imports_no_other_package(bottom):
-    assert GRAPH.get(bottom, set()) == set(), f"{bottom} imports {sorted(GRAPH[bottom])}"
+#: What each bottom-layer package may import.
+BOTTOM = {"runs": set(), "gt_llm": {"runs"}, "solvers": {"runs"}}
+
+
+@pytest.mark.parametrize("bottom", sorted(BOTTOM))
+def test_the_bottom_layer_imports_only_what_is_below(bottom):
+    extra = GRAPH.get(bottom, set()) - BOTTOM[bottom]
+    assert not extra, f"{bottom} imports {sorted(extra)}"
+
+
+def test_import_games_loads_neither_the_solver_kernels_nor_jax():
+    # A command's start-up: numba (the solver kernels) loads with the first solve, jax
+    # (through bm25s) with the first retrieval, neither with `import games`.
+    code = "import sys, games; print(sorted({'numba', 'jax', 'solvers'} & set(sys.modules)))"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    )
+    assert proc.stdout.strip() == "[]", proc.stdout
 
 
 def test_nothing_in_gt_llm_imports_games():

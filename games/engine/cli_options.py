@@ -7,7 +7,7 @@ requests_per_minute=..., max_answer_bytes=...)``), and
 :func:`open_results_dir` / :func:`results_folder` open the ``--out`` folder
 for a run of given settings (manifest first with ``complete: false``, refusal
 of a folder holding other results unless ``--force``; see
-:mod:`solvers.results`).
+:mod:`runs.results`).
 
 The order a writing command follows, so that nothing is paid for, and nothing
 in ``--out`` is touched, before every option is known to be good: parse
@@ -32,12 +32,14 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from gt_llm.argtypes import non_negative_int, positive_float, positive_int
-from gt_llm.cache import CachedModel, CacheOnlyModel, check_cache_file
+from gt_llm.cache import CachedModel, CacheOnlyModel
+from gt_llm.cache_store import check_cache_file
 from gt_llm.chat import ChatModel
 from gt_llm.errors import ConfigurationError
 from gt_llm.registry import load_model, model_identity, parse_spec
 from gt_llm.safety import public_spec
-from solvers.results import ResultsDir, ResultsError, prepare_results_dir, read_manifest
+from runs.atomic import ResultsError
+from runs.results import ResultsDir, prepare_results_dir, read_manifest
 
 __all__ = [
     "COMMON_OPTIONS",
@@ -284,7 +286,7 @@ def attach_cache(args: argparse.Namespace, model: ChatModel) -> ChatModel:
 def open_results_dir(
     args: argparse.Namespace, settings: Mapping[str, Any], model: ChatModel | None = None
 ) -> ResultsDir:
-    """Opens ``--out`` for a run of ``settings`` (see :func:`solvers.results.prepare_results_dir`).
+    """Opens ``--out`` for a run of ``settings`` (see :func:`runs.results.prepare_results_dir`).
 
     Writes the manifest (``complete: false``) with the backend and model of
     ``--backend`` and the command line; refuses, in one line, a folder holding
@@ -300,7 +302,7 @@ def open_results_dir(
         label (not compared: the same model behind another port is the same run).
 
     Raises:
-      solvers.results.ResultsError: empty, unwritable or refused folder.
+      runs.atomic.ResultsError: empty, unwritable or refused folder.
       ValueError: unknown backend.
     """
     check_out(args)
@@ -324,7 +326,7 @@ def open_results_dir(
 def results_folder(
     args: argparse.Namespace, settings: Mapping[str, Any], model: ChatModel | None = None
 ) -> Iterator[ResultsDir]:
-    """:func:`open_results_dir`, and :meth:`~solvers.results.ResultsDir.finish` when the block succeeds.
+    """:func:`open_results_dir`, and :meth:`~runs.results.ResultsDir.finish` when the block succeeds.
 
     On an exception (a failed call, Ctrl-C, a kill) the manifest keeps
     ``complete: false``, so readers warn or refuse, and a re-run of the same

@@ -15,7 +15,7 @@ Model text is data, never markup. Three layers keep it so:
   script that somehow reached the DOM would still not run.
 
 Pages are written through the project's one atomic writer
-(:func:`solvers.results.write_text`).
+(:func:`runs.atomic.write_text`).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from solvers.results import write_text
+from runs.atomic import write_text
 
 __all__ = ["asset", "iframe", "render_page", "script_json", "write_page"]
 

@@ -31,9 +31,9 @@ from gt_llm.chat import ChatModel
 from gt_llm.parsing import ParsePolicy, ParseStats
 
 if TYPE_CHECKING:
+    from runs.results import ResultsDir
     from solvers import Curves, GameTree, TreePolicy
     from solvers.policy import PolicyLike
-    from solvers.results import ResultsDir
 
 __all__ = ["Solved", "build_and_solve"]
 
@@ -156,7 +156,7 @@ def build_and_solve(
         )
     solve_s = time.perf_counter() - t0
     if run is not None:
-        from solvers.results import atomic_path
+        from runs.atomic import atomic_path
 
         columns = dict(tag) if tag is not None else {"backend": model.backend, "model": model.model}
         for name, per_tree in (

@@ -140,7 +140,8 @@ def _figures(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from games.fruit_trading.figures import draw_all
-    from solvers.results import read_json, require_complete, warn_if_incomplete
+    from runs.atomic import read_json
+    from runs.results import require_complete, warn_if_incomplete
 
     check_out(args)
     rerun = f"`gt-llm fruit-trading run --out {args.out}`"
@@ -159,7 +160,8 @@ def _compare(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from games.fruit_trading.figures import write_comparison
-    from solvers.results import read_json, warn_if_incomplete
+    from runs.atomic import read_json
+    from runs.results import warn_if_incomplete
 
     check_out(args)  # an empty --out would write into the current folder
     missing = [d for d in args.dirs if not (Path(d) / "summary.json").exists()]
@@ -189,7 +191,7 @@ def _view(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from games.fruit_trading.view import write_fruit_page
-    from solvers.results import warn_if_incomplete
+    from runs.results import warn_if_incomplete
 
     if not Path(args.dir).is_dir():
         raise ValueError(

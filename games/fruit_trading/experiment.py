@@ -23,7 +23,7 @@ materialised (all LLM calls batched and cached) and solved with CFR for
   :mod:`games.fruit_trading.exports`;
 * figures, drawn from those files (:mod:`games.fruit_trading.figures`);
 * ``manifest.json`` — written first with ``complete: false`` and last with
-  ``complete: true`` (:mod:`solvers.results`): a folder holding results of
+  ``complete: true`` (:mod:`runs.results`): a folder holding results of
   other settings is refused unless forced, and every file is written to a
   temporary file and renamed into place.
 
@@ -36,8 +36,8 @@ endowment/valuation pools so that information sets recur across
 initialisations; CFR solves it, and its
 NashConv and CFR-Gain are compared with the per-subgame solutions assembled
 into a legal whole-game profile, together with how much the per-subgame
-solutions gain from knowing the subgame (the leak; see
-:func:`whole_game_study`).
+solutions gain from knowing the subgame (the leak). Both studies are in
+:mod:`games.fruit_trading.studies`.
 
 The CFR average policy of every subgame comes with its curves
 (``solvers.Curves.average_policies``): nothing is solved twice.
@@ -53,40 +53,31 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from games.engine.pipeline import build_and_solve
 from games.engine.results import model_label
 from games.fruit_trading import exports, report
 from games.fruit_trading.dialogue import Config, DialogueLogic
-from games.fruit_trading.rules import NAMINGS, POOLINGS, TONES
+from games.fruit_trading.rules import NAMINGS, POOLINGS
+from games.fruit_trading.studies import ANY, any_baseline, generalisation_study, whole_game_study
 from games.fruit_trading.tree import (
     GAME_NAME,
     Subgame,
     build_subgames,
     root_steps,
-    whole_game_tree,
 )
 from gt_llm.cache import CachedModel
 from gt_llm.chat import ChatModel
 from gt_llm.parsing import ParsePolicy, ParseStats
 from gt_llm.registry import load_model, parse_spec
 from gt_llm.safety import public_spec
+from runs.atomic import finite_or_none
+from runs.results import ResultsDir, prepare_results_dir
 from solvers import (
-    DECISION,
-    GameTree,
-    TreePolicy,
     cfr_curves,
-    cfr_gain,
     degeneracy_counts,
-    expected_values,
-    nash_conv,
-    pure_policy,
-    reach_probabilities,
     studies,
 )
 from solvers.cfr import resolve_variant
-from solvers.results import ResultsDir, finite_or_none, prepare_results_dir
 
 logger = logging.getLogger(__name__)
 
@@ -96,7 +87,6 @@ TONE = "tone"
 VARIANT_ALIASES: dict[str, str] = {"tone+belief": "tone+dirichlet"}
 #: The paper's two variants, under their historical names (the default run).
 DEFAULT_VARIANTS: tuple[str, ...] = ("tone", "tone+belief")
-ANY = TONES.index("any")
 #: (names, pools) of the whole-game study: the same players, private information
 #: from small shared pools, so that information sets recur across initialisations.
 WHOLE_GAME_SETTING: tuple[str, str] = ("fixed", "shared")
@@ -293,108 +283,6 @@ class ExperimentResult:
     subgames: dict[str, list[Subgame]]
 
 
-def any_baseline(tree: GameTree) -> TreePolicy:
-    """sigma_LLM: always the tone "any"."""
-    return pure_policy(tree, lambda key, legal: ANY)
-
-
-def generalisation_study(
-    trees: Sequence[GameTree], policies: Sequence[TreePolicy]
-) -> dict[str, Any]:
-    """CFR-Gain of each subgame's strategy on its own and on every other subgame.
-
-    Strategies are mapped to other subgames by decision level
-    (:func:`solvers.studies.generalisation_study`); missing levels play "any".
-    """
-    return studies.generalisation_study(
-        trees, policies, any_baseline, default_action=ANY, num_actions=len(TONES)
-    ).to_dict()
-
-
-def whole_game_study(
-    subgames: Sequence[Subgame], policies: Sequence[TreePolicy], iterations: int, cfr_variant: str
-) -> dict[str, Any]:
-    """Solves the whole game and compares it with the per-subgame solutions.
-
-    Beyond :func:`solvers.studies.whole_game_study` (whole-game CFR against the
-    per-subgame policies assembled first-come at shared information sets), the
-    ``per_subgame_in_whole_game`` entry measures the per-subgame strategies as
-    a legal whole-game strategy: at an information set several subgames share,
-    a player cannot know which subgame it is in, so it plays the mixture of
-    their policies weighted by how likely each subgame is to reach that
-    information set (each subgame's reach under its own CFR profile; uniform
-    where none reaches it). Reported:
-
-    * ``nash_conv`` and ``cfr_gain`` of that legal profile in the whole game;
-    * ``oracle_value`` — each player's expected payoff when every subgame plays
-      its own CFR policy (a profile that may condition on the opponent's
-      private information through the subgame), ``value`` — the same for the
-      legal mixture, and ``leak = oracle_value - value``: what the per-subgame
-      strategies gain from knowing what they should not;
-    * ``policy_disagreement`` — at shared information sets, the reach-weighted
-      mean total-variation distance between a subgame's policy and the mixture.
-    """
-    config = subgames[0].config
-    tree = whole_game_tree([sg.root for sg in subgames], config)
-    sub_trees = [sg.tree for sg in subgames]
-    out = studies.whole_game_study(
-        tree, sub_trees, policies, any_baseline, iterations=iterations, cfr_variant=cfr_variant
-    ).to_dict()
-    out["names"] = config.names
-    out["pools"] = config.pools
-    out["per_subgame_in_whole_game"] = legal_assembly(tree, sub_trees, policies)
-    return out
-
-
-def legal_assembly(
-    whole: GameTree, sub_trees: Sequence[GameTree], policies: Sequence[TreePolicy]
-) -> dict[str, Any]:
-    """The per-subgame policies as one legal whole-game profile, and the leak.
-
-    See :func:`whole_game_study` for what is measured.
-    """
-    mass = np.zeros(whole.num_infosets)
-    mixed = np.zeros((whole.num_infosets, whole.max_actions))
-    members: list[list[tuple[float, np.ndarray]]] = [[] for _ in range(whole.num_infosets)]
-    oracle = np.zeros(whole.num_players)
-    for tree, pol in zip(sub_trees, policies, strict=True):
-        oracle += expected_values(tree, pol) / len(sub_trees)
-        reach = reach_probabilities(tree, pol)
-        dec = np.flatnonzero(tree.kind == DECISION)
-        r = np.bincount(tree.infoset[dec], weights=reach[dec], minlength=tree.num_infosets)
-        index = whole.key_to_infoset
-        for s, key in enumerate(tree.infoset_keys):
-            w = index[key]
-            members[w].append((float(r[s]), pol.probs[s]))
-    shared = 0
-    disagreement_num = disagreement_den = 0.0
-    for w, group in enumerate(members):
-        weights = np.array([g[0] for g in group])
-        rows = np.stack([g[1] for g in group])
-        if weights.sum() <= 0:
-            weights = np.ones(len(group))
-        mixed[w] = weights @ rows / weights.sum()
-        mass[w] = weights.sum()
-        if len(group) > 1:
-            shared += 1
-            tv = 0.5 * np.abs(rows - mixed[w]).sum(axis=1)
-            disagreement_num += float(weights @ tv)
-            disagreement_den += float(weights.sum())
-    legal = TreePolicy(mixed)
-    value = expected_values(whole, legal)
-    return {
-        "shared_infosets": shared,
-        "nash_conv": nash_conv(whole, legal).nash_conv,
-        "cfr_gain": cfr_gain(whole, legal, any_baseline(whole)).cfr_gain,
-        "oracle_value": oracle.tolist(),
-        "value": value.tolist(),
-        "leak": (oracle - value).tolist(),
-        "policy_disagreement": (
-            disagreement_num / disagreement_den if disagreement_den > 0 else 0.0
-        ),
-    }
-
-
 # --- the run -----------------------------------------------------------------------
 
 
@@ -404,7 +292,7 @@ def open_results(
     """Prepares ``settings.out`` for this experiment (manifest first, ``complete: false``).
 
     Raises:
-      solvers.results.ResultsError: the folder is empty, unwritable, or holds
+      runs.atomic.ResultsError: the folder is empty, unwritable, or holds
         results of other settings and ``force`` is false.
     """
     backend, model_name = parse_spec(public_spec(settings.backend))

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 from matplotlib.figure import Figure
 
+from runs.atomic import ResultsError, atomic_path, read_json, write_csv, write_text
 from solvers.plots import (
     plot_grouped_bars,
     plot_metric_panel,
@@ -34,7 +35,6 @@ from solvers.plots import (
     read_curves_csv,
     to_png,  # noqa: F401  (re-exported: notebooks display figures with it)
 )
-from solvers.results import ResultsError, atomic_path, read_json, write_csv, write_text
 
 FORMATS: tuple[str, ...] = ("png", "pdf", "svg")
 _VARIANT_LABEL = {
@@ -51,7 +51,7 @@ def load_summary(out: str | Path) -> dict[str, Any]:
     """``summary.json`` of a results folder, its shape checked.
 
     Raises:
-      solvers.results.ResultsError: missing, not JSON, too large or too deep,
+      runs.atomic.ResultsError: missing, not JSON, too large or too deep,
         or without the fields the figures read (``FILE: 'variants.tone.final'
         must be an object``), in one line.
     """
@@ -76,7 +76,7 @@ def check_summary(data: Any, path: Path) -> None:
     """Checks the fields of a fruit ``summary.json`` that the figures and tables read.
 
     Raises:
-      solvers.results.ResultsError: naming the file and the first wrong field.
+      runs.atomic.ResultsError: naming the file and the first wrong field.
     """
     _need(data, dict, "(top level)", path)
     _need(data.get("label"), str, "label", path)

@@ -21,7 +21,7 @@ from typing import Any
 from games.engine.html_page import asset, render_page, write_page
 from games.fruit_trading.dialogue import Turn, history_information
 from games.fruit_trading.rules import TONES
-from solvers.results import ResultsError
+from runs.atomic import ResultsError
 
 __all__ = ["BASELINE_TONE", "build_tree", "fruit_page", "read_subgame", "write_fruit_page"]
 

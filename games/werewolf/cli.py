@@ -222,7 +222,7 @@ def _play_many(args: argparse.Namespace, config, model, write: Writer, run) -> i
     from games.engine.results import model_label
     from games.werewolf.deception.summary import pooled_summary
     from games.werewolf.play import runner
-    from solvers.results import finite_or_none
+    from runs.atomic import finite_or_none
 
     out = run.path
     logs = out / "logs"

@@ -55,15 +55,14 @@ from gt_llm.opponents.extraction import (
     read_relevance,
     rerank_request,
 )
-from gt_llm.opponents.gratr import (
-    GratrModel,
-    GratrParams,
-    make_gratr,
+from gt_llm.opponents.gratr import GratrModel, make_gratr
+from gt_llm.opponents.gratr_export import (
     read_trust_graph_graphml,
     trust_graph_figure,
     trust_graph_graphml,
     trust_graph_to_json,
 )
+from gt_llm.opponents.gratr_types import GratrParams
 from gt_llm.opponents.plain import PlainHistory, make_plain
 from gt_llm.opponents.prompts import OPPONENT_PROMPTS
 from gt_llm.opponents.rag import NativeRag, RerankRag, make_native_rag, make_rerank_rag

@@ -20,7 +20,11 @@ trust T(p_i, p_j), 0 at the start.
   T(p_o) (Eqs. 5-8), and the last edge of each chain, (p_o, p_{o-1}), gets the
   backward update (Eq. 9) when the agent decides (:meth:`GratrModel.consult`).
 
-Each equation is a pure function below, named and numbered as in the paper.
+Each equation is a pure function in :mod:`gt_llm.opponents.gratr_equations`,
+named and numbered as in the paper; the graph's frozen values (constants,
+nodes, edges, chains, retrievals, floor counts) are in
+:mod:`gt_llm.opponents.gratr_types`, and export and drawing in
+:mod:`gt_llm.opponents.gratr_export`.
 Where the paper leaves a hole, this module closes it as follows (each closing
 is repeated where it is made):
 
@@ -102,12 +106,10 @@ from __future__ import annotations
 
 import dataclasses
 import heapq
-import json
 import math
-import os
 from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import Any
 
 import networkx as nx
 
@@ -126,309 +128,24 @@ from gt_llm.opponents.base import (
     stance_of,
     top_probabilities,
 )
-
-# ----------------------------------------------------------------------------
-# The equations, as pure functions.
-# ----------------------------------------------------------------------------
-
-
-def node_trust_update(t_source: float, credibility: float, t_target: float) -> float:
-    """Eqs. (2)-(3): the node trust of p_j after p_i's intent with credibility c.
-
-    u = T(p_i) * c (Eq. 2); T(p_j) becomes u only when |u| > |T(p_j)| (Eq. 3),
-    i.e. the stronger indication wins. Inputs are clamped to [-1, 1] first, so
-    the result is in [-1, 1] (hole 1).
-    """
-    u = clamp_unit(t_source) * clamp_unit(credibility)
-    t = clamp_unit(t_target)
-    return u if abs(u) > abs(t) else t
-
-
-def merge_edge_trust(
-    credibilities: Sequence[float],
-    rho: float = 0.95,
-    *,
-    steps: Sequence[int] | None = None,
-) -> float:
-    """Eq. (4): T(p_i, p_j) = tanh(sum_k rho^(n-k) c_k) over the raw list, oldest first.
-
-    Args:
-      credibilities: c_1 ... c_n of the evidence list D(p_i, p_j), oldest first.
-      rho: The temporal importance factor in (0, 1].
-      steps: The time steps t_1 <= ... <= t_n of the evidence; when given the
-        exponent is t_n - t_k instead of n - k (hole 6: decay by time step).
-
-    Returns:
-      The edge trust in (-1, 1); 0 for an empty list (the paper's T^0 = 0).
-    """
-    if not 0.0 < rho <= 1.0:
-        raise ValueError(f"merge_edge_trust: rho must be in (0, 1], got {rho}")
-    n = len(credibilities)
-    if n == 0:
-        return 0.0
-    if steps is None:
-        exponents: Sequence[int] = range(n - 1, -1, -1)
-    else:
-        if len(steps) != n:
-            raise ValueError("merge_edge_trust: steps and credibilities differ in length")
-        if any(b < a for a, b in zip(steps, steps[1:], strict=False)):
-            raise ValueError("merge_edge_trust: steps must be in time order (oldest first)")
-        exponents = [steps[-1] - s for s in steps]
-    total = math.fsum(
-        (rho**e) * clamp_unit(c) for e, c in zip(exponents, credibilities, strict=True)
-    )
-    return math.tanh(total)
-
-
-def chain_uncertainty(u: float) -> float:
-    """Eq. (7) with hole 3 closed: H = -|u| log2 |u|, H(0) = 0, in [0, 1/(e ln 2)]."""
-    a = abs(u)
-    return 0.0 if a == 0.0 else -a * math.log2(a)
-
-
-def chain_value(
-    node_trusts: Sequence[float], edge_trusts: Sequence[float]
-) -> tuple[float, float, float]:
-    """Eqs. (5)-(7) for a chain p_1 <- p_2 <- ... <- p_o.
-
-    Args:
-      node_trusts: [T(p_1), ..., T(p_o)] (p_1 the start, p_o the target).
-      edge_trusts: [T(p_2, p_1), ..., T(p_o, p_{o-1})].
-
-    Returns:
-      (V, u, H): the chain value V = sum_{k=1}^{o-1} T(p_{k+1}) T(p_{k+1}, p_k)
-      (Eq. 5), the trust it implies for p_o, u = T(p_1) prod_k T(p_{k+1}, p_k)
-      (Eq. 6), and its uncertainty H (Eq. 7, hole 3).
-    """
-    o = len(node_trusts)
-    if o < 2 or len(edge_trusts) != o - 1:
-        raise ValueError(
-            "chain_value: need o >= 2 node trusts and o - 1 edge trusts "
-            f"(got {o} and {len(edge_trusts)})"
-        )
-    nodes = [clamp_unit(t) for t in node_trusts]
-    edges = [clamp_unit(t) for t in edge_trusts]
-    value = math.fsum(nodes[k + 1] * edges[k] for k in range(o - 1))
-    u = nodes[0] * math.prod(edges)
-    return value, u, chain_uncertainty(u)
-
-
-def chain_weight(value: float, uncertainty: float, weight_floor: float = 1e-3) -> float:
-    """A chain's weight in Eq. (8), V - H, floored at ``weight_floor`` > 0 (hole 2)."""
-    return max(value - uncertainty, weight_floor)
-
-
-def combine_chains(
-    chains: Iterable[tuple[float, float, float]], *, weight_floor: float = 1e-3
-) -> float:
-    """Eq. (8): T(p_o) = sum_n w_n u_n / sum_n w_n with w_n = max(V_n - H_n, floor).
-
-    Args:
-      chains: (V, u, H) triples of the chains ending at p_o (from :func:`chain_value`).
-      weight_floor: The positive floor of a weight (hole 2).
-
-    Raises:
-      ValueError: no chains, or a floor that is not positive.
-    """
-    if weight_floor <= 0:
-        raise ValueError(f"combine_chains: weight_floor must be > 0, got {weight_floor}")
-    triples = chains if isinstance(chains, list) else list(chains)
-    if not triples:
-        raise ValueError("combine_chains: need at least one chain")
-    weights = [chain_weight(v, h, weight_floor) for v, _, h in triples]
-    num = math.fsum([w * clamp_unit(t[1]) for w, t in zip(weights, triples, strict=True)])
-    return clamp_unit(num / math.fsum(weights))
-
-
-def backward_increment(
-    t_target: float, t_previous: float, gamma: float = 0.1, *, eps: float = 1e-3
-) -> float | None:
-    """Eq. (9)'s increment gamma T(p_o) / T(p_{o-1}), clamped to [-1, 1]; None when undefined.
-
-    Hole 4: when ``|T(p_{o-1})| < eps`` the quotient has no defined size or sign
-    (the observer has no stance on p_{o-1}), so there is no backward update at
-    all — never a sign taken from a zero.
-    """
-    if eps <= 0:
-        raise ValueError(f"backward_increment: eps must be > 0, got {eps}")
-    if abs(t_previous) < eps:
-        return None
-    return clamp_unit(gamma * clamp_unit(t_target) / t_previous)
-
-
-def backward_update(
-    t_edge: float, t_target: float, t_previous: float, gamma: float = 0.1, *, eps: float = 1e-3
-) -> float:
-    """Eq. (9) as printed: T(p_o, p_{o-1}) <- gamma T(p_o) / T(p_{o-1}) + T(p_o, p_{o-1}).
-
-    The literal additive form, clamped to [-1, 1] (hole 1); the edge is
-    unchanged when ``|T(p_{o-1})| < eps`` (hole 4, :func:`backward_increment`).
-    The graph applies the increment as evidence instead (hole 8).
-    """
-    inc = backward_increment(t_target, t_previous, gamma, eps=eps)
-    return clamp_unit(t_edge) if inc is None else clamp_unit(clamp_unit(t_edge) + inc)
-
-
-# ----------------------------------------------------------------------------
-# The graph.
-# ----------------------------------------------------------------------------
-
-
-@dataclasses.dataclass(frozen=True)
-class GratrParams:
-    """GRATR's constants.
-
-    Attributes:
-      rho: Temporal importance factor of Eq. 4.
-      gamma: Learning rate of the backward update, Eq. 9.
-      w: How many of the most trusted nodes start chains (Algorithm 2).
-      epsilon: Ally above it, adversary below -epsilon, else unsure (Sect. 3.1).
-      eps: Smallest divisor magnitude in Eq. 9 (hole 4: below it, no update).
-      weight_floor: Smallest chain weight in Eq. 8 (hole 2).
-      decay: ``"step"`` (time-step gaps) or ``"index"`` (the paper's n - k).
-      max_hops: Longest chain in edges (``None``: bounded by the node count).
-      top_n: How many hypotheses the prompt fields list per player.
-    """
-
-    rho: float = 0.95
-    gamma: float = 0.1
-    w: int = 3
-    epsilon: float = 0.1
-    eps: float = 1e-3
-    weight_floor: float = 1e-3
-    decay: Literal["step", "index"] = "step"
-    max_hops: int | None = None
-    top_n: int = 3
-
-    def __post_init__(self) -> None:
-        if not 0.0 < self.rho <= 1.0:
-            raise ValueError(f"GratrParams: rho must be in (0, 1], got {self.rho}")
-        if not 0.0 <= self.gamma <= 1.0:
-            raise ValueError(f"GratrParams: gamma must be in [0, 1], got {self.gamma}")
-        if self.w < 1:
-            raise ValueError(f"GratrParams: w must be >= 1, got {self.w}")
-        if not 0.0 <= self.epsilon < 1.0:
-            raise ValueError(f"GratrParams: epsilon must be in [0, 1), got {self.epsilon}")
-        if self.eps <= 0 or self.weight_floor <= 0:
-            raise ValueError("GratrParams: eps and weight_floor must be > 0")
-        if self.decay not in ("step", "index"):
-            raise ValueError(f"GratrParams: decay must be 'step' or 'index', got {self.decay!r}")
-        if self.max_hops is not None and self.max_hops < 1:
-            raise ValueError("GratrParams: max_hops must be >= 1 or None")
-
-
-@dataclasses.dataclass(frozen=True)
-class NodeState:
-    """One node: T(p), whether a fact pins it, the fact, excluded hypotheses, observations."""
-
-    trust: float = 0.0
-    pinned: bool = False
-    fact: str | None = None
-    excluded: frozenset[str] = frozenset()
-    observations: tuple[Evidence, ...] = ()
-
-
-@dataclasses.dataclass(frozen=True)
-class EdgeState:
-    """One edge: D(p_i, p_j) (observed), the Eq. 9 feedback items, and T(p_i, p_j) (Eq. 4)."""
-
-    evidence: tuple[Evidence, ...] = ()
-    feedback: tuple[Evidence, ...] = ()
-    trust: float = 0.0
-
-
-@dataclasses.dataclass(frozen=True)
-class FloorCount:
-    """How often Eq. 8's weight floor bound at decisions (hole 2), and Eq. 9's fate.
-
-    Attributes:
-      combinations: Eq. 8 combinations a decision read (targets with chains, not pinned).
-      bound: Of those, combinations in which at least one chain's V - H was below
-        the floor and raised to it.
-      decisive: Of those, combinations of two or more chains (where the floor
-        changes the chains' relative weights; with one chain Eq. 8 gives u
-        whatever the weight).
-      chains: Chains read in those combinations.
-      floored: Chains whose weight was raised to the floor.
-      feedback: Eq. 9 feedback items decisions added.
-      skipped: Eq. 9 updates skipped for a divisor |T(p_{o-1})| < eps (hole 4).
-    """
-
-    combinations: int = 0
-    bound: int = 0
-    decisive: int = 0
-    chains: int = 0
-    floored: int = 0
-    feedback: int = 0
-    skipped: int = 0
-
-    def __add__(self, other: FloorCount) -> FloorCount:
-        names = [f.name for f in dataclasses.fields(self)]
-        return FloorCount(*(getattr(self, k) + getattr(other, k) for k in names))
-
-    def as_dict(self) -> dict[str, int]:
-        return dataclasses.asdict(self)
-
-
-@dataclasses.dataclass(frozen=True)
-class Chain:
-    """One evidence chain p_1 <- ... <- p_o with its Eqs. 5-7 values and Eq. 8 weight."""
-
-    players: tuple[str, ...]
-    node_trusts: tuple[float, ...]
-    edge_trusts: tuple[float, ...]
-    value: float
-    u: float
-    uncertainty: float
-    weight: float = 0.0
-    floored: bool = False
-
-    def view(self) -> ChainView:
-        return _chain_view(
-            self.players, self.edge_trusts, self.value, self.u, self.uncertainty, self.weight
-        )
-
-
-@dataclasses.dataclass(frozen=True)
-class Retrieval:
-    """What one Algorithm 2 run reads (a pure read: the model is unchanged).
-
-    Attributes:
-      target: p_o.
-      chains: The evidence chains to p_o.
-      trust_before: The stored T(p_o) (Eqs. 2-3, facts).
-      trust_after: T(p_o) by Eq. 8 over the chains (the stored trust without
-        chains or when pinned): what a lookup reports.
-      feedback: ``(p_o, p_{o-1}, increment)``: the Eq. 9 items a decision now
-        would add (one per distinct last edge).
-      skipped: Last edges ``(p_o, p_{o-1})`` with no update (hole 4).
-      floored: How many chains' weights the floor raised (hole 2).
-      pinned: Whether a fact pins T(p_o) (then Eq. 8 does not apply).
-    """
-
-    target: str
-    chains: tuple[Chain, ...]
-    trust_before: float
-    trust_after: float
-    feedback: tuple[tuple[str, str, float], ...] = ()
-    skipped: tuple[tuple[str, str], ...] = ()
-    floored: int = 0
-    pinned: bool = False
-
-
-def _chain_view(
-    players: Sequence[str], edges: Sequence[float], v: float, u: float, h: float, w: float
-) -> ChainView:
-    return {
-        "players": list(players),
-        "edge_trusts": list(edges),
-        "value": round(v, 6),
-        "u": round(u, 6),
-        "uncertainty": round(h, 6),
-        "weight": round(w, 6),
-        "floored": v - h < w,
-    }
-
+from gt_llm.opponents.gratr_equations import (
+    backward_increment,
+    chain_uncertainty,
+    chain_weight,
+    combine_chains,
+    merge_edge_trust,
+    node_trust_update,
+)
+from gt_llm.opponents.gratr_export import trust_graph_to_json
+from gt_llm.opponents.gratr_types import (
+    Chain,
+    EdgeState,
+    FloorCount,
+    GratrParams,
+    NodeState,
+    Retrieval,
+    chain_view,
+)
 
 _EMPTY_NODE = NodeState()
 _EMPTY_EDGE = EdgeState()
@@ -924,7 +641,7 @@ class GratrModel(HistoryMixin, OpponentModel):
         out = []
         for players, _, ets, v, u in self._records(subject):
             h = chain_uncertainty(u)
-            out.append(_chain_view(players, ets, v, u, h, chain_weight(v, h, floor)))
+            out.append(chain_view(players, ets, v, u, h, chain_weight(v, h, floor)))
         return out
 
     def consult(self, *, goal: str = "", subjects: Sequence[str] | None = None) -> Consultation:
@@ -950,127 +667,7 @@ def make_gratr(context: OpponentContext) -> GratrModel:
     return GratrModel.create(context)
 
 
-# ----------------------------------------------------------------------------
-# Export and drawing.
-# ----------------------------------------------------------------------------
-
-
-def trust_graph_to_json(model: GratrModel) -> dict[str, Any]:
-    """The graph as JSON-ready node and edge lists (evidence and feedback included)."""
-    return {
-        "nodes": [
-            {
-                "id": n,
-                "trust": float(d.trust),
-                "pinned": bool(d.pinned),
-                "fact": d.fact,
-                "excluded": sorted(d.excluded),
-                "observations": [e.to_dict() for e in d.observations],
-            }
-            for n, d in sorted(model.nodes.items())
-        ],
-        "edges": [
-            {
-                "source": a,
-                "target": b,
-                "trust": float(e.trust),
-                "evidence": [x.to_dict() for x in e.evidence],
-                "feedback": [x.to_dict() for x in e.feedback],
-            }
-            for a, b, e in model.edges()
-        ],
-    }
-
-
-def trust_graph_graphml(model: GratrModel) -> nx.DiGraph:
-    """The graph with scalar attributes only, for GraphML (lists as JSON strings)."""
-    h = nx.DiGraph()
-    for n, d in model.nodes.items():
-        h.add_node(
-            n,
-            trust=float(d.trust),
-            pinned=bool(d.pinned),
-            fact=d.fact or "",
-            excluded=json.dumps(sorted(d.excluded)),
-            observations=json.dumps([e.to_dict() for e in d.observations]),
-        )
-    for a, b, e in model.edges():
-        h.add_edge(
-            a,
-            b,
-            trust=float(e.trust),
-            evidence=json.dumps([x.to_dict() for x in e.evidence]),
-            feedback=json.dumps([x.to_dict() for x in e.feedback]),
-        )
-    return h
-
-
-def read_trust_graph_graphml(path: str | os.PathLike[str]) -> nx.DiGraph:
-    """Reads a GraphML file of :func:`trust_graph_graphml` (scalars only)."""
-    return nx.read_graphml(os.fspath(path))
-
-
-def trust_graph_figure(model: GratrModel, *, title: str | None = None) -> Any:
-    """The graph drawn as a matplotlib figure (the caller saves and closes it).
-
-    Nodes are coloured by trust (red -1 ... green +1, pinned nodes outlined);
-    edges are green for positive trust, red for negative, grey for 0, with width
-    proportional to |T|. Writing files is the caller's (games write through the
-    project's atomic writer).
-    """
-    import matplotlib.pyplot as plt
-
-    g = model.graph
-    order = sorted(g.nodes)
-    fig, ax = plt.subplots(figsize=(6, 6))
-    pos = nx.circular_layout(order)
-    nx.draw_networkx_nodes(
-        g,
-        pos,
-        nodelist=order,
-        node_color=[float(g.nodes[n]["trust"]) for n in order],
-        cmap="RdYlGn",
-        vmin=-1,
-        vmax=1,
-        edgecolors=["black" if g.nodes[n]["pinned"] else "none" for n in order],
-        ax=ax,
-    )
-    nx.draw_networkx_labels(g, pos, font_size=8, ax=ax)
-    edges = list(g.edges(data="trust"))
-    nx.draw_networkx_edges(
-        g,
-        pos,
-        edgelist=[(a, b) for a, b, _ in edges],
-        edge_color=["tab:green" if t > 0 else "tab:red" if t < 0 else "grey" for *_, t in edges],
-        width=[0.5 + 4.0 * abs(t) for *_, t in edges],
-        arrows=True,
-        connectionstyle="arc3,rad=0.1",
-        ax=ax,
-    )
-    ax.set_title(title or f"GRATR trust graph of {model.context.self_id or 'observer'}")
-    ax.set_axis_off()
-    return fig
-
-
 __all__ = [
-    "Chain",
-    "EdgeState",
-    "FloorCount",
     "GratrModel",
-    "GratrParams",
-    "NodeState",
-    "Retrieval",
-    "backward_increment",
-    "backward_update",
-    "chain_uncertainty",
-    "chain_value",
-    "chain_weight",
-    "combine_chains",
     "make_gratr",
-    "merge_edge_trust",
-    "node_trust_update",
-    "read_trust_graph_graphml",
-    "trust_graph_figure",
-    "trust_graph_graphml",
-    "trust_graph_to_json",
 ]

@@ -241,7 +241,8 @@ def test_single_subgame_run_writes_strict_json(tmp_path):
 def test_variants_name_the_opponent_model(tmp_path):
     """tone+gratr runs, tone+belief is tone+dirichlet, and the degeneracy counts are
     reported per variant (and match solvers.degeneracy_counts of the same trees)."""
-    from games.fruit_trading.experiment import ANY, variant_model
+    from games.fruit_trading.experiment import variant_model
+    from games.fruit_trading.studies import ANY
     from solvers import degeneracy_counts
 
     assert variant_model("tone") is None
@@ -280,7 +281,7 @@ def test_whole_game_with_fixed_names_shares_information_sets():
     profile itself (no leak). Fixed names + shared pools: some recur; where the
     subgames' policies differ there, the legal mixture differs from them."""
     from games.fruit_trading.dialogue import Config
-    from games.fruit_trading.experiment import legal_assembly
+    from games.fruit_trading.studies import legal_assembly
     from games.fruit_trading.tree import build_subgames, whole_game_tree
     from gt_llm.registry import load_model
     from solvers import CFRSolver, TreePolicy

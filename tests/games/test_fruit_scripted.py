@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from games.engine.calls import run_sync
-from games.fruit_trading import dialogue, prompts
+from games.fruit_trading import dialogue, prompts, scripted_trades
 from games.fruit_trading import scripted as rules_scripted
 from games.fruit_trading.rules import FRUITS, PrivateInfo, make_scenario, parse_basket
 from gt_llm.parsing import parse_yes_no
@@ -269,11 +269,11 @@ def test_an_offer_asking_for_more_than_the_receiver_has_is_scaled_down(scripted)
 
 
 def test_any_tone_writes_in_a_concrete_voice_with_a_blended_style():
-    style = rules_scripted.blend_styles([0.2, 0.3, 0.5])
+    style = scripted_trades.blend_styles([0.2, 0.3, 0.5])
     assert style.voice == "submissive"
-    lo, hi = sorted(rules_scripted.STYLES[t].share for t in CONCRETE)[::2]
+    lo, hi = sorted(scripted_trades.STYLES[t].share for t in CONCRETE)[::2]
     assert lo < style.share < hi
-    assert rules_scripted.blend_styles([1.0, 0.0, 0.0]) == rules_scripted.STYLES["assertive"]
+    assert scripted_trades.blend_styles([1.0, 0.0, 0.0]) == scripted_trades.STYLES["assertive"]
 
 
 def test_steering_text_has_tone_and_belief_lines():

@@ -15,8 +15,8 @@ from games.fruit_trading.dialogue import (
     Turn,
     initial_state,
 )
-from games.fruit_trading.experiment import ANY, any_baseline, whole_game_study
 from games.fruit_trading.rules import TONES, make_scenario
+from games.fruit_trading.studies import ANY, any_baseline, whole_game_study
 from games.fruit_trading.tree import build_subgames
 from gt_llm.cache import CachedModel
 from gt_llm.parsing import ParsePolicy, ParseStats

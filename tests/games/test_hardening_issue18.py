@@ -192,6 +192,7 @@ def test_force_removes_only_the_files_the_manifest_lists(finished):
     assert manifest["complete"] is True and manifest["settings"]["iterations"] == 11
 
 
+@pytest.mark.slow  # long end to end: .ci/run runs it (-m slow)
 def test_a_finished_groq_run_is_resolved_and_replotted_without_the_key(server, env, tmp_path):
     out = tmp_path / "groq"
     keyed = dict(env, GROQ_API_KEY="test-key-123456", GROQ_BASE_URL=server.url)
@@ -264,6 +265,7 @@ def test_every_result_changing_fruit_flag_is_compared():
     assert {"--pools", "--names", "--inits", "--seed"} <= set(checked)
 
 
+@pytest.mark.slow  # long end to end: .ci/run runs it (-m slow)
 def test_a_server_restarted_on_another_port_is_the_same_run(env, tmp_path):
     out = tmp_path / "port"
     with FakeChatServer() as first:
@@ -294,7 +296,7 @@ def test_a_full_disk_names_the_file(tmp_path, monkeypatch):
     import errno
     import os
 
-    from solvers.results import atomic_write_text
+    from runs.atomic import atomic_write_text
 
     def full(fd):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))

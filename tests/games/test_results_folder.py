@@ -228,7 +228,7 @@ def test_timeout_and_retry_budget_reach_a_hung_server(child_env, gt_llm_cli, tmp
 
 def test_manifest_written_first(tmp_path):
     """The manifest exists with ``complete: false`` before the first result file."""
-    from solvers.results import prepare_results_dir
+    from runs.results import prepare_results_dir
 
     out = tmp_path / "res"
     run = prepare_results_dir(out, {"inits": 1}, backend="scripted")

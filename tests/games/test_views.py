@@ -26,7 +26,7 @@ from games.fruit_trading.view import build_tree, fruit_page, read_subgame, write
 from games.werewolf.view.index import folder_kind, write_folder_pages
 from games.werewolf.view.page import game_page
 from games.werewolf.view.timeline import game_data, log_counts, read_records
-from solvers.results import ResultsError
+from runs.atomic import ResultsError
 from tests.cli_runner import run_cli
 from tests.headless_chromium import Browser, find_chromium
 

@@ -23,8 +23,8 @@ from games.werewolf.arena.report import (
 from games.werewolf.arena.results import ArenaReport
 from games.werewolf.arena.runner import run_arena
 from games.werewolf.play import runner
+from runs.atomic import ResultsError
 from solvers.plots import plot_grouped_bars
-from solvers.results import ResultsError
 
 LABEL = "scripted:rules-v2 (scripted stand-in, not an LLM)"
 ROLES = ("werewolf", "werewolf", "werewolf", "villager", "seer", "witch", "guard", "villager")

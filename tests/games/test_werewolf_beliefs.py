@@ -9,6 +9,7 @@ import gt_llm
 from games.engine.calls import run_sync
 from games.werewolf import rules
 from games.werewolf.players import beliefs as wb
+from games.werewolf.players import table_beliefs as tb
 from games.werewolf.rules import Event
 from gt_llm.opponents import Evidence, opponent_models
 
@@ -171,7 +172,7 @@ def test_table_adapter_queues_flushes_and_consults_once_per_evidence(chat):
     from games.werewolf.players.table import PublicObservation
 
     b = wb.make_seat_beliefs("gratr", GRATR, 0, "seer")
-    t = wb.TableBeliefs(b, chat)
+    t = tb.TableBeliefs(b, chat)
     t.observe(
         PublicObservation(
             "statement", 1, 5, None, {"kind": "claim", "role": "seer", "target": None}, "I am.", 0
@@ -189,7 +190,7 @@ def test_table_adapter_queues_flushes_and_consults_once_per_evidence(chat):
     assert "Player 4: werewolf (certain); adversary (trust -1.00)" in text
     assert "Player 6: werewolf; adversary" in text  # the false seer claim the seer saw
     assert "chains: Player 1 <- " in text
-    d = wb.TableBeliefs(wb.make_seat_beliefs("dirichlet", GRATR, 0, "villager"), chat)
+    d = tb.TableBeliefs(wb.make_seat_beliefs("dirichlet", GRATR, 0, "villager"), chat)
     d.observe(
         PublicObservation(
             "statement", 1, 2, None, {"kind": "claim", "role": "seer", "target": None}, "I am.", 0
@@ -199,7 +200,7 @@ def test_table_adapter_queues_flushes_and_consults_once_per_evidence(chat):
     # Facts already taken are not taken twice.
     t.add_private([Event("check", 1, {"player": 0, "target": 3, "result": "werewolf"}, (0,))])
     assert not t.queue
-    rag = wb.TableBeliefs(wb.make_seat_beliefs("native-rag", GRATR, 0, "seer"), chat)
+    rag = tb.TableBeliefs(wb.make_seat_beliefs("native-rag", GRATR, 0, "seer"), chat)
     rag.observe(
         PublicObservation(
             "statement", 1, 5, 2, {"kind": "accuse", "target": 2}, "Player 3 is a wolf.", 0
@@ -211,8 +212,8 @@ def test_table_adapter_queues_flushes_and_consults_once_per_evidence(chat):
     assert rag.beliefs("day_vote")[4]["werewolf"] == pytest.approx(3 / 7)
     assert "Player 6: Player 3 is a wolf." in rag.belief_lines("day_vote")
     assert (
-        wb.render_fields({"model": "none", "history": [], "retrieved": [], "players": []})
-        == wb.NO_FIELDS
+        tb.render_fields({"model": "none", "history": [], "retrieved": [], "players": []})
+        == tb.NO_FIELDS
     )
 
 
@@ -296,7 +297,7 @@ def test_three_readings_agree(chat):
 
     events = [speech(1, 2, "accuse", target=4)]
     for name in ALL:
-        t = wb.TableBeliefs(wb.make_seat_beliefs(name, GRATR, 0, "villager", chat=chat), chat)
+        t = tb.TableBeliefs(wb.make_seat_beliefs(name, GRATR, 0, "villager", chat=chat), chat)
         t.add_private(events)  # nothing private here; the statement comes from observe
         t.queue += events
         stand_in = t.beliefs("day_vote")  # what the stand-in reads (belief_map)
@@ -321,7 +322,7 @@ def test_three_readings_agree(chat):
 def test_a_werewolf_seat_knows_every_side_whatever_its_model(chat):
     partners = Event("partners", 1, {"werewolves": [1, 4, 6]}, (1, 4, 6))
     for name in ALL:
-        t = wb.TableBeliefs(wb.make_seat_beliefs(name, GRATR, 1, "werewolf", chat=chat), chat)
+        t = tb.TableBeliefs(wb.make_seat_beliefs(name, GRATR, 1, "werewolf", chat=chat), chat)
         t.add_private([partners])
         text = t.belief_lines("day_vote")
         known = text.splitlines()[0]

@@ -181,6 +181,7 @@ def test_llm_game_against_chat_server_reasks_then_falls_back(tmp_path, monkeypat
     assert runner.state_digest(runner.replay(log)) == res.digest
 
 
+@pytest.mark.slow  # long end to end: .ci/run runs it (-m slow)
 @pytest.mark.parametrize("preset", ["arena", "gratr"])
 def test_200_scripted_llm_games_end_with_a_result(preset, scripted):
     # One debate turn per day: measured 6 s (arena) / 12 s (gratr) on an idle core,

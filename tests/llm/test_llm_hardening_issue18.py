@@ -18,7 +18,8 @@ import pytest
 from fake_server import Canned
 
 import gt_llm
-from gt_llm.cache import CachedModel, check_cache_file
+from gt_llm.cache import CachedModel
+from gt_llm.cache_store import check_cache_file
 from gt_llm.errors import BackendError, ConfigurationError
 from gt_llm.safety import RedactingFilter, public_spec, redact
 
@@ -151,6 +152,7 @@ gt_llm.load_model("openai:m@http://127.0.0.1:9/v1", cache=path).close()
 """
 
 
+@pytest.mark.slow  # long end to end: .ci/run runs it (-m slow)
 def test_twenty_five_simultaneous_starts_on_a_new_cache_all_succeed(child_env, tmp_path):
     path = str(tmp_path / "new.sqlite")
     start = time.time() + 2.0

@@ -168,7 +168,7 @@ def test_belief_models_notebook_refuses_an_incomplete_folder(
 ) -> None:
     from nbclient.exceptions import CellExecutionError
 
-    from solvers.results import prepare_results_dir
+    from runs.results import prepare_results_dir
 
     # A run that wrote its manifest (complete: false) and stopped.
     prepare_results_dir(tmp_path / "day", {"days": 2}, backend="scripted")

@@ -1,4 +1,4 @@
-"""GRATR's equations (gt_llm.opponents.gratr) against numbers worked by hand."""
+"""GRATR's equations (gt_llm.opponents.gratr_equations) against numbers worked by hand."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from gt_llm.opponents.gratr import (
+from gt_llm.opponents.gratr_equations import (
     backward_increment,
     backward_update,
     chain_uncertainty,

@@ -11,14 +11,13 @@ import pytest
 from opponent_fixtures import PLAYERS, ROLES, werewolf_context
 
 from gt_llm.opponents import Evidence, GratrModel, GratrParams, make_opponent_model
-from gt_llm.opponents.gratr import (
+from gt_llm.opponents.gratr_equations import (
     backward_increment,
     chain_value,
     combine_chains,
     merge_edge_trust,
-    read_trust_graph_graphml,
-    trust_graph_to_json,
 )
+from gt_llm.opponents.gratr_export import read_trust_graph_graphml, trust_graph_to_json
 
 
 def intent(actor: str, target: str, c: float, step: int) -> Evidence:

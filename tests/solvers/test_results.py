@@ -13,15 +13,17 @@ from pathlib import Path
 
 import pytest
 
-from solvers.results import (
-    MANIFEST_NAME,
+from runs.atomic import (
     ResultsError,
     atomic_path,
     atomic_write_bytes,
     atomic_write_json,
     atomic_write_text,
-    prepare_results_dir,
     read_json,
+)
+from runs.results import (
+    MANIFEST_NAME,
+    prepare_results_dir,
     read_manifest,
     require_complete,
     warn_if_incomplete,
@@ -32,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # Writes a valid small summary, says so, then rewrites a large one forever.
 CHILD_WRITER = r"""
 import sys
-from solvers.results import atomic_write_json
+from runs.atomic import atomic_write_json
 path = sys.argv[1]
 atomic_write_json(path, {"version": "old", "rows": [1, 2, 3]})
 print("ready", flush=True)
@@ -189,7 +191,7 @@ def test_readers_name_the_broken_file(tmp_path, caplog):
 
     run = prepare_results_dir(tmp_path / "r", {"a": 1})
     run.write_json("summary.json", {})
-    with caplog.at_level(logging.WARNING, logger="solvers.results"):
+    with caplog.at_level(logging.WARNING, logger="runs.results"):
         assert warn_if_incomplete(tmp_path / "r") is False
     assert "is incomplete" in caplog.text
     (tmp_path / "r" / MANIFEST_NAME).write_text('{"complete": tr')

@@ -177,7 +177,6 @@ def test_on_tree_done_reports_each_tree_once(fruit_trees):
     assert sorted(done) == list(range(len(fruit_trees)))
 
 
-@pytest.mark.slow  # spawns a process pool (numba loads in each worker): once, in .ci/run
 def test_process_pool_equals_serial_in_input_order(fruit_trees):
     trees = [fruit_trees[2], forced_tree(), fruit_trees[0], fruit_trees[1]]
     baselines = lambda t: solvers.pure_policy(t, first_action)  # noqa: E731

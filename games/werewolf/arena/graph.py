@@ -106,13 +106,13 @@ def rebuild_trust_graph(records: Sequence[Mapping[str, Any]], player: int, step:
 def write_trust_graph(model: GratrModel, path: str | Path, *, title: str | None = None) -> None:
     """Writes a trust graph by the file's ending: .json, .graphml, or an image (.png/.svg/.pdf).
 
-    Through the project's atomic writer (``solvers.results``).
+    Through the project's atomic writer (``runs.atomic``).
     """
     import matplotlib.pyplot as plt
     import networkx as nx
 
     from gt_llm.opponents import trust_graph_figure, trust_graph_graphml, trust_graph_to_json
-    from solvers.results import atomic_path, atomic_write_json
+    from runs.atomic import atomic_path, atomic_write_json
 
     suffix = Path(path).suffix.lower()
     if suffix == ".json":

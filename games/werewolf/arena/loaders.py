@@ -34,10 +34,10 @@ def load_arena(out: str | Path) -> ArenaReport:
     """The report (``arena.json``, written last but the CSV and figure) of an arena folder.
 
     Raises:
-      solvers.results.ResultsError: the file is missing, not valid JSON, or lacks a
+      runs.atomic.ResultsError: the file is missing, not valid JSON, or lacks a
         field of the report (names the fix).
     """
-    from solvers.results import ResultsError, read_json
+    from runs.atomic import ResultsError, read_json
 
     path = Path(out) / "arena.json"
     data = read_json(path, rerun="gt-llm werewolf arena")

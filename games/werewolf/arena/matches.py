@@ -26,13 +26,9 @@ from games.werewolf.arena.results import (
 from games.werewolf.deception.summary import DeceptionSummary
 from games.werewolf.play import runner
 from games.werewolf.play.runner import Emit
-from games.werewolf.players.beliefs import (
-    BeliefSettings,
-    TableBeliefs,
-    check_model_name,
-    make_seat_beliefs,
-)
+from games.werewolf.players.beliefs import BeliefSettings, check_model_name, make_seat_beliefs
 from games.werewolf.players.table import LLMTable
+from games.werewolf.players.table_beliefs import TableBeliefs
 from games.werewolf.rules import VILLAGERS, WEREWOLVES, Config, Knowledge
 
 __all__ = [
@@ -170,7 +166,7 @@ class _ArenaTable(LLMTable):
 
     An :class:`~games.werewolf.players.table.LLMTable` (batched calls, deception
     analyses, history window, call log) whose belief providers are the seats'
-    :class:`~games.werewolf.players.beliefs.TableBeliefs`. Before each decision every
+    :class:`~games.werewolf.players.table_beliefs.TableBeliefs`. Before each decision every
     provider takes the seat's new private facts and announcements; after each
     step the queued statements and votes of all seats are extracted as one
     batch. The providers' records go to the log with the step (``state.num_steps``).

@@ -143,7 +143,7 @@ def run_arena(args: argparse.Namespace, *, write: Writer | None = None) -> int:
 def _run_pairs(args, run, chat, config, models, settings, write, partial_path) -> int:
     from tqdm.auto import tqdm
 
-    from solvers.results import finite_or_none
+    from runs.atomic import finite_or_none
 
     out = run.path
     pairs = model_pairs(models)

@@ -8,8 +8,8 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from games.werewolf.day.summary import GROUPS, DaySolveSummary, load_summary
+from runs.atomic import atomic_path
 from solvers.plots import plot_grouped_bars, plot_metric_panel, read_csv_rows, read_curves_csv
-from solvers.results import atomic_path
 
 __all__ = [
     "draw_all",

@@ -69,8 +69,9 @@ from gt_llm.chat import ChatModel
 from gt_llm.parsing import ParseStats
 from gt_llm.registry import load_model
 from gt_llm.safety import public_spec
+from runs.atomic import finite_or_none
+from runs.results import ResultsDir
 from solvers import GameTree, TreePolicy, pure_policy, studies
-from solvers.results import ResultsDir, finite_or_none
 from solvers.writers import check_writable, write_csv, write_json
 
 __all__ = [

@@ -314,10 +314,10 @@ def load_summary(out: str | Path) -> DaySolveSummary:
     """The summary (``summary.json``) of a solve folder.
 
     Raises:
-      solvers.results.ResultsError: the file is missing, not valid JSON, or lacks a
+      runs.atomic.ResultsError: the file is missing, not valid JSON, or lacks a
         field of the summary (names the fix).
     """
-    from solvers.results import ResultsError, read_json
+    from runs.atomic import ResultsError, read_json
 
     path = Path(out) / "summary.json"
     data = read_json(path, rerun="gt-llm werewolf solve")

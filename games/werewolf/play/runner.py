@@ -54,7 +54,7 @@ from games.werewolf.rules import (
     action_to_json,
     encode_action,
 )
-from solvers.results import atomic_path
+from runs.atomic import atomic_path
 
 __all__ = [
     "SCHEMA",
@@ -223,7 +223,7 @@ def partial_path(path: str | Path) -> Path:
 class GameLog:
     """A JSONL log written to a temporary file beside ``path``, renamed into place on success.
 
-    Through the project's one atomic writer (:func:`solvers.results.atomic_path`:
+    Through the project's one atomic writer (:func:`runs.atomic.atomic_path`:
     the file is fsync-ed before the rename). :meth:`close` puts a finished log in
     place; :meth:`abort` (or leaving the ``with`` block with an exception) keeps
     what was written under :func:`partial_path` and leaves any previous log at

@@ -58,10 +58,10 @@ so GRATR's decay (Eq. 4, by time step) decays per round.
 
 :meth:`SeatBeliefs.observe` is the step form of
 :func:`gt_llm.opponents.extract_statement_evidence` (same requests, parsers and
-"no evidence" fallback), so that the engine batches it. :class:`TableBeliefs`
-puts a :class:`SeatBeliefs` behind the LLM game loop's per-seat hook
-(:class:`games.werewolf.players.table.BeliefProvider`) and renders the fields as the
-prompt's belief text (:func:`render_fields`).
+"no evidence" fallback), so that the engine batches it.
+:class:`games.werewolf.players.table_beliefs.TableBeliefs` puts a
+:class:`SeatBeliefs` behind the LLM game loop's per-seat hook and renders the
+fields as the prompt's belief text.
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from games.engine.calls import Call, Step, run_sync
+from games.engine.calls import Call, Step
 from games.werewolf.players import prompts
 from games.werewolf.rules import ROLES, SPECIAL_ROLES, Config, Event
 from gt_llm.opponents import (
@@ -98,8 +98,7 @@ __all__ = [
     "BeliefSettings",
     "EXTRACTING_MODELS",
     "SeatBeliefs",
-    "TableBeliefs",
-    "render_fields",
+    "VILLAGE_SIDE",
     "belief_map",
     "check_model_name",
     "decision_kind",
@@ -123,6 +122,8 @@ RETRIEVAL_ODDS = 2.0
 #: Message kinds that count against / for the subject in :func:`retrieval_reading`.
 _AGAINST = ("accuse", "vote", "share_check:werewolf")
 _FOR = ("defend", "share_check:not_werewolf")
+#: What a seat knows of a player whose side, not role, is certain.
+VILLAGE_SIDE = "village side"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -602,167 +603,3 @@ def make_seat_beliefs(
     """
     model = make_seat_model(name, config, seat, role, settings, chat=chat)
     return SeatBeliefs(seat=seat, role=role, config=config, model=model, settings=settings)
-
-
-# ----------------------------------------------------------------------------- in the game loop
-
-#: Sentences of the belief text (appendix 3's per-player reasoning fields, our words).
-PLAYER_LINE = "{player}: {identity}{stance}{probabilities}{chains}"
-STANCE_TEXT = "; {stance} (trust {trust:+.2f})"
-CHAIN_TEXT = "{path} (value {value})"
-RETRIEVED_HEAD = "Past messages most relevant to this decision:"
-KNOWN_HEAD = "Known for certain: {facts}"
-KNOWN_FACT = "{player} {what}"
-NO_FIELDS = "(no opponent model)"
-#: What a seat knows of a player whose side, not role, is certain.
-VILLAGE_SIDE = "village side"
-
-_PRIVATE_KINDS = ("check", "partners", "deaths", "exile")
-
-
-def render_fields(fields: PromptFields, known: Mapping[int, str] | None = None) -> str:
-    """The prompt's belief text from an opponent model's fields.
-
-    Every model: first what the seat knows for sure (``known``, from
-    :func:`known_roles`: a role, or "village side"). Then GRATR: per player the
-    inferred identity, ally / adversary / unsure, the trust and the evidence
-    chains; Dirichlet: the identity and most likely roles with their
-    probabilities; retrieval baselines: the retrieved messages; ``none``:
-    nothing more (the history window is the prompt's own). A pinned player's
-    identity is the known fact.
-    """
-    known = dict(known or {})
-    lines = []
-    if known:
-        facts = "; ".join(
-            KNOWN_FACT.format(player=prompts.player_name(p), what=w)
-            for p, w in sorted(known.items())
-        )
-        lines.append(KNOWN_HEAD.format(facts=facts))
-    for v in fields["players"]:
-        q = int(v["player"].split()[-1]) - 1
-        identity = v["identity"]
-        if v["pinned"] and q in known:
-            identity = known[q]
-        probs = ""
-        if v["probabilities"]:
-            probs = "; " + ", ".join(f"{h} {p:.2f}" for h, p in v["probabilities"].items())
-        chains = ""
-        if v["chains"]:
-            chains = "; chains: " + ", ".join(
-                CHAIN_TEXT.format(path=" <- ".join(c["players"]), value=f"{c['value']:.2f}")
-                for c in v["chains"]
-            )
-        stance = ""
-        if v["trust"] is not None:
-            stance = STANCE_TEXT.format(stance=v["stance"], trust=v["trust"])
-        lines.append(
-            PLAYER_LINE.format(
-                player=v["player"],
-                identity=identity + (" (certain)" if v["pinned"] else ""),
-                stance=stance,
-                probabilities=probs,
-                chains=chains,
-            )
-        )
-    if fields["retrieved"]:
-        lines.append(RETRIEVED_HEAD)
-        lines += [f"  {m['text']}" for m in fields["retrieved"]]
-    return "\n".join(lines) if lines else NO_FIELDS
-
-
-class TableBeliefs:
-    """One seat's :class:`SeatBeliefs` behind the game loop's provider hook.
-
-    Implements :class:`games.werewolf.players.table.BeliefProvider`: ``observe`` takes
-    each public statement and vote (queued), :meth:`add_private` the seat's
-    private facts and announcements (seer checks, partners, deaths, exiles with
-    revealed roles) from its knowledge, :meth:`flush` is the step that gives the
-    queue to the model (a runner runs the flushes of all seats as one batch; a
-    read with a non-empty queue flushes it alone). ``beliefs(phase)`` /
-    ``belief_lines(phase)`` consult the model once per decision kind and new
-    evidence (:func:`decision_kind`: the retrieval baselines retrieve per kind;
-    GRATR's decision adds its Eq. 9 feedback, once per step) and give
-    :func:`belief_map` and :func:`render_fields` of the result.
-
-    Attributes:
-      state: The seat's :class:`SeatBeliefs` (replaced on every update).
-      records: Log records not yet written (``belief_evidence``, ``belief_consult``:
-        the runner emits them with the step and clears the list).
-      consults: ``(player views)`` of each consultation not yet scored.
-    """
-
-    def __init__(self, state: SeatBeliefs, chat: Any) -> None:
-        self.state = state
-        self.chat = chat
-        self.queue: list[Event] = []
-        self.texts: dict[int, str] = {}
-        self.records: list[dict[str, Any]] = []
-        self.consults: list[list[dict[str, Any]]] = []
-        self._private_seen = 0
-        self._fields: dict[str, dict[str, Any]] = {}
-
-    @property
-    def name(self) -> str:
-        return self.state.name
-
-    def observe(self, observation: Any) -> None:
-        """Queues a :class:`~games.werewolf.players.table.PublicObservation`."""
-        o = observation
-        if o.kind == "statement":
-            if o.statement is not None and o.text:
-                self.texts[int(o.statement)] = o.text
-            self.queue.append(Event("speech", o.round, {"player": o.actor, "act": dict(o.act)}))
-        elif o.kind == "vote" and o.target is not None:
-            self.queue.append(Event("votes", o.round, {"votes": {str(o.actor): int(o.target)}}))
-
-    def add_private(self, events: Sequence[Event]) -> None:
-        """Queues the new facts and announcements among the seat's visible ``events``."""
-        new = events[self._private_seen :]
-        self._private_seen = len(events)
-        self.queue += [e for e in new if e.kind in _PRIVATE_KINDS]
-
-    def flush(self) -> Step[None]:
-        """Gives the queue to the model (yields the extraction calls, if any)."""
-        if not self.queue:
-            return None
-        events, self.queue = self.queue, []
-        self.state = yield from self.state.observe(events, self.texts)
-        if self.state.last_evidence:
-            self._fields = {}
-            self.records.append(
-                {
-                    "type": "belief_evidence",
-                    "evidence": [e.to_dict() for e in self.state.last_evidence],
-                }
-            )
-        return None
-
-    def _consult(self, phase: str) -> dict[str, Any]:
-        if self.queue:
-            run_sync(self.flush(), self.chat)
-        kind = decision_kind(phase)
-        if kind not in self._fields:
-            others = [p for p in range(self.state.config.num_players) if p != self.state.seat]
-            self.state, fields = self.state.consult(phase=kind, subjects=others)
-            self._fields[kind] = fields
-            names = [prompts.player_name(p) for p in others]
-            rec: dict[str, Any] = {"type": "belief_consult", "subjects": names, "kind": kind}
-            floor = self.floor_count()
-            if floor is not None:
-                rec["floor_count"] = floor
-            self.records.append(rec)
-            self.consults.append(list(fields["opponent"]["players"]))
-        return self._fields[kind]
-
-    def floor_count(self) -> dict[str, int] | None:
-        """GRATR's Eq. 8 floor / Eq. 9 counts so far (None for the other models)."""
-        count = getattr(self.state.model, "floor_count", None)
-        return count.as_dict() if count is not None else None
-
-    def beliefs(self, phase: str = "") -> Mapping[int, Mapping[str, float]]:
-        return self._consult(phase)["beliefs"]
-
-    def belief_lines(self, phase: str = "") -> str:
-        f = self._consult(phase)
-        return render_fields(f["opponent"], f["known"])

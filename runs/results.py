@@ -1,14 +1,10 @@
 """Results folders that are never half-written and never mixed up.
 
 A results folder holds what one command wrote (JSON summaries, CSV tables,
-figures) beside, possibly, the call cache it used. This module is the only
-place that writes such a folder's files, so that three promises hold:
+figures) beside, possibly, the call cache it used. Its files are written
+atomically through :mod:`runs.atomic`; this module adds the folder's own
+promises:
 
-* **Atomic files.** :func:`atomic_write_bytes` (and ``_text``, ``_json``)
-  write to a temporary file in the destination's own folder, ``fsync`` it and
-  ``os.replace`` it over the destination (then ``fsync`` the folder). A
-  process killed at any instant leaves either the previous file or the new
-  one, never a truncated mix.
 * **One run per folder.** :func:`prepare_results_dir` writes the run's
   *manifest* (``manifest.json``: settings, gt-llm version, git commit, start
   time, Python and key package versions, backend, model, command line) with
@@ -18,8 +14,7 @@ place that writes such a folder's files, so that three promises hold:
   ``force=True``, which deletes the old result files first (never a cache
   file such as ``*.sqlite``, never a sub-folder).
 * **Readers know.** :func:`require_complete` refuses, and
-  :func:`warn_if_incomplete` warns about, a folder whose run did not finish;
-  :func:`read_json` names the file and the fix when a file is not valid JSON.
+  :func:`warn_if_incomplete` warns about, a folder whose run did not finish.
 
 This module does IO only: it imports nothing from the LLM layer or the games,
 so any command (``gt-llm fruit-trading run``, ``figures``, ``compare``, a
@@ -36,45 +31,40 @@ Example::
 from __future__ import annotations
 
 import contextlib
-import csv
 import dataclasses
 import datetime as _dt
 import importlib.metadata
-import io
 import json
 import logging
 import os
 import platform
 import subprocess
 import sys
-import tempfile
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+from runs.atomic import (
+    TMP_PREFIX,
+    ResultsError,
+    atomic_path,
+    atomic_write_bytes,
+    atomic_write_json,
+    csv_text,
+    read_json,
+)
 
 __all__ = [
     "CACHE_SUFFIXES",
     "MANIFEST_NAME",
     "RESULT_SUFFIXES",
     "ResultsDir",
-    "ResultsError",
-    "atomic_path",
-    "atomic_write_bytes",
-    "atomic_write_json",
-    "atomic_write_text",
     "build_manifest",
-    "check_writable",
-    "csv_text",
-    "finite_or_none",
     "prepare_results_dir",
-    "read_json",
     "read_manifest",
     "require_complete",
     "warn_if_incomplete",
-    "write_csv",
-    "write_json",
-    "write_text",
 ]
 
 logger = logging.getLogger(__name__)
@@ -90,266 +80,8 @@ CACHE_SUFFIXES = (".sqlite", ".sqlite3", ".sqlite-wal", ".sqlite-shm", ".db", ".
 RESULT_SUFFIXES = (".json", ".jsonl", ".csv", ".md", ".png", ".pdf", ".svg", ".efg", ".txt", ".npz")
 #: Packages whose versions the manifest records (those installed).
 KEY_PACKAGES = ("numpy", "scipy", "open_spiel", "numba", "matplotlib", "httpx", "groq")
-#: Temporary files of :func:`atomic_write_bytes` start with this prefix.
-_TMP_PREFIX = ".tmp-"
 # Files whose presence says "this is a project, not a results folder": force never clears there.
 _PROJECT_MARKERS = (".git", "pyproject.toml", "setup.py")
-
-
-class ResultsError(ValueError):
-    """A results folder cannot be written or read as asked (one line, names the fix)."""
-
-
-# -- atomic writes -----------------------------------------------------------------------------
-
-
-def _read_umask() -> int:
-    # os.umask can only be read by setting it; done once, at import.
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-#: Mode of new result files: what ``open`` would give (mkstemp alone makes them owner-only).
-_FILE_MODE = 0o666 & ~_read_umask()
-
-
-def _fsync_dir(folder: Path) -> None:
-    # Makes the rename itself durable; not every platform can open a folder.
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass  # e.g. some network file systems refuse; the rename is still atomic
-    finally:
-        os.close(fd)
-
-
-def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
-    """Writes ``data`` to ``path`` so that readers see the old or the new file, never a mix.
-
-    The data go to a temporary file in the same folder (same file system, so
-    the rename is atomic), which is flushed, ``fsync``-ed and renamed over
-    ``path``. On any failure the temporary file is removed and ``path`` is
-    unchanged.
-
-    Args:
-      path: The destination file; its folder must exist.
-      data: The full new content.
-
-    Raises:
-      OSError: the folder is missing or not writable, or the disk is full.
-    """
-    dest = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f"{_TMP_PREFIX}{dest.name}.", dir=dest.parent)
-    try:
-        with contextlib.suppress(OSError):
-            os.fchmod(fd, _FILE_MODE)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, dest)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        if exc.filename is None:
-            # os.write / fsync errors (a full disk) carry no path: name the file being written.
-            raise OSError(exc.errno, f"{exc.strerror or exc} writing", str(dest)) from None
-        raise
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    _fsync_dir(dest.parent)
-
-
-def atomic_write_text(path: str | os.PathLike[str], text: str, *, encoding: str = "utf-8") -> None:
-    """:func:`atomic_write_bytes` for text (newlines written as given)."""
-    atomic_write_bytes(path, text.encode(encoding))
-
-
-def atomic_write_json(path: str | os.PathLike[str], obj: Any, *, indent: int | None = 2) -> None:
-    """:func:`atomic_write_bytes` for a JSON document (strict: NaN and infinities refused).
-
-    Raises:
-      ValueError: ``obj`` holds NaN or an infinity (not valid JSON; write ``None`` instead).
-      TypeError: ``obj`` holds something JSON cannot represent.
-    """
-    text = json.dumps(obj, indent=indent, sort_keys=False, ensure_ascii=False, allow_nan=False)
-    atomic_write_text(path, text + "\n")
-
-
-@contextlib.contextmanager
-def atomic_path(
-    path: str | os.PathLike[str], *, partial: str | os.PathLike[str] | None = None
-) -> Iterator[Path]:
-    """Yields a temporary path beside ``path``; renames it over ``path`` when the block succeeds.
-
-    The temporary name keeps ``path``'s ending (so ``savefig`` picks the right
-    format). The file is ``fsync``-ed before the rename; on an exception
-    ``path`` is unchanged and the temporary file is removed, or, when
-    ``partial`` is given, kept under that name (what was written before the
-    failure, e.g. a game log up to the failing step: never under the final name).
-    """
-    dest = Path(path)
-    fd, tmp_name = tempfile.mkstemp(
-        prefix=f"{_TMP_PREFIX}{dest.stem}.", suffix=dest.suffix, dir=dest.parent
-    )
-    with contextlib.suppress(OSError):
-        os.fchmod(fd, _FILE_MODE)
-    os.close(fd)
-    tmp = Path(tmp_name)
-    try:
-        yield tmp
-        with open(tmp, "rb+") as fh:
-            os.fsync(fh.fileno())
-        os.replace(tmp, dest)
-    except BaseException:
-        kept = False
-        if partial is not None:
-            with contextlib.suppress(OSError):
-                os.replace(tmp, partial)
-                kept = True
-        if not kept:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
-        raise
-    _fsync_dir(dest.parent)
-
-
-# -- result files: strict JSON, CSV tables, text -------------------------------------------------
-
-
-def finite_or_none(o: Any) -> Any:
-    """A JSON-ready copy: NumPy values as Python ones, NaN and infinities as ``None``."""
-    import numpy as np  # lazily: this module is also used where NumPy is not needed
-
-    if isinstance(o, np.ndarray):
-        o = o.tolist()
-    elif isinstance(o, np.generic):
-        o = o.item()
-    if isinstance(o, float):
-        return o if np.isfinite(o) else None
-    if isinstance(o, dict):
-        return {k: finite_or_none(v) for k, v in o.items()}
-    if isinstance(o, (list, tuple)):
-        return [finite_or_none(v) for v in o]
-    return o
-
-
-def _cell(v: Any) -> Any:
-    return "" if isinstance(v, float) and v != v else v
-
-
-def csv_text(rows: Sequence[Mapping[str, Any]], fieldnames: Sequence[str] | None = None) -> str:
-    """Rows (mappings with the same keys, in order) as CSV text; NaN as an empty cell.
-
-    Args:
-      rows: The table.
-      fieldnames: The columns; default the keys of the first row. Give them so
-        that a table without rows still has its header.
-    """
-    names = list(fieldnames) if fieldnames is not None else (list(rows[0]) if rows else [])
-    if not names:
-        return ""
-    buf = io.StringIO(newline="")
-    w = csv.DictWriter(buf, fieldnames=names)
-    w.writeheader()
-    for r in rows:
-        w.writerow({k: _cell(v) for k, v in r.items()})
-    return buf.getvalue()
-
-
-def write_text(path: str | os.PathLike[str], text: str) -> Path:
-    """:func:`atomic_write_text`, returning the path."""
-    atomic_write_text(path, text)
-    return Path(path)
-
-
-def write_csv(
-    path: str | os.PathLike[str],
-    rows: Sequence[Mapping[str, Any]],
-    fieldnames: Sequence[str] | None = None,
-) -> Path:
-    """Writes a CSV table atomically (see :func:`csv_text`; no rows and no fieldnames: empty file)."""
-    return write_text(path, csv_text(rows, fieldnames))
-
-
-def write_json(path: str | os.PathLike[str], obj: Any, *, indent: int | None = 2) -> Path:
-    """Writes ``obj`` as strict JSON atomically, NaN and infinities as ``null``."""
-    atomic_write_json(path, finite_or_none(obj), indent=indent)
-    return Path(path)
-
-
-def check_writable(out: str | os.PathLike[str], *, caller: str) -> Path:
-    """Creates the folder ``out`` if needed and checks it is writable.
-
-    Raises:
-      ValueError: naming ``caller`` and the folder, when it is empty or cannot be written.
-    """
-    if str(out).strip() == "":
-        raise ResultsError(f"{caller}: the output folder is empty (''); pass a folder name")
-    path = Path(out)
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(prefix=_TMP_PREFIX, dir=path)
-        os.close(fd)
-        os.unlink(probe)
-    except OSError as err:
-        raise ResultsError(
-            f"{caller}: output folder {str(path)!r} is not writable ({err.strerror or err})"
-        ) from None
-    return path
-
-
-# -- reading -----------------------------------------------------------------------------------
-
-
-#: Largest JSON or CSV result file the readers accept (ours are far smaller).
-MAX_READ_BYTES = 256 * 1024 * 1024
-
-
-def read_json(path: str | os.PathLike[str], *, rerun: str = "the command that wrote it") -> Any:
-    """Reads a JSON file, naming the file and the fix when it is not valid JSON.
-
-    Args:
-      path: The file.
-      rerun: What to re-run to rewrite it, for the message.
-
-    Raises:
-      ResultsError: the file is missing, larger than :data:`MAX_READ_BYTES`,
-        nested too deeply or not valid JSON, e.g. ``summary.json is not valid
-        JSON (Expecting value at line 1 column 1): re-run ...``.
-    """
-    p = Path(path)
-    try:
-        size = p.stat().st_size
-        if size > MAX_READ_BYTES:
-            raise ResultsError(
-                f"{p}: {size:,} bytes, more than the {MAX_READ_BYTES:,} a result file may hold: "
-                f"re-run {rerun}"
-            )
-        raw = p.read_bytes()
-    except FileNotFoundError:
-        raise ResultsError(f"{p.name} is missing in {p.parent}: re-run {rerun}") from None
-    try:
-        return json.loads(raw)
-    except UnicodeDecodeError as exc:
-        raise ResultsError(
-            f"{p.name} is not valid JSON (not UTF-8 at byte {exc.start}) in {p.parent}: "
-            f"re-run {rerun}"
-        ) from None
-    except json.JSONDecodeError as exc:
-        raise ResultsError(
-            f"{p.name} is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}) "
-            f"in {p.parent}: re-run {rerun}"
-        ) from None
-    except RecursionError:
-        raise ResultsError(f"{p}: JSON nested too deeply: re-run {rerun}") from None
 
 
 def read_manifest(out: str | os.PathLike[str]) -> dict[str, Any] | None:
@@ -532,7 +264,7 @@ def _unlisted_files(out: Path) -> list[Path]:
         child
         for child in out.iterdir()
         if child.is_file()
-        and not child.name.startswith(_TMP_PREFIX)
+        and not child.name.startswith(TMP_PREFIX)
         and not _is_cache(child.name)
         and child.name != MANIFEST_NAME
     )
@@ -722,7 +454,7 @@ def prepare_results_dir(
             "pass another --out"
         )
     # Temporary files of writes killed mid-way: never results, always safe to drop.
-    for stale in path.glob(f"{_TMP_PREFIX}*"):
+    for stale in path.glob(f"{TMP_PREFIX}*"):
         with contextlib.suppress(OSError):
             stale.unlink()
 

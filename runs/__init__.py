@@ -1,0 +1,9 @@
+"""Results folders: the one place that writes a command's result files.
+
+:mod:`runs.atomic` holds the atomic writers (temporary file, ``fsync``,
+rename) and the strict JSON reader; :mod:`runs.results` holds the run
+manifest (``complete: false`` first, ``true`` last), the refusal of a folder
+holding other settings, and the readers' checks. The package sits at the
+bottom layer beside :mod:`gt_llm` and :mod:`solvers`: it imports neither,
+and every package may import it.
+"""

@@ -1,0 +1,302 @@
+"""Atomic result files: never half-written, never a NaN in JSON.
+
+Every file a command writes goes through :func:`atomic_write_bytes` (and
+``_text``, ``_json``, :func:`atomic_path` for writers that need a path):
+write to a temporary file in the destination's own folder, ``fsync`` it and
+``os.replace`` it over the destination (then ``fsync`` the folder). A process
+killed at any instant leaves either the previous file or the new one, never a
+truncated mix. NaN and infinities become empty CSV cells and JSON ``null``
+(:func:`finite_or_none`); :func:`read_json` names the file and the fix when a
+file is missing or not valid JSON.
+
+This module does IO only: it imports nothing from the LLM layer or the games.
+Results folders (manifest, refusal, readers' checks) are :mod:`runs.results`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import io
+import json
+import os
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "MAX_READ_BYTES",
+    "TMP_PREFIX",
+    "ResultsError",
+    "atomic_path",
+    "atomic_write_bytes",
+    "atomic_write_json",
+    "atomic_write_text",
+    "check_writable",
+    "csv_text",
+    "finite_or_none",
+    "read_json",
+    "write_csv",
+    "write_json",
+    "write_text",
+]
+
+#: Temporary files of :func:`atomic_write_bytes` start with this prefix.
+TMP_PREFIX = ".tmp-"
+
+
+class ResultsError(ValueError):
+    """A results folder cannot be written or read as asked (one line, names the fix)."""
+
+
+# -- atomic writes -----------------------------------------------------------------------------
+
+
+def _read_umask() -> int:
+    # os.umask can only be read by setting it; done once, at import.
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+#: Mode of new result files: what ``open`` would give (mkstemp alone makes them owner-only).
+_FILE_MODE = 0o666 & ~_read_umask()
+
+
+def _fsync_dir(folder: Path) -> None:
+    # Makes the rename itself durable; not every platform can open a folder.
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # e.g. some network file systems refuse; the rename is still atomic
+    finally:
+        os.close(fd)
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
+    """Writes ``data`` to ``path`` so that readers see the old or the new file, never a mix.
+
+    The data go to a temporary file in the same folder (same file system, so
+    the rename is atomic), which is flushed, ``fsync``-ed and renamed over
+    ``path``. On any failure the temporary file is removed and ``path`` is
+    unchanged.
+
+    Args:
+      path: The destination file; its folder must exist.
+      data: The full new content.
+
+    Raises:
+      OSError: the folder is missing or not writable, or the disk is full.
+    """
+    dest = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f"{TMP_PREFIX}{dest.name}.", dir=dest.parent)
+    try:
+        with contextlib.suppress(OSError):
+            os.fchmod(fd, _FILE_MODE)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, dest)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        if exc.filename is None:
+            # os.write / fsync errors (a full disk) carry no path: name the file being written.
+            raise OSError(exc.errno, f"{exc.strerror or exc} writing", str(dest)) from None
+        raise
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    _fsync_dir(dest.parent)
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str, *, encoding: str = "utf-8") -> None:
+    """:func:`atomic_write_bytes` for text (newlines written as given)."""
+    atomic_write_bytes(path, text.encode(encoding))
+
+
+def atomic_write_json(path: str | os.PathLike[str], obj: Any, *, indent: int | None = 2) -> None:
+    """:func:`atomic_write_bytes` for a JSON document (strict: NaN and infinities refused).
+
+    Raises:
+      ValueError: ``obj`` holds NaN or an infinity (not valid JSON; write ``None`` instead).
+      TypeError: ``obj`` holds something JSON cannot represent.
+    """
+    text = json.dumps(obj, indent=indent, sort_keys=False, ensure_ascii=False, allow_nan=False)
+    atomic_write_text(path, text + "\n")
+
+
+@contextlib.contextmanager
+def atomic_path(
+    path: str | os.PathLike[str], *, partial: str | os.PathLike[str] | None = None
+) -> Iterator[Path]:
+    """Yields a temporary path beside ``path``; renames it over ``path`` when the block succeeds.
+
+    The temporary name keeps ``path``'s ending (so ``savefig`` picks the right
+    format). The file is ``fsync``-ed before the rename; on an exception
+    ``path`` is unchanged and the temporary file is removed, or, when
+    ``partial`` is given, kept under that name (what was written before the
+    failure, e.g. a game log up to the failing step: never under the final name).
+    """
+    dest = Path(path)
+    fd, tmp_name = tempfile.mkstemp(
+        prefix=f"{TMP_PREFIX}{dest.stem}.", suffix=dest.suffix, dir=dest.parent
+    )
+    with contextlib.suppress(OSError):
+        os.fchmod(fd, _FILE_MODE)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        yield tmp
+        with open(tmp, "rb+") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, dest)
+    except BaseException:
+        kept = False
+        if partial is not None:
+            with contextlib.suppress(OSError):
+                os.replace(tmp, partial)
+                kept = True
+        if not kept:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+        raise
+    _fsync_dir(dest.parent)
+
+
+# -- result files: strict JSON, CSV tables, text -------------------------------------------------
+
+
+def finite_or_none(o: Any) -> Any:
+    """A JSON-ready copy: NumPy values as Python ones, NaN and infinities as ``None``."""
+    import numpy as np  # lazily: this module is also used where NumPy is not needed
+
+    if isinstance(o, np.ndarray):
+        o = o.tolist()
+    elif isinstance(o, np.generic):
+        o = o.item()
+    if isinstance(o, float):
+        return o if np.isfinite(o) else None
+    if isinstance(o, dict):
+        return {k: finite_or_none(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple)):
+        return [finite_or_none(v) for v in o]
+    return o
+
+
+def _cell(v: Any) -> Any:
+    return "" if isinstance(v, float) and v != v else v
+
+
+def csv_text(rows: Sequence[Mapping[str, Any]], fieldnames: Sequence[str] | None = None) -> str:
+    """Rows (mappings with the same keys, in order) as CSV text; NaN as an empty cell.
+
+    Args:
+      rows: The table.
+      fieldnames: The columns; default the keys of the first row. Give them so
+        that a table without rows still has its header.
+    """
+    names = list(fieldnames) if fieldnames is not None else (list(rows[0]) if rows else [])
+    if not names:
+        return ""
+    buf = io.StringIO(newline="")
+    w = csv.DictWriter(buf, fieldnames=names)
+    w.writeheader()
+    for r in rows:
+        w.writerow({k: _cell(v) for k, v in r.items()})
+    return buf.getvalue()
+
+
+def write_text(path: str | os.PathLike[str], text: str) -> Path:
+    """:func:`atomic_write_text`, returning the path."""
+    atomic_write_text(path, text)
+    return Path(path)
+
+
+def write_csv(
+    path: str | os.PathLike[str],
+    rows: Sequence[Mapping[str, Any]],
+    fieldnames: Sequence[str] | None = None,
+) -> Path:
+    """Writes a CSV table atomically (see :func:`csv_text`; no rows and no fieldnames: empty file)."""
+    return write_text(path, csv_text(rows, fieldnames))
+
+
+def write_json(path: str | os.PathLike[str], obj: Any, *, indent: int | None = 2) -> Path:
+    """Writes ``obj`` as strict JSON atomically, NaN and infinities as ``null``."""
+    atomic_write_json(path, finite_or_none(obj), indent=indent)
+    return Path(path)
+
+
+def check_writable(out: str | os.PathLike[str], *, caller: str) -> Path:
+    """Creates the folder ``out`` if needed and checks it is writable.
+
+    Raises:
+      ValueError: naming ``caller`` and the folder, when it is empty or cannot be written.
+    """
+    if str(out).strip() == "":
+        raise ResultsError(f"{caller}: the output folder is empty (''); pass a folder name")
+    path = Path(out)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=TMP_PREFIX, dir=path)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as err:
+        raise ResultsError(
+            f"{caller}: output folder {str(path)!r} is not writable ({err.strerror or err})"
+        ) from None
+    return path
+
+
+# -- reading -----------------------------------------------------------------------------------
+
+
+#: Largest JSON or CSV result file the readers accept (ours are far smaller).
+MAX_READ_BYTES = 256 * 1024 * 1024
+
+
+def read_json(path: str | os.PathLike[str], *, rerun: str = "the command that wrote it") -> Any:
+    """Reads a JSON file, naming the file and the fix when it is not valid JSON.
+
+    Args:
+      path: The file.
+      rerun: What to re-run to rewrite it, for the message.
+
+    Raises:
+      ResultsError: the file is missing, larger than :data:`MAX_READ_BYTES`,
+        nested too deeply or not valid JSON, e.g. ``summary.json is not valid
+        JSON (Expecting value at line 1 column 1): re-run ...``.
+    """
+    p = Path(path)
+    try:
+        size = p.stat().st_size
+        if size > MAX_READ_BYTES:
+            raise ResultsError(
+                f"{p}: {size:,} bytes, more than the {MAX_READ_BYTES:,} a result file may hold: "
+                f"re-run {rerun}"
+            )
+        raw = p.read_bytes()
+    except FileNotFoundError:
+        raise ResultsError(f"{p.name} is missing in {p.parent}: re-run {rerun}") from None
+    try:
+        return json.loads(raw)
+    except UnicodeDecodeError as exc:
+        raise ResultsError(
+            f"{p.name} is not valid JSON (not UTF-8 at byte {exc.start}) in {p.parent}: "
+            f"re-run {rerun}"
+        ) from None
+    except json.JSONDecodeError as exc:
+        raise ResultsError(
+            f"{p.name} is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}) "
+            f"in {p.parent}: re-run {rerun}"
+        ) from None
+    except RecursionError:
+        raise ResultsError(f"{p}: JSON nested too deeply: re-run {rerun}") from None
