@@ -62,7 +62,7 @@ def _configs(quick: bool) -> list[tuple[str, list[str], WorkEstimate]]:
         return (f"werewolf play --games {games} --preset {preset}", argv, est)
 
     default_fruit = estimate_work(inits=30, iterations=1000, variants=FRUIT_VARIANTS,
-                                  max_messages=4, num_seeds=2)  # fmt: skip
+                                  max_messages=4, num_seeds=2, whole_game=True)  # fmt: skip
     solve = estimate_solve(days=4, models=("none", "dirichlet", "gratr"), actions=16, seeds=1,
                            speakers=2, living=ARENA_DAY1_LIVING, iterations=2000)  # fmt: skip
     configs = [

@@ -98,6 +98,7 @@ def _run(args: argparse.Namespace) -> int:
         variants=len(settings.variants),
         max_messages=settings.max_messages,
         num_seeds=settings.num_seeds,
+        whole_game=settings.whole_game,
     )
     check_fits(estimate, inits=settings.inits, iterations=settings.iterations)
     if not args.no_progress:

@@ -9,8 +9,15 @@ run that cannot fit is refused in one line rather than after paid calls.
   ``4 * sum_{k<M-1} (4S)^k`` chance nodes. This is the exact maximum (checked
   against built trees in the tests); agreements make trees smaller (the
   paper's defaults: at most 877 nodes, 665 on average with the stand-in).
-* **Model calls.** About 1.2 per node (measured at the defaults with the
-  stand-in: 47,658 requests for 39,912 nodes; cached requests are free).
+* **Model calls.** About :data:`CALLS_PER_NODE` requests per node of the
+  largest trees at two messages, halving every two messages more (agreements
+  end dialogues early, so trees fill less of the maximum), and twice that
+  with the whole-game study, which asks every subgame's requests again
+  (answered by the cache). Measured with the stand-in
+  (``benchmarks/estimates.py``; requests include cache hits): 40 at
+  ``--max-messages 2``, 5,402 and 1,391 at 4, 184,012 at 6 (estimated 39,
+  5,262, 1,316, 168,519) and 96,369 at the defaults (estimated 78,930).
+  The earlier flat 1.2 per node was 2.9x too high at ``--max-messages 6``.
 * **Memory.** Each node keeps its dialogue state and each variant keeps its
   curves, 7 float64 values per tree and recorded iteration (every iteration is
   recorded) plus per-iteration arrays and their CSV rows. Calibrated with
@@ -30,8 +37,8 @@ __all__ = ["WorkEstimate", "check_fits", "estimate_work"]
 
 #: Bytes counted per tree node (dialogue state, texts, tree arrays); see the module docstring.
 BYTES_PER_NODE = 1536
-#: Model requests per node, measured at the paper's defaults with the stand-in.
-CALLS_PER_NODE = 1.2
+#: Model requests per node of the largest trees at two messages (measured with the stand-in).
+CALLS_PER_NODE = 1.5
 #: Interpreter, libraries and compiled kernels.
 BASE_BYTES = 400 * 2**20
 #: Largest subgame a run may build (1.5 KiB a node: 150 GB). Beyond it the count is not
@@ -62,7 +69,13 @@ def max_nodes(
 
 
 def estimate_work(
-    *, inits: int, iterations: int, variants: int, max_messages: int, num_seeds: int
+    *,
+    inits: int,
+    iterations: int,
+    variants: int,
+    max_messages: int,
+    num_seeds: int,
+    whole_game: bool = False,
 ) -> WorkEstimate:
     """Estimates a run from its settings (see the module docstring).
 
@@ -78,13 +91,15 @@ def estimate_work(
         )
     trees = inits * variants
     nodes = trees * per_tree
+    # Trees fill less of the maximum as dialogues lengthen; the whole game asks again.
+    calls_per_node = CALLS_PER_NODE * 2 ** (-(max_messages - 2) / 2) * (2 if whole_game else 1)
     # Trees are built per variant and all kept until the end; so are the curves.
     memory = BASE_BYTES + nodes * BYTES_PER_NODE + curves_bytes(trees, iterations, groups=variants)
     return WorkEstimate(
         trees=trees,
         nodes_per_tree=per_tree,
         nodes=nodes,
-        model_calls=round(nodes * CALLS_PER_NODE),
+        model_calls=round(nodes * calls_per_node),
         node_iterations=nodes * iterations,
         memory_bytes=memory,
     )
