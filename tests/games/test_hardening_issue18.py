@@ -324,6 +324,7 @@ def _processes_with(marker: str) -> list[int]:
     return found
 
 
+@pytest.mark.slow  # the solver pool is threads now: a regression guard, run by .ci/run (-m slow)
 @pytest.mark.parametrize("sig", ["SIGTERM", "SIGKILL"])
 def test_killing_a_run_with_worker_processes_leaves_no_orphan(env, tmp_path, sig):
     import os

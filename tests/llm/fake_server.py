@@ -107,6 +107,9 @@ class FakeChatServer:
         self._stop = threading.Event()
         self.requests: list[Recorded] = []
         self.responses_sent = 0
+        #: Requests being answered right now, and the most at any one time.
+        self.active = 0
+        self.max_active = 0
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
@@ -193,7 +196,15 @@ class FakeChatServer:
                         Recorded(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
                     )
                 canned = server._next(body)
-                if canned.delay and server._stop.wait(canned.delay):
+                with server._lock:
+                    server.active += 1
+                    server.max_active = max(server.max_active, server.active)
+                try:
+                    stopping = bool(canned.delay) and server._stop.wait(canned.delay)
+                finally:
+                    with server._lock:
+                        server.active -= 1
+                if stopping:
                     return  # stopping: drop the connection
                 if canned.reset:
                     # SO_LINGER 0: closing sends a TCP reset, as a crashing server would.

@@ -135,8 +135,8 @@ def test_batch_runs_concurrently_and_in_order(fake_server, fast_retry):
     fake_server.delay = 0.2
     model = make(fake_server, fast_retry, max_concurrency=8)
     requests = [gt_llm.user_request(f"q{i}", seed=i) for i in range(8)]
-    start = time.perf_counter()
     out = model.complete_batch(requests)
-    elapsed = time.perf_counter() - start
     assert [r.text for r in out] == [f"echo: q{i} (seed {i})" for i in range(8)]
-    assert elapsed < 0.2 * 8 / 2  # well under the serial time
+    # Concurrency shown by the server, not by the clock (a loaded machine stretches time):
+    # with 0.2 s per answer and 8 callers, several requests were in flight together.
+    assert fake_server.max_active >= 2
