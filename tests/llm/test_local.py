@@ -136,6 +136,7 @@ def test_concurrent_callers_share_one_model_safely(smol):
     assert local.LocalModel()._shared is smol._shared
 
 
+@pytest.mark.real_model  # needs the extra: runs in CI's real-model step, after it is installed
 @needs_model
 def test_the_grammar_keeps_control_characters_out_of_json_strings():
     import llama_cpp
