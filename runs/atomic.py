@@ -21,9 +21,9 @@ import io
 import json
 import os
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 __all__ = [
     "MAX_READ_BYTES",
@@ -37,10 +37,13 @@ __all__ = [
     "csv_text",
     "finite_or_none",
     "read_json",
+    "read_json_as",
     "write_csv",
     "write_json",
     "write_text",
 ]
+
+T = TypeVar("T")
 
 #: Temporary files of :func:`atomic_write_bytes` start with this prefix.
 TMP_PREFIX = ".tmp-"
@@ -300,3 +303,29 @@ def read_json(path: str | os.PathLike[str], *, rerun: str = "the command that wr
         ) from None
     except RecursionError:
         raise ResultsError(f"{p}: JSON nested too deeply: re-run {rerun}") from None
+
+
+def read_json_as(
+    path: str | os.PathLike[str], parse: Callable[[Any], T], *, what: str, rerun: str
+) -> T:
+    """Reads a JSON file and parses it into a typed value (e.g. a ``from_json``).
+
+    Args:
+      path: The file.
+      parse: Builds the value from the decoded JSON; a missing or wrong-typed
+        field raises ``KeyError``, ``TypeError`` or ``ValueError``.
+      what: What the file should hold, for the message (``"an arena report"``).
+      rerun: What to re-run to rewrite it, for the message.
+
+    Raises:
+      ResultsError: as :func:`read_json`, or the content is not ``what``, e.g.
+        ``arena.json in out is not an arena report (KeyError: 'pairs'): re-run ...``.
+    """
+    p = Path(path)
+    data = read_json(p, rerun=rerun)
+    try:
+        return parse(data)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ResultsError(
+            f"{p.name} in {p.parent} is not {what} ({type(exc).__name__}: {exc}): re-run {rerun}"
+        ) from None

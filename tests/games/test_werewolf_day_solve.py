@@ -187,3 +187,15 @@ def test_call_options_reach_the_model(tmp_path, monkeypatch):
     }
     # The model (backend, key, options) is checked before the folder is touched.
     assert not (tmp_path / "manifest.json").exists()
+
+
+def test_load_summary_names_a_missing_or_foreign_file(tmp_path):
+    from runs.atomic import ResultsError
+
+    with pytest.raises(ResultsError, match="summary.json is missing"):
+        summary.load_summary(tmp_path)
+    (tmp_path / "summary.json").write_text(json.dumps({"model": "x"}))
+    with pytest.raises(
+        ResultsError, match="not a werewolf solve summary .*re-run gt-llm werewolf solve"
+    ):
+        summary.load_summary(tmp_path)

@@ -37,17 +37,14 @@ def load_arena(out: str | Path) -> ArenaReport:
       runs.atomic.ResultsError: the file is missing, not valid JSON, or lacks a
         field of the report (names the fix).
     """
-    from runs.atomic import ResultsError, read_json
+    from runs.atomic import read_json_as
 
-    path = Path(out) / "arena.json"
-    data = read_json(path, rerun="gt-llm werewolf arena")
-    try:
-        return ArenaReport.from_json(data)
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ResultsError(
-            f"{path.name} in {path.parent} is not an arena report ({type(exc).__name__}: {exc}): "
-            "re-run gt-llm werewolf arena"
-        ) from None
+    return read_json_as(
+        Path(out) / "arena.json",
+        ArenaReport.from_json,
+        what="an arena report",
+        rerun="gt-llm werewolf arena",
+    )
 
 
 def game_logs(

@@ -317,17 +317,14 @@ def load_summary(out: str | Path) -> DaySolveSummary:
       runs.atomic.ResultsError: the file is missing, not valid JSON, or lacks a
         field of the summary (names the fix).
     """
-    from runs.atomic import ResultsError, read_json
+    from runs.atomic import read_json_as
 
-    path = Path(out) / "summary.json"
-    data = read_json(path, rerun="gt-llm werewolf solve")
-    try:
-        return DaySolveSummary.from_json(data)
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ResultsError(
-            f"{path.name} in {path.parent} is not a werewolf solve summary "
-            f"({type(exc).__name__}: {exc}): re-run gt-llm werewolf solve"
-        ) from None
+    return read_json_as(
+        Path(out) / "summary.json",
+        DaySolveSummary.from_json,
+        what="a werewolf solve summary",
+        rerun="gt-llm werewolf solve",
+    )
 
 
 # --- analysis of solved days ---------------------------------------------------------
