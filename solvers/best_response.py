@@ -70,7 +70,7 @@ class MetricBuffers:
     """
 
     def __init__(self, tree: GameTree) -> None:
-        n, p = tree.num_nodes, tree.num_players
+        n, p = tree.collapsed.num_nodes, tree.num_players
         self.reach = np.empty((n, 1 + 2 * p))
         self.seq = np.empty((n, p), dtype=np.int64)
         self.q = np.empty(tree.num_infosets * tree.max_actions)
@@ -85,7 +85,7 @@ class MetricBuffers:
     ) -> MetricBuffers:
         """Fills the outputs for ``probs`` (and deviations to it from ``baseline``); returns self."""
         _kernels.policy_metrics(
-            tree.kernel_arrays,
+            tree.collapsed.kernel_arrays,
             tree.num_players,
             probs,
             probs if baseline is None else baseline,
@@ -104,12 +104,13 @@ class MetricBuffers:
 
 def _br(tree: GameTree, probs: np.ndarray, player: int) -> tuple[float, np.ndarray]:
     choice = np.empty(tree.num_infosets, dtype=np.int64)
+    walked = tree.collapsed  # same values bit for bit: see solvers.collapse
     value = _kernels.best_response_value(
-        tree.kernel_arrays,
+        walked.kernel_arrays,
         probs,
         player,
-        np.empty(tree.num_nodes),
-        np.empty(tree.num_nodes),
+        np.empty(walked.num_nodes),
+        np.empty(walked.num_nodes),
         choice,
     )
     return float(value), choice

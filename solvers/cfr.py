@@ -161,6 +161,34 @@ class IterationMetrics:
     cfr_gain_per_player: np.ndarray
     policy_values: np.ndarray
 
+    @classmethod
+    def _trusted(
+        cls,
+        iteration: int,
+        out: np.ndarray,
+        nash_conv_per_player: np.ndarray,
+        cfr_gain_per_player: np.ndarray,
+        policy_values: np.ndarray,
+    ) -> IterationMetrics:
+        """Builds the frozen record without the dataclass ``__init__`` (internal).
+
+        The frozen ``__init__`` sets each field through ``object.__setattr__``
+        (~0.9 us for six fields, a tenth of a :meth:`CFRSolver.step`); the
+        fields come from the solver, so they are stored directly. ``out[:2]``
+        holds NashConv and CFR-Gain.
+        """
+        record = object.__new__(cls)
+        nash_conv, cfr_gain = out[:2].tolist()
+        record.__dict__.update(
+            iteration=iteration,
+            nash_conv=nash_conv,
+            cfr_gain=cfr_gain,
+            nash_conv_per_player=nash_conv_per_player,
+            cfr_gain_per_player=cfr_gain_per_player,
+            policy_values=policy_values,
+        )
+        return record
+
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class CFRResult:
@@ -226,12 +254,14 @@ class CFRSolver:
             self._regret, tree.infoset_num_actions, tree.infoset_player, -1, self._current
         )
         self._iteration = 0
-        n = tree.num_nodes
+        # The passes walk the collapsed tree (same infosets; decision-free subtrees are leaves).
+        walked = tree.collapsed
+        n = walked.num_nodes
         self._own = np.empty(n)
         self._cf = np.empty(n)
         # One block of values per player, terminal entries filled once (the passes skip leaves).
         self._val = np.empty(tree.num_players * n)
-        _kernels.prefill_terminal_values(tree.kernel_arrays, tree.num_players, self._val)
+        _kernels.prefill_terminal_values(walked.kernel_arrays, tree.num_players, self._val)
         m = 1 if self._variant.alternating_updates else n
         self._reach2 = np.empty((m, tree.num_players + 1))
         self._val2 = np.empty((m, tree.num_players))
@@ -242,7 +272,7 @@ class CFRSolver:
         self._baseline_values = np.zeros(tree.num_players)
         self._out = np.zeros(2 + 2 * tree.num_players)
         # Kernel arguments built once: a step then costs one compiled call and no allocation.
-        self._head = (tree.kernel_arrays, tree.num_players)
+        self._head = (walked.kernel_arrays, tree.num_players)
         self._state = (
             self._current,
             self._regret,
@@ -254,8 +284,10 @@ class CFRSolver:
             self._reach2,
             self._val2,
         )
-        self._no_metric_args = (False, self._average, self._average, *_NO_METRICS, self._out)
-        self._metric_args: tuple[tuple, tuple] = ((), ())
+        no_metrics = (False, self._average, self._average, *_NO_METRICS, self._out)
+        # (compiled entry or None until the first call, trailing arguments)
+        self._no_metric_call: tuple = (None, no_metrics)
+        self._metric_calls: tuple[tuple, tuple] = ((None, ()), (None, ()))
 
     @property
     def tree(self) -> GameTree:
@@ -324,34 +356,61 @@ class CFRSolver:
         if evaluate:
             if self._metrics is None:
                 self._metrics = MetricBuffers(self._tree)
-                self._metric_args = self._metric_arguments()
+                self._metric_calls = self._metric_arguments()
             if want_dev and baseline is not self._baseline:
                 self._set_baseline(baseline)
-            tail = self._metric_args[want_dev]
+            entry, tail = self._metric_calls[want_dev]
         else:
-            tail = self._no_metric_args
-        _kernels.cfr_step(*self._head, self._iteration, iterations, *self._state, evaluate, *tail)
+            entry, tail = self._no_metric_call
+        if entry is None:
+            entry = self._resolve(evaluate, want_dev, tail)
+        entry(*self._head, self._iteration, iterations, *self._state, evaluate, *tail)
         self._iteration += iterations
         if not evaluate:
             return None
         out = self._out.copy()
         n = self._tree.num_players
-        return IterationMetrics(
-            iteration=self._iteration,
-            nash_conv=float(out[0]),
-            cfr_gain=float(out[1]),
-            nash_conv_per_player=out[2 : 2 + n],
-            cfr_gain_per_player=out[2 + n :],
-            policy_values=self._metrics.ev.copy(),
+        return IterationMetrics._trusted(
+            self._iteration,
+            out,
+            out[2 : 2 + n],
+            out[2 + n :],
+            self._metrics.ev.copy(),
         )
+
+    def _resolve(self, evaluate: bool, want_dev: bool, tail: tuple):
+        """Picks (once per argument set) the compiled code :func:`_kernels.cfr_step` runs."""
+        entry = compiled_entry(
+            _kernels.cfr_step, (*self._head, 0, 1, *self._state, evaluate, *tail)
+        )
+        if not evaluate:
+            self._no_metric_call = (entry, tail)
+        else:
+            calls = list(self._metric_calls)
+            calls[want_dev] = (entry, tail)
+            self._metric_calls = (calls[0], calls[1])
+        return entry
 
     def _metric_arguments(self) -> tuple[tuple, tuple]:
         """The kernel's trailing arguments without / with CFR-Gain (built once per baseline)."""
         m = self._metrics
         buffers = (m.reach, m.seq, m.q, m.iset_parent, m.choice, m.ev, m.br, m.dev)
         return (
-            (False, self._average, self._average, *buffers, self._baseline_values, self._out),
-            (True, self._baseline_probs, self._average, *buffers, self._baseline_values, self._out),
+            (
+                None,
+                (False, self._average, self._average, *buffers, self._baseline_values, self._out),
+            ),
+            (
+                None,
+                (
+                    True,
+                    self._baseline_probs,
+                    self._average,
+                    *buffers,
+                    self._baseline_values,
+                    self._out,
+                ),
+            ),
         )
 
     def _set_baseline(self, baseline: PolicyLike) -> None:
@@ -360,7 +419,7 @@ class CFRSolver:
         self._baseline_values = MetricBuffers(tree).run(tree, probs).ev.copy()
         self._baseline_probs = probs
         self._baseline = baseline
-        self._metric_args = self._metric_arguments()
+        self._metric_calls = self._metric_arguments()
 
     def current_policy(self) -> TreePolicy:
         """The current iterate (regret-matching policy), as a frozen copy."""
@@ -395,6 +454,27 @@ _NO_METRICS = (
     _EMPTY_F,
 )
 """Placeholders for the metric buffers when :func:`_kernels.cfr_step` does not evaluate."""
+
+
+def compiled_entry(kernel, args: tuple):
+    """The machine code ``kernel`` runs for arguments typed like ``args`` (internal).
+
+    A numba dispatcher types every argument at each call to pick its
+    compiled overload: about 1 us for the 40-odd arguments of
+    :func:`_kernels.cfr_step`, a third of a small step. A solver's arguments
+    keep their types for its lifetime (same buffers; only ints and bools
+    change), so it picks the overload once (loading or compiling it like
+    the first call would) and calls its entry point directly. Without numba
+    the (plain Python) kernel itself.
+    """
+    if not hasattr(kernel, "overloads"):
+        return kernel
+    signature = tuple(kernel.typeof_pyval(a) for a in args)
+    compiled = kernel.overloads.get(signature)
+    if compiled is None:
+        kernel.compile(signature)
+        compiled = kernel.overloads[signature]
+    return compiled.entry_point
 
 
 def run_cfr(

@@ -51,8 +51,8 @@ from solvers.game_tree import GameTree
 from solvers.policy import PolicyLike, TreePolicy, check_policy
 
 MIN_POOL_WORK = 2_000_000
-"""Node-iterations (sum over trees of nodes x iterations) below which
-``processes=None`` solves in the calling thread. ``benchmarks/solvers.py``
+"""Node-iterations (sum over trees of the nodes walked, ``tree.collapsed.num_nodes``,
+times iterations) below which ``processes=None`` solves in the calling thread. ``benchmarks/solvers.py``
 (section 3) times one against two workers on growing work: on the shared
 2-core machine two workers were still slower at 3.5e5 node-iterations (a few
 milliseconds of work, where waking the threads and waiting for the slower
@@ -414,8 +414,9 @@ def _tree_curves(
     out_br = np.zeros((k, n))
     out_dev = np.zeros((k, n))
     out_policy = np.zeros((tree.num_infosets, tree.max_actions))
+    walked = tree.collapsed  # decision-free subtrees as single terminals (solvers.collapse)
     _kernels.curves_run(
-        tree.kernel_arrays,
+        walked.kernel_arrays,
         n,
         baseline,
         iterations,
@@ -427,7 +428,9 @@ def _tree_curves(
         out_policy,
     )
     base_values = np.zeros(n)
-    _kernels.expected_values(tree.kernel_arrays, n, baseline, np.empty(tree.num_nodes), base_values)
+    _kernels.expected_values(
+        walked.kernel_arrays, n, baseline, np.empty(walked.num_nodes), base_values
+    )
     return out_br - out_ev, out_dev - base_values[None, :], out_policy
 
 
@@ -484,8 +487,9 @@ def cfr_curves(
             kernels release the GIL), kept for later calls
             (:func:`shutdown_pool` stops them). ``1`` solves in the calling
             thread; ``None`` (default) uses ``os.cpu_count()`` workers when
-            the work (sum of nodes x iterations) is at least
-            :data:`MIN_POOL_WORK`, else the calling thread. In the first call
+            the work (nodes walked, ``tree.collapsed.num_nodes``, times
+            iterations) is at least :data:`MIN_POOL_WORK`, else the calling
+            thread. In the first call
             of a process the first tree runs in the calling thread (it loads
             the compiled kernels before any worker does). Results are
             identical whatever the number of workers.
@@ -536,7 +540,8 @@ def cfr_curves(
         tree_names = [tree.game_name or str(i) for i, tree in enumerate(trees)]
     if len(tree_names) != len(trees):
         raise ValueError(f"cfr_curves: {len(tree_names)} tree_names for {len(trees)} trees")
-    work = sum(tree.num_nodes for tree in trees) * int(iterations)
+    # Nodes actually walked; also builds each tree's collapsed form here, not in the workers.
+    work = sum(tree.collapsed.num_nodes for tree in trees) * int(iterations)
     jobs = _resolve_processes(processes, n_jobs, work, len(trees))
 
     results: list = [None] * len(trees)
@@ -556,7 +561,7 @@ def cfr_curves(
             done(i, _tree_curves(trees[i], base_arrays[i], int(iterations), record, resolved))
     else:
         # Largest trees first, so that no worker is left with a big one at the end.
-        pending = sorted(range(first, len(trees)), key=lambda i: -trees[i].num_nodes)
+        pending = sorted(range(first, len(trees)), key=lambda i: -trees[i].collapsed.num_nodes)
         pool = _worker_pool(jobs)
         futures = {
             pool.submit(

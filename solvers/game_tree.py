@@ -172,10 +172,28 @@ class GameTree:
             self.terminals,
         )
 
+    @functools.cached_property
+    def collapsed(self) -> GameTree:
+        """The tree the solvers walk: every decision-free subtree replaced by one terminal.
+
+        A subtree without decision nodes has expected returns no policy can
+        change; :func:`solvers.collapse.collapse_policy_free` computes them
+        once (in the kernels' summation order, so CFR and best responses are
+        bit-for-bit unchanged) and keeps the information sets and their ids.
+        ``self`` when there is nothing to collapse. Built on first use, not
+        pickled.
+        """
+        from solvers.collapse import collapse_policy_free  # it builds GameTree objects
+
+        walked = collapse_policy_free(self)
+        walked.__dict__["collapsed"] = walked  # already collapsed: no second pass
+        return walked
+
     def __getstate__(self) -> dict:
-        # Cached views (kernel_arrays, key_to_infoset) are rebuilt on demand, not pickled.
+        # Cached views (kernel_arrays, collapsed, key_to_infoset) are rebuilt on demand, not pickled.
         state = dict(self.__dict__)
         state.pop("kernel_arrays", None)
+        state.pop("collapsed", None)
         state.pop("key_to_infoset", None)
         return state
 

@@ -54,7 +54,8 @@ def expected_values(tree: GameTree, policy: PolicyLike) -> np.ndarray:
     """
     probs = check_policy(tree, policy, caller="expected_values")
     out = np.zeros(tree.num_players)
+    walked = tree.collapsed  # decision-free subtrees as single terminals (solvers.collapse)
     _kernels.expected_values(
-        tree.kernel_arrays, tree.num_players, probs, np.empty(tree.num_nodes), out
+        walked.kernel_arrays, tree.num_players, probs, np.empty(walked.num_nodes), out
     )
     return out

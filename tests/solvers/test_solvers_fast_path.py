@@ -74,7 +74,7 @@ def test_two_player_kernel_gives_the_general_kernels_bits(name):
     general.q[:] = 0.0
     general.ev[:] = general.br[:] = general.dev[:] = 0.0
     _kernels._policy_metrics_any(
-        tree.kernel_arrays,
+        tree.collapsed.kernel_arrays,  # the arrays MetricBuffers walks (and is sized for)
         2,
         probs,
         base,
@@ -193,3 +193,31 @@ def test_a_stricter_tolerance_revalidates():
     solvers.check_policy(tree, policy)  # passes at the default 1e-6
     with pytest.raises(ValueError, match="not normalised"):
         solvers.check_policy(tree, policy, atol=1e-10)
+
+
+def test_solver_calls_the_compiled_overload_directly():
+    tree = TREES["fruit"]()
+    baseline = solvers.pure_policy(tree, first_action)
+    solver = solvers.CFRSolver(tree)
+    solver.step(baseline)
+    solver.run(2)
+    entry, _ = solver._metric_calls[True]
+    no_metrics, _ = solver._no_metric_call
+    compiled = list(_kernels.cfr_step.overloads.values())
+    if _kernels.HAVE_NUMBA:
+        assert entry in [c.entry_point for c in compiled]
+        assert no_metrics in [c.entry_point for c in compiled]
+    # A new baseline object is validated and gets its own arguments (same compiled code here).
+    other = solvers.pure_policy(tree, lambda key, legal: legal[-1])
+    m = solver.step(other)
+    assert solver._metric_calls[True][1][1] is solver._baseline_probs
+    assert m.cfr_gain == pytest.approx(
+        solvers.cfr_gain(tree, solver.average_policy(), other).cfr_gain
+    )
+
+
+def test_compiled_entry_passes_plain_functions_through():
+    def plain(x):
+        return x + 1
+
+    assert solvers.cfr.compiled_entry(plain, (1,)) is plain
