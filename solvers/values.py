@@ -5,7 +5,10 @@ The expected return of player ``i`` under profile ``sigma`` is
 ``pi^sigma(z)`` is the product of the chance and action probabilities on the
 path to ``z`` (Osborne & Rubinstein 1994, ch. 11; notation of Zinkevich et al.
 2007). One forward pass over the breadth-first node arrays computes every
-reach probability: O(num_nodes) time and memory.
+reach probability: O(num_nodes) time and memory. :func:`expected_values`
+walks ``tree.collapsed`` (decision-free subtrees as single terminals, see
+:mod:`solvers.collapse`): the same sum in another association, equal to
+rounding.
 """
 
 from __future__ import annotations
