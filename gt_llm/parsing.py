@@ -145,6 +145,30 @@ class ParseStats:
                 "total_fallbacks": sum(self.fallbacks.values()),
             }
 
+    @classmethod
+    def pooled(cls, dicts: Sequence[dict[str, Any]]) -> ParseStats:
+        """The counters of several :meth:`to_dict` outputs added together (e.g. a series)."""
+        out = cls()
+        for d in dicts:
+            for kind in ("parsed", "reasks", "fallbacks"):
+                for task, n in d.get(kind, {}).items():
+                    out.add(kind, task, int(n))
+        return out
+
+    def fallback_rates(self) -> dict[str, float]:
+        """Per task, the share of its decisions that ended in the fallback.
+
+        A decision either parses (at some attempt) or falls back, so the rate is
+        ``fallbacks / (parsed + fallbacks)``; re-asks are attempts, not decisions.
+        """
+        with self._lock:
+            tasks = sorted(set(self.parsed) | set(self.fallbacks))
+            return {
+                t: self.fallbacks[t] / (self.parsed[t] + self.fallbacks[t])
+                for t in tasks
+                if self.parsed[t] + self.fallbacks[t] > 0
+            }
+
 
 @dataclasses.dataclass(frozen=True)
 class Parsed(Generic[T]):

@@ -222,6 +222,7 @@ def _play_many(args: argparse.Namespace, config, model, write: Writer, run) -> i
     from games.engine.results import model_label
     from games.werewolf.deception.summary import pooled_summary
     from games.werewolf.play import runner
+    from gt_llm.parsing import ParseStats
     from runs.atomic import finite_or_none
 
     out = run.path
@@ -270,7 +271,9 @@ def _play_many(args: argparse.Namespace, config, model, write: Writer, run) -> i
             "new_backend_calls": hits1[1] - hits0[1],
             "cache_hits": hits1[0] - hits0[0],
         }
-        summary["fallbacks"] = sum(r.extra["parse_stats"]["total_fallbacks"] for r in results)
+        pooled = ParseStats.pooled([r.extra["parse_stats"] for r in results])
+        summary["fallbacks"] = pooled.to_dict()["total_fallbacks"]
+        summary["parse"] = {**pooled.to_dict(), "fallback_rate": pooled.fallback_rates()}
         summary["defaulted_actions"] = sum(r.extra["defaulted"] for r in results)
         summary["deception"] = pooled_summary([d for _, d in played]).to_dict()
     run.write_json("summary.json", finite_or_none(summary))
@@ -301,6 +304,7 @@ def _play_many(args: argparse.Namespace, config, model, write: Writer, run) -> i
             f"backend call(s), {mc['cache_hits']} from the cache"
         )
         write(_detection_line(summary["deception"]))
+        write(_parse_line(summary["parse"]))
     write(
         f"  {1000 * summary['seconds_per_game']:.1f} ms per game; summary in {out / 'summary.json'}"
     )
@@ -344,6 +348,18 @@ def _cache_stats(model) -> tuple[int, int]:
 
 def _fmt(x) -> str:
     return "n/a" if x is None else f"{x:.3f}"
+
+
+def _parse_line(p: dict) -> str:
+    """Decisions, re-asks and fallbacks of a series, with the tasks that fell back."""
+    decisions = sum(p["parsed"].values()) + p["total_fallbacks"]
+    worst = ", ".join(
+        f"{task} {p['fallbacks'][task]}" for task in sorted(p["fallbacks"]) if p["fallbacks"][task]
+    )
+    return (
+        f"  answers: {decisions} decisions, {sum(p['reasks'].values())} re-asks, "
+        f"{p['total_fallbacks']} fallback(s)" + (f" ({worst})" if worst else "")
+    )
 
 
 def _detection_line(d: dict) -> str:

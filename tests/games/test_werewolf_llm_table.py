@@ -270,6 +270,10 @@ def test_series_on_a_remote_backend_runs_in_threads_and_resumes(tmp_path, monkey
         assert first["parallel"] == "2 game(s) at a time (threads)"
         assert first["players"].startswith("openai:fake@") and first["games"] == 2
         assert first["fallbacks"] > 0 and first["defaulted_actions"] > 0
+        parse = first["parse"]  # per task, pooled over the series
+        assert sum(parse["fallbacks"].values()) == parse["total_fallbacks"] == first["fallbacks"]
+        assert set(parse["fallback_rate"]) == set(parse["parsed"]) | set(parse["fallbacks"])
+        assert all(0.0 < r <= 1.0 for r in parse["fallback_rate"].values())
         assert first["model_calls"]["new_backend_calls"] == sent > 0
         assert cli([*args, "--force"]) == 0
         assert server.request_count == sent  # resumed from the cache: no new request

@@ -134,3 +134,15 @@ def test_complete_parsed_single():
         model, gt_llm.user_request("q", seed=5), parse_number, fallback=lambda r: 0.0
     )
     assert parsed.value == 42.0 and not parsed.fell_back
+
+
+def test_parse_stats_pool_over_games_and_give_per_task_fallback_rates():
+    a = {"parsed": {"vote": 3, "bid": 1}, "reasks": {"bid": 2}, "fallbacks": {"bid": 1}}
+    b = {"parsed": {"vote": 1}, "reasks": {}, "fallbacks": {"vote": 1, "bid": 2}}
+    pooled = ParseStats.pooled([a, b])
+    d = pooled.to_dict()
+    assert d["parsed"] == {"vote": 4, "bid": 1} and d["reasks"] == {"bid": 2}
+    assert d["fallbacks"] == {"bid": 3, "vote": 1} and d["total_fallbacks"] == 4
+    # decisions: vote 4 parsed + 1 fallback; bid 1 parsed + 3 fallbacks (re-asks are attempts)
+    assert pooled.fallback_rates() == {"bid": 0.75, "vote": 0.2}
+    assert ParseStats().fallback_rates() == {}
