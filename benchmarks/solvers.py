@@ -31,6 +31,10 @@ on a loaded machine. Sections:
    CFR-Gain), the tuned C++ setup and the Python reference (extrapolated
    from a prefix, ``*``), with the largest difference of the curves.
 
+The timers, the OpenSpiel references and the bandwidth model live in
+``benchmarks/_solver_cases.py``; this script holds the sections and the
+summary of goals.
+
 Usage::
 
     python benchmarks/solvers.py            # full run (10-15 minutes on 2 cores)
@@ -98,6 +102,8 @@ ARGS = _parse_args()
 if ARGS.cold and __name__ == "__main__":
     os.environ["NUMBA_CACHE_DIR"] = tempfile.mkdtemp(prefix="solvers-numba-cold-")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+# _solver_cases, also when imported; after the root, so `solvers` stays the package.
+sys.path.append(str(Path(__file__).resolve().parent))
 
 _T_IMPORT = time.perf_counter()
 import numpy as np  # noqa: E402
@@ -108,9 +114,17 @@ from solvers.synthetic import fruit_shaped_tree, layered_columns, layered_tree  
 IMPORT_SECONDS = time.perf_counter() - _T_IMPORT
 
 import pyspiel  # noqa: E402
-from open_spiel.python import policy as os_policy  # noqa: E402
-from open_spiel.python.algorithms import cfr as os_cfr  # noqa: E402
-from open_spiel.python.algorithms import expected_game_score, exploitability  # noqa: E402
+from _solver_cases import (  # noqa: E402
+    first_action,
+    interleaved,
+    load,
+    read_bandwidth,
+    rss_mib,
+    run_workload,
+    streamed_bytes,
+    timed,
+    traced,
+)
 
 try:  # optional reference, never a project dependency
     import LiteEFG as leg  # noqa: E402
@@ -122,125 +136,8 @@ GOALS: list[tuple[str, str, bool]] = []
 """(goal, measured, met) rows of the summary."""
 
 
-def load() -> str:
-    one, five, fifteen = os.getloadavg()
-    return f"load average {one:.2f} / {five:.2f} / {fifteen:.2f} on {os.cpu_count()} CPUs"
-
-
 def goal(text: str, measured: str, met: bool) -> None:
     GOALS.append((text, measured, met))
-
-
-def interleaved(fns: dict, repeats: int, *, clock=time.process_time) -> dict[str, float]:
-    """Median seconds of each callable, run in turn ``repeats`` times.
-
-    The default clock is this process's CPU time: on a machine shared with
-    other jobs it is far closer to the idle-machine time than wall time.
-    Parallel runs are timed with ``clock=time.perf_counter`` (wall).
-    """
-    times: dict[str, list[float]] = {name: [] for name in fns}
-    for _ in range(repeats):
-        for name, fn in fns.items():
-            start = clock()
-            fn()
-            times[name].append(clock() - start)
-    return {name: float(np.median(values)) for name, values in times.items()}
-
-
-def first_action(key: str, legal: tuple[int, ...]) -> int:
-    return legal[0]
-
-
-def _pyspiel_cfr_gain(root, avg, base, base_values) -> float:
-    """Sum over players i of u_i(avg_i, base_-i) - u_i(base), with pyspiel.expected_returns."""
-    n = len(base_values)
-    gain = 0.0
-    for i in range(n):
-        profile = [avg if j == i else base for j in range(n)]
-        gain += pyspiel.expected_returns(root, profile, -1, True)[i] - base_values[i]
-    return gain
-
-
-def cpp_reference(game, tree, baseline, iterations: int):
-    """pyspiel cached tree + CFRSolver + nash_conv + expected_returns, every iteration.
-
-    Returns (nash_conv, cfr_gain, seconds spent outside the CFR-Gain evaluation).
-    """
-    start = time.process_time()
-    cached = pyspiel.convert_to_cached_tree(game)
-    base = os_policy.python_policy_to_pyspiel_policy(
-        solvers.to_tabular_policy(tree, baseline, game)
-    )
-    root = cached.new_initial_state()
-    solver = pyspiel.CFRSolver(cached)
-    gain_s = time.process_time()
-    base_values = pyspiel.expected_returns(root, base, -1, True)
-    gain_s = time.process_time() - gain_s
-    nash, gain = np.zeros(iterations), np.zeros(iterations)
-    for k in range(iterations):
-        solver.evaluate_and_update_policy()
-        avg = solver.average_policy()
-        nash[k] = pyspiel.nash_conv(cached, avg)
-        t0 = time.process_time()
-        gain[k] = _pyspiel_cfr_gain(root, avg, base, base_values)
-        gain_s += time.process_time() - t0
-    return nash, gain, time.process_time() - start - gain_s
-
-
-def cpp_tuned_reference(game, tree, baseline, iterations: int):
-    """The fastest pyspiel setup we found: no cached tree, best responders built once.
-
-    ``pyspiel.TabularBestResponse`` objects are created once per player and
-    only ``set_policy`` is called each iteration (``pyspiel.nash_conv``
-    rebuilds them every call); NashConv = sum of best-response values minus
-    ``expected_returns`` of the profile. Returns (nash_conv, cfr_gain).
-    """
-    n = game.num_players()
-    base = os_policy.python_policy_to_pyspiel_policy(
-        solvers.to_tabular_policy(tree, baseline, game)
-    )
-    root = game.new_initial_state()
-    solver = pyspiel.CFRSolver(game)
-    base_values = pyspiel.expected_returns(root, base, -1, True)
-    responders = None
-    nash, gain = np.zeros(iterations), np.zeros(iterations)
-    for k in range(iterations):
-        solver.evaluate_and_update_policy()
-        avg = solver.average_policy()
-        if responders is None:
-            responders = [pyspiel.TabularBestResponse(game, i, avg) for i in range(n)]
-        else:
-            for br in responders:
-                br.set_policy(avg)
-        values = pyspiel.expected_returns(root, avg, -1, True)
-        nash[k] = sum(br.value_from_state(root) for br in responders) - sum(values)
-        gain[k] = _pyspiel_cfr_gain(root, avg, base, base_values)
-    return nash, gain
-
-
-def python_reference(game, tree, baseline, iterations: int) -> tuple[np.ndarray, np.ndarray]:
-    """open_spiel.python CFRSolver + exploitability.nash_conv + policy_value, every iteration."""
-    n = game.num_players()
-    base = solvers.to_tabular_policy(tree, baseline, game)
-    root = game.new_initial_state()
-    base_values = expected_game_score.policy_value(root, [base] * n)
-    solver = os_cfr.CFRSolver(game)
-    nash, gain = np.zeros(iterations), np.zeros(iterations)
-    for k in range(iterations):
-        solver.evaluate_and_update_policy()
-        avg = solver.average_policy()
-        nash[k] = exploitability.nash_conv(game, avg)
-        for i in range(n):
-            profile = [avg if j == i else base for j in range(n)]
-            gain[k] += expected_game_score.policy_value(root, profile)[i] - base_values[i]
-    return nash, gain
-
-
-def timed(fn, *args, clock=time.process_time):
-    """(seconds, result) of one call; CPU time unless ``clock`` says otherwise."""
-    start = clock()
-    out = fn(*args)
-    return clock() - start, out
 
 
 # --------------------------------------------------------------------------- 1. the loop
@@ -318,44 +215,6 @@ def loop_section() -> None:
 
 
 # --------------------------------------------------------------------------- 2. throughput
-def read_bandwidth() -> float:
-    """Bytes/s of a numpy sum over a 128 MiB array (median of 7, CPU time)."""
-    data = np.ones(1 << 24)
-    data.sum()
-    times = []
-    for _ in range(7):
-        start = time.process_time()
-        data.sum()
-        times.append(time.process_time() - start)
-    return data.nbytes / float(np.median(times))
-
-
-def streamed_bytes(tree) -> float:
-    """Bytes one iteration streams, per node: CFR for each player + the fused metric pass.
-
-    Each array a pass touches is counted once per pass over the range the pass
-    covers (the usual streaming model: reading back what the pass itself just
-    wrote, or a parent's entry, is not counted again). The passes loop over
-    the nodes before the trailing leaves (``m`` of ``N``) and read every
-    child's value; information-set arrays are small and not counted.
-    """
-    p = tree.num_players
-    n = tree.num_nodes
-    m = solvers._kernels.internal_end(tree.kind)
-    t = tree.num_terminals
-    i1, i4, f8 = 1, 4, 8
-    # Alternating CFR, per player. Forward over [1, m): parent, kind, chance_prob, infoset,
-    # child_rank, player read; own and cf written. Backward over [0, m): kind, first_child,
-    # num_children, infoset, player, own and cf read, val written; every child's value and
-    # chance probability read (N).
-    forward = (i4 + i1 + f8 + i4 + i4 + i4 + 2 * f8) * m
-    backward = (i1 + 4 * i4 + 2 * f8 + f8) * m + (f8 + f8) * n
-    cfr = p * (forward + backward)
-    # Fused metrics over [0, m): kind, first_child, num_children, player, infoset read; every
-    # child's kind and chance probability (N); the terminals' returns (T rows); the (1 + 2p)
-    # reach columns and p sequence ids written for interior children (< m).
-    metrics = (i1 + 4 * i4) * m + (i1 + f8) * n + p * f8 * t + ((1 + 2 * p) * f8 + p * 8) * m
-    return float(cfr + metrics) / n
 
 
 def throughput_section() -> None:
@@ -476,32 +335,6 @@ def parallel_section() -> None:
 
 
 # --------------------------------------------------------------------------- 4. memory
-def _rss_mib() -> float:
-    """Resident memory of this process (Linux; NaN elsewhere)."""
-    try:
-        with open("/proc/self/status") as handle:
-            for line in handle:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return float("nan")
-
-
-def _traced(fn):
-    import tracemalloc
-
-    gc.collect()
-    tracemalloc.start()
-    try:
-        start = time.perf_counter()
-        tree = fn()
-        seconds = time.perf_counter() - start
-        gc.collect()
-        current, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    return tree, peak, current, seconds
 
 
 def memory_section() -> None:
@@ -518,9 +351,9 @@ def memory_section() -> None:
 
     def row(label, fn):
         gc.collect()
-        rss_before = _rss_mib()
-        tree, peak, current, seconds = _traced(fn)
-        rss_held = _rss_mib() - rss_before - tree.nbytes / 2**20
+        rss_before = rss_mib()
+        tree, peak, current, seconds = traced(fn)
+        rss_held = rss_mib() - rss_before - tree.nbytes / 2**20
         ratio = peak / tree.nbytes
         held = (current - tree.nbytes) / 2**20
         worst.append((tree.num_nodes, ratio, held, tree.nbytes))
@@ -561,59 +394,6 @@ def memory_section() -> None:
 
 
 # --------------------------------------------------------------------------- 5. OpenSpiel
-def run_workload(label, games, iterations, python_tree_iterations, rows, checks, first_call):
-    start = time.process_time()
-    trees = [solvers.materialize(g) for g in games]
-    baselines = [solvers.pure_policy(t, first_action) for t in trees]
-    curves = solvers.cfr_curves(trees, baselines, iterations, processes=1)
-    ours_s = time.process_time() - start
-    if first_call:
-        ours_s += IMPORT_SECONDS
-
-    def max_error(nash, gain, t):
-        return max(
-            float(np.abs(nash - curves.nash_conv[t]).max()),
-            float(np.abs(gain - curves.cfr_gain[t]).max()),
-        )
-
-    cpp_s = cpp_nash_only_s = tuned_s = 0.0
-    err = tuned_err = 0.0
-    for t, (game, tree, base) in enumerate(zip(games, trees, baselines, strict=True)):
-        dt, (nash, gain, nash_only) = timed(cpp_reference, game, tree, base, iterations)
-        cpp_s += dt
-        cpp_nash_only_s += nash_only
-        err = max(err, max_error(nash, gain, t))
-        dt, (nash, gain) = timed(cpp_tuned_reference, game, tree, base, iterations)
-        tuned_s += dt
-        tuned_err = max(tuned_err, max_error(nash, gain, t))
-    checks.append((label, err))
-    checks.append((label + " (C++ tuned)", tuned_err))
-    total = len(games) * iterations
-    budget = max(1, min(python_tree_iterations, total))
-    py_s, done = 0.0, 0
-    for game, tree, base in zip(games, trees, baselines, strict=True):
-        its = min(iterations, budget - done)
-        if its <= 0:
-            break
-        dt, (nash, _) = timed(python_reference, game, tree, base, its)
-        py_s += dt
-        done += its
-        err_py = float(np.abs(nash - curves.nash_conv[trees.index(tree), :its]).max())
-        checks.append((label + " (Python ref)", err_py))
-    py_total = py_s * total / done
-    rows.append(
-        (
-            label,
-            f"{len(games)}x{iterations}",
-            trees[0].num_nodes,
-            ours_s,
-            cpp_s,
-            cpp_nash_only_s,
-            tuned_s,
-            py_total,
-            done < total,
-        )
-    )
 
 
 def openspiel_section() -> None:
@@ -630,7 +410,6 @@ def openspiel_section() -> None:
         ARGS.python_tree_iterations,
         rows,
         checks,
-        False,
     )
     run_workload(
         "kuhn_poker",
@@ -639,7 +418,6 @@ def openspiel_section() -> None:
         ARGS.python_tree_iterations,
         rows,
         checks,
-        False,
     )
     run_workload(
         "leduc_poker",
@@ -648,7 +426,6 @@ def openspiel_section() -> None:
         min(ARGS.python_tree_iterations, 10),
         rows,
         checks,
-        False,
     )
     print()
     print(

@@ -32,6 +32,7 @@ import games  # noqa: E402, F401  (registers the scripted answers)
 from games.engine.calls import run_sync  # noqa: E402
 from games.engine.results import model_label  # noqa: E402
 from games.fruit_trading import dialogue  # noqa: E402
+from games.fruit_trading import parsing as fruit_parsing  # noqa: E402
 from games.werewolf import rules  # noqa: E402
 from games.werewolf.arena.matches import play_arena_game  # noqa: E402
 from games.werewolf.players import parsing as ww_parsing  # noqa: E402
@@ -79,7 +80,7 @@ def recorded_requests(structured: bool) -> list[ChatRequest]:
 def parser_of(request: ChatRequest) -> Callable[[str], Any]:
     """The parser the games use for ``request`` (structured or free text)."""
     if request.task.startswith("fruit_trading."):
-        return dialogue.parser_for(request)
+        return fruit_parsing.parser_for(request)
     if request.task.startswith("werewolf."):
         return ww_parsing.parser_for(request)
     f = request.fields

@@ -2,7 +2,8 @@
 
 Benchmarks are not run by the default suite (they take minutes), so an API
 change could break one silently; importing each module (its ``main`` is
-guarded) catches a renamed or removed name at once.
+guarded) catches a renamed or removed name at once. Helper modules
+(``_*.py``, no ``main``) are imported by the benchmark that uses them.
 """
 
 from __future__ import annotations
@@ -12,7 +13,11 @@ from pathlib import Path
 
 import pytest
 
-BENCHMARKS = sorted((Path(__file__).resolve().parents[1] / "benchmarks").glob("*.py"))
+BENCHMARKS = sorted(
+    p
+    for p in (Path(__file__).resolve().parents[1] / "benchmarks").glob("*.py")
+    if not p.name.startswith("_")
+)
 
 
 def test_there_are_benchmarks():

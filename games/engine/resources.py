@@ -164,17 +164,15 @@ def solver_kernels_cached() -> bool | None:
     A cold cache means the first solve of this process compiles the kernels
     (about half a minute on 2 cores). Warm means some kernel has an entry
     matching the current source: a run compiles only the kernels it uses, and
-    an edit of the kernels' file invalidates all of them at once. Reads numba's cache index through its
+    an edit of any kernel file invalidates all of them at once (importing the
+    kernels runs their cache guard). Reads numba's cache index through its
     internal API, so any surprise there answers ``None`` rather than failing.
     """
     try:
-        import numba
-
         from solvers import _kernels
+        from solvers._kernels._cache_guard import kernel_dispatchers
 
-        dispatchers = [
-            v for v in vars(_kernels).values() if isinstance(v, numba.core.registry.CPUDispatcher)
-        ]
+        dispatchers = kernel_dispatchers(_kernels.MODULES)
         if not dispatchers:
             return None
         # An index is empty when missing or when its source stamp no longer matches the file.

@@ -15,17 +15,20 @@ two termination calls (summarise the dialogue, decide from the summary if an
 agreement was reached); on agreement, three payoff calls (summarise the trade,
 compute each player's payoff from its private information, extract the
 number); with beliefs, one guess by the receiver of what the sender wants.
+Each request's parser, fallback and JSON reading are in
+:mod:`games.fruit_trading.parsing`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from games.engine.calls import Call, Step
+from games.engine.calls import Step
 from games.fruit_trading import prompts
+from games.fruit_trading.parsing import call
 from games.fruit_trading.rules import (
     FRUITS,
     NAMINGS,
@@ -34,138 +37,13 @@ from games.fruit_trading.rules import (
     TONES,
     Scenario,
     Trade,
-    basket_text,
     make_scenario,
     parse_trade_lines,
 )
 from gt_llm.chat import ChatRequest
-from gt_llm.errors import ParseError
 from gt_llm.opponents import Evidence, OpponentContext, OpponentModel, make_opponent_model
-from gt_llm.parsing import (
-    Parsed,
-    parse_choice,
-    parse_number,
-    parse_yes_no,
-)
 
 logger = logging.getLogger(__name__)
-
-
-# --- parsers and documented fallbacks -------------------------------------------------
-
-
-def parse_text(text: str) -> str:
-    """A non-empty free-text answer."""
-    if not text.strip():
-        raise ParseError("a non-empty answer", text)
-    return text.strip()
-
-
-def parse_fruit(text: str) -> str:
-    return parse_choice(text, FRUITS)
-
-
-def parse_payoff(text: str) -> float:
-    return parse_number(text)
-
-
-def parse_trade_text(text: str) -> str:
-    """Accepts a trade summary that has a well-formed line for each player.
-
-    The player names are not known to the parser, so it checks the form only;
-    :func:`_exact_trade` matches the names afterwards.
-    """
-    import re
-
-    if len(re.findall(r"Player\s+\S+\s*:\s*Receives\b.*\bGives\b", text, re.I)) < 2:
-        raise ParseError("two lines 'Player [Name]: Receives ... Gives ...'", text)
-    return text.strip()
-
-
-#: Fallbacks, used only after every re-ask failed; each is logged and counted.
-FALLBACKS: dict[str, Callable[[ChatRequest], Any]] = {
-    # An unparseable message is kept as an explicit placeholder turn.
-    prompts.OPENING.task: lambda r: "(no message)",
-    prompts.MESSAGE.task: lambda r: "(no message)",
-    # No summary: the agreement check then sees an empty summary.
-    prompts.SUMMARIZE_DIALOGUE.task: lambda r: "(no summary)",
-    # Unreadable agreement answer: no agreement (the negotiation goes on).
-    prompts.AGREEMENT.task: lambda r: False,
-    # Unreadable trade summary: the raw text is still passed to the payoff calls.
-    prompts.SUMMARIZE_TRADE.task: lambda r: None,
-    prompts.COMPUTE_PAYOFF.task: lambda r: "(no calculation)",
-    # Unreadable payoff number: 0, the payoff of no trade.
-    prompts.EXTRACT_PAYOFF.task: lambda r: 0.0,
-    # Unreadable guess: no belief update for this message.
-    prompts.GUESS_FRUIT.task: lambda r: None,
-}
-
-PARSERS: dict[str, Callable[[str], Any]] = {
-    prompts.OPENING.task: parse_text,
-    prompts.MESSAGE.task: parse_text,
-    prompts.SUMMARIZE_DIALOGUE.task: parse_text,
-    prompts.AGREEMENT.task: parse_yes_no,
-    prompts.SUMMARIZE_TRADE.task: parse_trade_text,
-    prompts.COMPUTE_PAYOFF.task: parse_text,
-    prompts.EXTRACT_PAYOFF.task: parse_payoff,
-    prompts.GUESS_FRUIT.task: parse_fruit,
-}
-
-
-# Structured answers: each task's JSON answer, validated by the task's answer format
-# (prompts.py: the same description the request's schema comes from), read as the value
-# the free-text parser above would give.
-
-
-def _structured_trade(obj: Mapping[str, Any], fields: Mapping[str, Any]) -> str:
-    """The trade summary lines ``Player X: Receives ... Gives ...`` of a JSON trade."""
-    lines = []
-    for key in ("player_a", "player_b"):
-        name = str(fields[key])
-        recv = tuple(obj[name]["receives"][f] for f in FRUITS)
-        gives = tuple(obj[name]["gives"][f] for f in FRUITS)
-        lines.append(f"Player {name}: Receives {basket_text(recv)} Gives {basket_text(gives)}")
-    return "\n".join(lines)
-
-
-#: ``value(validated JSON answer, request fields)`` per task.
-STRUCTURED_VALUES: dict[str, Callable[[Mapping[str, Any], Mapping[str, Any]], Any]] = {
-    prompts.OPENING.task: lambda o, f: o["message"],
-    prompts.MESSAGE.task: lambda o, f: o["message"],
-    prompts.SUMMARIZE_DIALOGUE.task: lambda o, f: o["summary"],
-    prompts.AGREEMENT.task: lambda o, f: o["answer"] == "Yes",
-    prompts.SUMMARIZE_TRADE.task: _structured_trade,
-    prompts.COMPUTE_PAYOFF.task: lambda o, f: o["calculation"],
-    prompts.EXTRACT_PAYOFF.task: lambda o, f: float(o["value"]),
-    prompts.GUESS_FRUIT.task: lambda o, f: o["fruit"],
-}
-
-
-def parser_for(request: ChatRequest) -> Callable[[str], Any]:
-    """The parser of a request: its task's answer format when it is structured, else free text."""
-    t = request.task
-    if request.schema is None:
-        return PARSERS[t]
-    fmt = prompts.BOOK[t].answer_format(request.fields)
-    fields = request.fields
-    return lambda text: STRUCTURED_VALUES[t](fmt.read(text), fields)
-
-
-def _trade_text(p: Parsed[Any]) -> Any:
-    """A failed trade summary still passes its raw text on to the payoff calls."""
-    if p.fell_back:
-        return p.response.text if p.response is not None else ""
-    return p.value
-
-
-#: Per-task hook from the parsed answer to the value the step receives.
-FINISH: dict[str, Callable[[Parsed[Any]], Any]] = {prompts.SUMMARIZE_TRADE.task: _trade_text}
-
-
-def _call(request: ChatRequest) -> Call[Any]:
-    """The engine Call of a fruit-trading request: parser, fallback and hook by task."""
-    t = request.task
-    return Call(request, parser_for(request), FALLBACKS[t], FINISH.get(t))
 
 
 # --- state -------------------------------------------------------------------------------
@@ -469,25 +347,25 @@ def step(state: DialogueState, tone: str, seed: int) -> Step[DialogueState]:
     cfg = state.config
     ask = {"seed": cfg.eval_seed, "structured": cfg.structured}
     speaker = state.next_speaker()
-    text = yield _call(_message_request(state, speaker, tone, seed))
+    text = yield call(_message_request(state, speaker, tone, seed))
     state = dataclasses.replace(state, turns=state.turns + (Turn(speaker, tone, seed, text),))
     m = state.num_messages
     turns = state.turn_dicts()
     dialogue = state.dialogue_text()
 
-    summary = yield _call(
+    summary = yield call(
         prompts.SUMMARIZE_DIALOGUE.render({"dialogue": dialogue, "turns": turns}, **ask)
     )
-    agreed = yield _call(prompts.AGREEMENT.render({"summary": summary}, **ask))
+    agreed = yield call(prompts.AGREEMENT.render({"summary": summary}, **ask))
     if agreed:
         names = state.names
         trade_req = prompts.SUMMARIZE_TRADE.render(
             {"summary": summary, "player_a": names[0], "player_b": names[1]}, **ask
         )
-        trade_text = yield _call(trade_req)
+        trade_text = yield call(trade_req)
         trade_text = trade_text if trade_text is not None else ""
         calc = yield [
-            _call(
+            call(
                 prompts.COMPUTE_PAYOFF.render(
                     {
                         "name": names[p],
@@ -501,7 +379,7 @@ def step(state: DialogueState, tone: str, seed: int) -> Step[DialogueState]:
             for p in range(2)
         ]
         values = yield [
-            _call(prompts.EXTRACT_PAYOFF.render({"name": names[p], "calculation": calc[p]}, **ask))
+            call(prompts.EXTRACT_PAYOFF.render({"name": names[p], "calculation": calc[p]}, **ask))
             for p in range(2)
         ]
         exact, feasible = _exact_trade(trade_text, state)
@@ -516,7 +394,7 @@ def step(state: DialogueState, tone: str, seed: int) -> Step[DialogueState]:
 
     if state.beliefs is not None and not state.is_terminal():
         receiver = 1 - speaker
-        guess = yield _call(
+        guess = yield call(
             prompts.GUESS_FRUIT.render(
                 {
                     "observer": state.names[receiver],

@@ -25,88 +25,15 @@ named and numbered as in the paper; the graph's frozen values (constants,
 nodes, edges, chains, retrievals, floor counts) are in
 :mod:`gt_llm.opponents.gratr_types`, and export and drawing in
 :mod:`gt_llm.opponents.gratr_export`.
-Where the paper leaves a hole, this module closes it as follows (each closing
-is repeated where it is made):
-
-1. **Every trust is clamped to [-1, 1]** after every equation (Eqs. 2, 8, 9 can
-   leave it otherwise).
-2. **Weights V - H that are not positive** (Eq. 8): a chain's weight is
-   ``max(V - H, weight_floor)``. With T(p_o) = 0 at the start every two-node
-   chain has V = 0, so the paper's weights would be <= 0 and Eq. 8 would divide
-   by zero or flip signs; with the floor, weak chains still count a little and
-   the result is a convex combination of the chains' u, hence in [-1, 1]. How
-   often the floor binds is counted (:class:`FloorCount`, per decision).
-3. **H of a negative u** (Eq. 7): log2 of a negative number is undefined; we use
-   H = -|u| log2 |u| (and H(0) = 0). Base 2, as the paper writes.
-4. **Division by a zero trust** (Eq. 9): when ``|T(p_{o-1})| < eps`` the
-   quotient T(p_o) / T(p_{o-1}) has no defined size or sign, and the edge gets
-   no backward update (:func:`backward_increment` returns None; counted as
-   skipped). A zero divisor therefore never flips an edge's sign.
-5. **Certain facts** (a seer's check, a revealed role, a werewolf's partners,
-   the observer itself) pin a node: a fact "p is h" sets T(p) to h's alignment
-   (+1 ally / -1 adversary, 1 for the observer itself); a negative fact "p is
-   not h" (``Evidence.negated``) removes h from p's hypotheses and pins T(p)
-   when the remaining ones are all on one side (a werewolf knows every
-   non-partner is on the village side). Pinned trusts are never overwritten.
-6. **Decay by time step** (Eq. 4): the paper's rho^(n-k) counts positions in the
-   list; with ``decay="step"`` (default) the exponent is the gap in time steps
-   to the edge's newest item, t_n - t_k. ``decay="index"`` is the paper's
-   literal rule. Eq. 4 is always applied to the raw list, oldest first.
-7. **One edge direction everywhere**: an edge (a, b) is a's intent towards b.
-   Eqs. 5-6 read T(p_{k+1}, p_k), i.e. the chain follows edges *into* the node
-   already on the chain, so retrieval walks predecessors, and the backward
-   update adjusts exactly the chain's last edge (p_o, p_{o-1}).
-8. **Retrieval is a read; Eq. 9 is evidence given at decisions.** Looking a
-   player up (:meth:`~GratrModel.retrieve`, :meth:`~GratrModel.belief`) never
-   changes the model, so any order of lookups gives the same trusts. Eq. 8's
-   T(p_o) is what a lookup reports (the stored node trust, which Eqs. 2-3 and
-   facts set, is not overwritten by it). The paper applies Eq. 9 "during the
-   agent's turn"; here a *decision* (:meth:`~GratrModel.consult`) at time step
-   t adds, for every subject's chains, one feedback item of credibility
-   ``gamma T(p_o) / T(p_{o-1})`` (clamped; hole 4) at step t to the edge
-   (p_o, p_{o-1}), computed from the model *before* that decision for all
-   subjects at once (so their order does not matter). Feedback items are
-   merged with the observed evidence by Eq. 4, so they decay like evidence and
-   a re-merge never wipes them; near T = 0, tanh(x + d) ~ tanh(x) + d, which is
-   Eq. 9's additive step. A decision replaces the feedback an earlier decision
-   of the same step gave, so deciding twice at one step with no new evidence
-   gives the same model (reproducible: the model is a function of its
-   evidence and of the steps at which it decided).
-9. **Chains**: Algorithm 2 as printed has no stopping rule and no target; we run
-   one best-first search per start node (top-w by T among nodes with T != 0
-   other than the target: a start of trust 0 makes u = 0 and only dilutes
-   Eq. 8), popping the most trusted frontier node (ties by name), visiting each
-   node once, and following the discovery tree back from the target
-   (optionally at most ``max_hops`` edges). A search's order does not depend
-   on its target, so one search per start serves every target.
-10. **Self-intents** (``[Player 3][Defend][Player 3]``, self-defence) carry no
-    trust between two players: they are kept as node observations, no edge.
-11. **Identity judgments** become trust through the context's ``alignment``
-    (+1 for the observer's side, -1 for the other): u = T(source) * alignment *
-    confidence with Eqs. 2-3. The source is the observer itself (T = 1) for a
-    judgment without an actor and for a speaker's claim about itself;
-    otherwise it is the speaker whose statement gave it, with T(speaker).
-12. **A distribution over hypotheses** (:meth:`~GratrModel.belief`, the one
-    reading that prompts, stand-ins, studies and figures use): a fact is
-    one-hot; otherwise the sides' prior masses (``context.prior``, uniform
-    without it) are weighed by the read trust T, P(adversary side) ∝
-    pi_adv (1 - T) and P(ally side) ∝ pi_ally (1 + T) (so T = 0 gives the
-    prior, T = -1 certainty of the adversary side), and each side's mass is
-    split over its hypotheses in proportion to prior(h) (1 + tally(h)), tally
-    being the summed confidence of the identity judgments naming h. Without
-    alignment (fruits) it is prior(h) (1 + tally(h)), normalised.
-
-Storage: nodes and incoming edges live in dictionaries that an update copies
-only where it writes (the node map and one target's incoming map: O(players)
-per update, not O(graph)), so the model stays a value; :attr:`GratrModel.graph`
-builds a networkx view on request (drawing, export). See ``benchmarks/gratr.py``.
+Where the paper leaves a hole (Eq. 8's weights that are not positive, Eq. 9's
+zero divisor, Algorithm 2's missing stopping rule, ...) the code closes it;
+``docs/gratr.md`` ("How our GRATR differs from the paper") lists the twelve
+closings, and the code cites them by number ("hole 8") where each is made.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import heapq
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
@@ -129,12 +56,14 @@ from gt_llm.opponents.base import (
     top_probabilities,
 )
 from gt_llm.opponents.gratr_equations import (
+    apply_evidence,
     backward_increment,
+    chain_tree,
     chain_uncertainty,
     chain_weight,
     combine_chains,
-    merge_edge_trust,
-    node_trust_update,
+    merged_trust,
+    search_order,
 )
 from gt_llm.opponents.gratr_export import trust_graph_to_json
 from gt_llm.opponents.gratr_types import (
@@ -329,7 +258,7 @@ class GratrModel(HistoryMixin, OpponentModel):
             if e.kind == "message":
                 history = append_history(history, e, self.context.k)
             else:
-                self._apply(nodes, incoming, copied, e)
+                apply_evidence(self.context, self.params, nodes, incoming, copied, e)
         return dataclasses.replace(
             self, nodes=nodes, incoming=incoming, history=history, clock=clock
         )
@@ -342,80 +271,6 @@ class GratrModel(HistoryMixin, OpponentModel):
         hyps = self.context.hypotheses
         if e.kind == "identity" and hyps and e.value not in hyps:
             raise ValueError(f"{where}: {e.value!r} is not one of {hyps}")
-
-    def _one_side(self, allowed: Sequence[str]) -> float:
-        # The common alignment sign of ``allowed`` (0: none, or mixed).
-        signs = {math.copysign(1.0, a) if (a := self._alignment(h)) else 0.0 for h in allowed}
-        return signs.pop() if len(signs) == 1 else 0.0
-
-    def _apply(
-        self,
-        nodes: dict[str, NodeState],
-        incoming: dict[str, Mapping[str, EdgeState]],
-        copied: set[str],
-        e: Evidence,
-    ) -> None:
-        node = nodes.get(e.subject, _EMPTY_NODE)
-        if e.kind == "identity":
-            obs = node.observations + (e,)
-            if e.certain:
-                nodes[e.subject] = self._fact(node, e, obs)
-                return
-            a = self._alignment(e.value)
-            if node.pinned or a == 0.0:
-                nodes[e.subject] = dataclasses.replace(node, observations=obs)
-                return
-            # Hole 11: the observer's own judgment, or a claim about oneself, has source
-            # trust 1; a judgment another player's statement gave is scaled by T(speaker).
-            source = 1.0
-            if e.actor and e.actor != e.subject:
-                source = nodes.get(e.actor, _EMPTY_NODE).trust
-            trust = node_trust_update(source, a * e.weight, node.trust)
-            nodes[e.subject] = dataclasses.replace(node, observations=obs, trust=trust)
-            return
-        # An intent of e.actor towards e.subject.
-        if e.actor == e.subject:  # hole 10
-            nodes[e.subject] = dataclasses.replace(node, observations=node.observations + (e,))
-            return
-        nodes.setdefault(e.actor, _EMPTY_NODE)
-        inner = incoming.get(e.subject, {})
-        if e.subject not in copied:
-            inner = dict(inner)
-            incoming[e.subject] = inner
-            copied.add(e.subject)
-        edge = inner.get(e.actor, _EMPTY_EDGE)
-        ev = edge.evidence + (e,)  # Eq. 1
-        inner[e.actor] = EdgeState(ev, edge.feedback, self._merged(ev, edge.feedback))  # type: ignore[index]
-        if not node.pinned:  # Eqs. 2-3
-            t_actor = nodes[e.actor].trust
-            trust = node_trust_update(t_actor, e.credibility, node.trust)
-            nodes[e.subject] = dataclasses.replace(node, trust=trust)
-
-    def _fact(self, node: NodeState, e: Evidence, obs: tuple[Evidence, ...]) -> NodeState:
-        # Hole 5. The first fact stays: a later contradiction is a bug upstream.
-        if node.fact is not None:
-            return dataclasses.replace(node, observations=obs)
-        if e.negated:
-            excluded = node.excluded | {e.value}
-            side = self._one_side([h for h in self.context.hypotheses if h not in excluded])
-            trust, pinned = node.trust, node.pinned
-            if side != 0.0 and not pinned:
-                trust, pinned = side, True
-            return dataclasses.replace(
-                node, observations=obs, excluded=excluded, trust=trust, pinned=pinned
-            )
-        a = self._alignment(e.value)
-        if a != 0.0 and not node.pinned:
-            return dataclasses.replace(
-                node, observations=obs, fact=e.value, trust=math.copysign(1.0, a), pinned=True
-            )
-        return dataclasses.replace(node, observations=obs, fact=e.value)
-
-    def _merged(self, evidence: tuple[Evidence, ...], feedback: tuple[Evidence, ...]) -> float:
-        # Eq. 4 over the raw list and the Eq. 9 feedback items (holes 6, 8), oldest first.
-        ordered = sorted(evidence + feedback, key=lambda e: e.step)  # stable on ties
-        steps = [e.step for e in ordered] if self.params.decay == "step" else None
-        return merge_edge_trust([e.credibility for e in ordered], self.params.rho, steps=steps)
 
     # -- Algorithm 2 (reads) ------------------------------------------------
 
@@ -431,48 +286,23 @@ class GratrModel(HistoryMixin, OpponentModel):
         return [n for n in self._ranked() if n != target][: self.params.w]
 
     def _order(self, start: str) -> tuple[dict[str, str | None], list[str]]:
-        # Best-first search from ``start`` over incoming edges, most trusted first (ties
-        # by name); parent pointers are set on discovery, so the path to any node is the
-        # one a search stopping at that node would find (hole 9). It depends on node
-        # trusts and on which edges exist, not on edge trusts.
+        # The best-first search from ``start`` (hole 9; its order ignores edge trusts).
         key = ("order", start)
         if key in self._cache:
             return self._cache[key]
-        nodes, incoming, max_hops = self.nodes, self.incoming, self.params.max_hops
-        parent: dict[str, str | None] = {start: None}
-        depth = {start: 0}
-        order = [start]
-        heap = [(-nodes[start].trust if start in nodes else 0.0, start)]
-        while heap:
-            _, cur = heapq.heappop(heap)
-            if max_hops is not None and depth[cur] >= max_hops:
-                continue
-            for nxt in incoming.get(cur, ()):
-                if nxt not in parent:
-                    parent[nxt] = cur
-                    depth[nxt] = depth[cur] + 1
-                    order.append(nxt)
-                    heapq.heappush(heap, (-nodes[nxt].trust, nxt))
+        parent, order = search_order(self.nodes, self.incoming, start, self.params.max_hops)
         self._cache[key] = (parent, order)
         return parent, order
 
     def _tree(self, start: str) -> dict[str, tuple[Any, ...]]:
-        # Per node reached from ``start``: its chain's players, node and edge trusts, and
-        # Eqs. 5-6 accumulated along the tree (V adds T(p_{k+1}) T(p_{k+1}, p_k); u
-        # multiplies the edge trusts), parents first.
+        # Per node reached from ``start``: its chain's record (players, node and edge
+        # trusts, V, u; Eqs. 5-6 along the search tree).
         key = ("tree", start)
         if key in self._cache:
             return self._cache[key]
         parent, order = self._order(start)
-        nodes, incoming = self.nodes, self.incoming
         t0 = clamp_unit(self.trust(start))
-        acc: dict[str, tuple[Any, ...]] = {start: ((start,), (t0,), (), 0.0, t0)}
-        for n in order[1:]:
-            up = parent[n]
-            players, nts, ets, v, u = acc[up]  # type: ignore[index]
-            te = incoming[up][n].trust  # type: ignore[index]
-            tn = nodes[n].trust
-            acc[n] = (players + (n,), nts + (tn,), ets + (te,), v + tn * te, u * te)
+        acc = chain_tree(start, t0, parent, order, self.nodes, self.incoming)
         self._cache[key] = acc
         return acc
 
@@ -552,7 +382,7 @@ class GratrModel(HistoryMixin, OpponentModel):
             for a in stale:
                 e = inner[a]
                 fb = tuple(f for f in e.feedback if f.step != step)
-                new_inner[a] = EdgeState(e.evidence, fb, self._merged(e.evidence, fb))
+                new_inner[a] = EdgeState(e.evidence, fb, merged_trust(e.evidence, fb, self.params))
             incoming[target] = new_inner
             changed = True
         return self._same_shape(dataclasses.replace(self, incoming=incoming)) if changed else self
@@ -607,7 +437,7 @@ class GratrModel(HistoryMixin, OpponentModel):
                     step=step,
                 )
                 fb = e.feedback + (item,)
-                inner[target] = EdgeState(e.evidence, fb, self._merged(e.evidence, fb))  # type: ignore[index]
+                inner[target] = EdgeState(e.evidence, fb, merged_trust(e.evidence, fb, self.params))  # type: ignore[index]
         count = self.floor_count + FloorCount(*n)
         return base._same_shape(dataclasses.replace(base, incoming=incoming, floor_count=count))
 

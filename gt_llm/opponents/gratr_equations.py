@@ -1,19 +1,31 @@
-"""GRATR's Eqs. (1)-(9) as pure functions, named and numbered as in the paper.
+"""GRATR's Eqs. (1)-(9) and the steps of Algorithms 1-2 as pure functions.
 
 From "GRATR: Zero-Shot Evidence Graph Retrieval-Augmented Trustworthiness
-Reasoning" (Zhu, Li, Kong, Yang and Xu; Sect. 3). The trust graph that applies
-them (:class:`gt_llm.opponents.gratr.GratrModel`) documents, in its module
-docstring, the holes of the paper these functions close (hole 1: clamping;
-2: the weight floor of Eq. 8; 3: H of a negative u; 4: a zero divisor in
-Eq. 9; 6: decay by time step in Eq. 4).
+Reasoning" (Zhu, Li, Kong, Yang and Xu; Sect. 3). Below the equations, the
+steps of Algorithms 1-2 that apply them, as pure functions over the trust
+graph's maps: one piece of evidence written into the nodes and edges
+(:func:`apply_evidence`, Eqs. 1-4) and the best-first search that builds the
+evidence chains (:func:`search_order`, :func:`chain_tree`, Eqs. 5-6). The
+graph (:class:`gt_llm.opponents.gratr.GratrModel`) holds the maps and caches
+the reads. ``docs/gratr.md`` lists the holes of the paper these functions
+close (hole 1: clamping; 2: the weight floor of Eq. 8; 3: H of a negative u;
+4: a zero divisor in Eq. 9; 5: certain facts; 6: decay by time step in Eq. 4;
+9: the chains; 10: self-intents; 11: identity judgments as trust).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import heapq
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
-from gt_llm.opponents.base import clamp_unit
+from gt_llm.opponents.base import Evidence, OpponentContext, clamp_unit
+from gt_llm.opponents.gratr_types import EdgeState, GratrParams, NodeState
+
+_EMPTY_NODE = NodeState()
+_EMPTY_EDGE = EdgeState()
 
 
 def node_trust_update(t_source: float, credibility: float, t_target: float) -> float:
@@ -153,13 +165,173 @@ def backward_update(
     return clamp_unit(t_edge) if inc is None else clamp_unit(clamp_unit(t_edge) + inc)
 
 
+# -- Algorithm 1: one piece of evidence on the graph's maps -------------------------
+
+
+def merged_trust(
+    evidence: tuple[Evidence, ...], feedback: tuple[Evidence, ...], params: GratrParams
+) -> float:
+    """Eq. (4) over an edge's raw list and its Eq. 9 feedback items, oldest first (holes 6, 8)."""
+    ordered = sorted(evidence + feedback, key=lambda e: e.step)  # stable on ties
+    steps = [e.step for e in ordered] if params.decay == "step" else None
+    return merge_edge_trust([e.credibility for e in ordered], params.rho, steps=steps)
+
+
+def _alignment(context: OpponentContext, hypothesis: str) -> float:
+    return float(context.alignment.get(hypothesis, 0.0))
+
+
+def _one_side(context: OpponentContext, allowed: Sequence[str]) -> float:
+    # The common alignment sign of ``allowed`` (0: none, or mixed).
+    signs = {math.copysign(1.0, a) if (a := _alignment(context, h)) else 0.0 for h in allowed}
+    return signs.pop() if len(signs) == 1 else 0.0
+
+
+def _fact(
+    context: OpponentContext, node: NodeState, e: Evidence, obs: tuple[Evidence, ...]
+) -> NodeState:
+    # Hole 5. The first fact stays: a later contradiction is a bug upstream.
+    if node.fact is not None:
+        return dataclasses.replace(node, observations=obs)
+    if e.negated:
+        excluded = node.excluded | {e.value}
+        side = _one_side(context, [h for h in context.hypotheses if h not in excluded])
+        trust, pinned = node.trust, node.pinned
+        if side != 0.0 and not pinned:
+            trust, pinned = side, True
+        return dataclasses.replace(
+            node, observations=obs, excluded=excluded, trust=trust, pinned=pinned
+        )
+    a = _alignment(context, e.value)
+    if a != 0.0 and not node.pinned:
+        return dataclasses.replace(
+            node, observations=obs, fact=e.value, trust=math.copysign(1.0, a), pinned=True
+        )
+    return dataclasses.replace(node, observations=obs, fact=e.value)
+
+
+def apply_evidence(
+    context: OpponentContext,
+    params: GratrParams,
+    nodes: dict[str, NodeState],
+    incoming: dict[str, Mapping[str, EdgeState]],
+    copied: set[str],
+    e: Evidence,
+) -> None:
+    """Algorithm 1 for one identity judgment or intent ``e``, written into the maps.
+
+    ``nodes`` and ``incoming`` are the caller's copies; a target's inner map of
+    incoming edges is copied the first time it is written (its name joins
+    ``copied``), so the caller's model keeps its own maps (copy-on-write).
+    """
+    node = nodes.get(e.subject, _EMPTY_NODE)
+    if e.kind == "identity":
+        obs = node.observations + (e,)
+        if e.certain:
+            nodes[e.subject] = _fact(context, node, e, obs)
+            return
+        a = _alignment(context, e.value)
+        if node.pinned or a == 0.0:
+            nodes[e.subject] = dataclasses.replace(node, observations=obs)
+            return
+        # Hole 11: the observer's own judgment, or a claim about oneself, has source
+        # trust 1; a judgment another player's statement gave is scaled by T(speaker).
+        source = 1.0
+        if e.actor and e.actor != e.subject:
+            source = nodes.get(e.actor, _EMPTY_NODE).trust
+        trust = node_trust_update(source, a * e.weight, node.trust)
+        nodes[e.subject] = dataclasses.replace(node, observations=obs, trust=trust)
+        return
+    # An intent of e.actor towards e.subject.
+    if e.actor == e.subject:  # hole 10
+        nodes[e.subject] = dataclasses.replace(node, observations=node.observations + (e,))
+        return
+    nodes.setdefault(e.actor, _EMPTY_NODE)
+    inner = incoming.get(e.subject, {})
+    if e.subject not in copied:
+        inner = dict(inner)
+        incoming[e.subject] = inner
+        copied.add(e.subject)
+    edge = inner.get(e.actor, _EMPTY_EDGE)
+    ev = edge.evidence + (e,)  # Eq. 1
+    inner[e.actor] = EdgeState(ev, edge.feedback, merged_trust(ev, edge.feedback, params))  # type: ignore[index]
+    if not node.pinned:  # Eqs. 2-3
+        t_actor = nodes[e.actor].trust
+        trust = node_trust_update(t_actor, e.credibility, node.trust)
+        nodes[e.subject] = dataclasses.replace(node, trust=trust)
+
+
+# -- Algorithm 2: the search that builds the evidence chains --------------------------
+
+
+def search_order(
+    nodes: Mapping[str, NodeState],
+    incoming: Mapping[str, Mapping[str, EdgeState]],
+    start: str,
+    max_hops: int | None,
+) -> tuple[dict[str, str | None], list[str]]:
+    """Best-first search from ``start`` over incoming edges, most trusted first (hole 9).
+
+    Ties go by name; parent pointers are set on discovery, so the path to any
+    node is the one a search stopping at that node would find. The order
+    depends on node trusts and on which edges exist, not on edge trusts.
+
+    Returns:
+      Each reached node's parent (None for ``start``) and the nodes in
+      discovery order, ``start`` first.
+    """
+    parent: dict[str, str | None] = {start: None}
+    depth = {start: 0}
+    order = [start]
+    heap = [(-nodes[start].trust if start in nodes else 0.0, start)]
+    while heap:
+        _, cur = heapq.heappop(heap)
+        if max_hops is not None and depth[cur] >= max_hops:
+            continue
+        for nxt in incoming.get(cur, ()):
+            if nxt not in parent:
+                parent[nxt] = cur
+                depth[nxt] = depth[cur] + 1
+                order.append(nxt)
+                heapq.heappush(heap, (-nodes[nxt].trust, nxt))
+    return parent, order
+
+
+def chain_tree(
+    start: str,
+    t_start: float,
+    parent: Mapping[str, str | None],
+    order: Sequence[str],
+    nodes: Mapping[str, NodeState],
+    incoming: Mapping[str, Mapping[str, EdgeState]],
+) -> dict[str, tuple[Any, ...]]:
+    """Per node reached by :func:`search_order`, the record of its chain from ``start``.
+
+    A record is ``(players, node trusts, edge trusts, V, u)``: Eqs. 5-6
+    accumulated along the search tree (V adds T(p_{k+1}) T(p_{k+1}, p_k); u
+    multiplies the edge trusts), parents first. ``t_start`` is T(start), clamped.
+    """
+    acc: dict[str, tuple[Any, ...]] = {start: ((start,), (t_start,), (), 0.0, t_start)}
+    for n in order[1:]:
+        up = parent[n]
+        players, nts, ets, v, u = acc[up]  # type: ignore[index]
+        te = incoming[up][n].trust  # type: ignore[index]
+        tn = nodes[n].trust
+        acc[n] = (players + (n,), nts + (tn,), ets + (te,), v + tn * te, u * te)
+    return acc
+
+
 __all__ = [
+    "apply_evidence",
     "backward_increment",
     "backward_update",
+    "chain_tree",
     "chain_uncertainty",
     "chain_value",
     "chain_weight",
     "combine_chains",
     "merge_edge_trust",
+    "merged_trust",
     "node_trust_update",
+    "search_order",
 ]

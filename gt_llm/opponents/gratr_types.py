@@ -1,7 +1,7 @@
 """The frozen values of a GRATR trust graph: constants, nodes, edges, chains, reads.
 
-:class:`gt_llm.opponents.gratr.GratrModel` is built from these; its module
-docstring numbers the holes of the paper ("hole 2", ...) that they mention.
+:class:`gt_llm.opponents.gratr.GratrModel` is built from these; ``docs/gratr.md``
+numbers the holes of the paper ("hole 2", ...) that they mention.
 """
 
 from __future__ import annotations

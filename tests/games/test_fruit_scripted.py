@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from games.engine.calls import run_sync
-from games.fruit_trading import dialogue, prompts, scripted_trades
+from games.fruit_trading import dialogue, parsing, prompts, scripted_trades
 from games.fruit_trading import scripted as rules_scripted
 from games.fruit_trading.rules import FRUITS, PrivateInfo, make_scenario, parse_basket
 from gt_llm.parsing import parse_yes_no
@@ -387,7 +387,7 @@ def _guess_accuracy(model, turns, truth, opponent="Bob", seeds=range(80)) -> flo
             },
             seed=seed,
         )
-        right += dialogue.parse_fruit(model.complete(req).text) == truth
+        right += parsing.parse_fruit(model.complete(req).text) == truth
     return right / len(seeds)
 
 

@@ -3,18 +3,25 @@
 from __future__ import annotations
 
 import math
+import pathlib
+import re
 
 import pytest
 
 from gt_llm.opponents.gratr_equations import (
     backward_increment,
     backward_update,
+    chain_tree,
     chain_uncertainty,
     chain_value,
     combine_chains,
     merge_edge_trust,
     node_trust_update,
+    search_order,
 )
+from gt_llm.opponents.gratr_types import EdgeState, NodeState
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def test_node_trust_update_eqs_2_3():
@@ -130,3 +137,33 @@ def test_backward_update_holes_zero_trust_and_clamp():
         assert -1.0 <= backward_update(*args) <= 1.0
     with pytest.raises(ValueError, match="eps"):
         backward_increment(0.5, 0.5, eps=0.0)
+
+
+def test_search_order_best_first_ties_by_name_and_chain_tree_eqs_5_6():
+    # Edges into "t" from "a" (T 0.2) and "b" (T 0.2), into "a" from "c" (T 0.9).
+    nodes = {n: NodeState(trust=t) for n, t in {"t": 0.5, "a": 0.2, "b": 0.2, "c": 0.9}.items()}
+    incoming = {
+        "t": {"b": EdgeState(trust=0.4), "a": EdgeState(trust=-0.5)},
+        "a": {"c": EdgeState(trust=0.8)},
+    }
+    parent, order = search_order(nodes, incoming, "t", None)
+    # a and b tie on trust: a (by name) is popped first, so c is found before b's subtree.
+    assert order == ["t", "b", "a", "c"]
+    assert parent == {"t": None, "b": "t", "a": "t", "c": "a"}
+    assert search_order(nodes, incoming, "t", 1)[1] == ["t", "b", "a"]
+    players, nts, ets, v, u = chain_tree("t", 0.5, parent, order, nodes, incoming)["c"]
+    assert players == ("t", "a", "c") and nts == (0.5, 0.2, 0.9) and ets == (-0.5, 0.8)
+    # Eq. 5: V = T(a) T(a, t) + T(c) T(c, a); Eq. 6: u = T(t) T(a, t) T(c, a).
+    assert v == pytest.approx(0.2 * -0.5 + 0.9 * 0.8)
+    assert u == pytest.approx(0.5 * -0.5 * 0.8)
+    assert (v, u) == pytest.approx(chain_value([0.5, 0.2, 0.9], [-0.5, 0.8])[:2])
+
+
+def test_every_hole_the_code_cites_is_listed_in_the_doc():
+    doc = (ROOT / "docs" / "gratr.md").read_text(encoding="utf-8")
+    listed = {int(n) for n in re.findall(r"^(\d+)\. \*\*", doc, re.M)}
+    assert listed == set(range(1, 13))
+    cited = set()
+    for path in (ROOT / "gt_llm" / "opponents").glob("gratr*.py"):
+        cited |= {int(n) for n in re.findall(r"\bholes? (\d+)", path.read_text(encoding="utf-8"))}
+    assert cited and cited <= listed

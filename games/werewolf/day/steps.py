@@ -58,9 +58,9 @@ How a model is read: the vote prompt carries, per player, a distribution over
 roles (``PlayerView.beliefs``): the model's one reading, ``belief(p).distribution``
 (:func:`werewolf_probabilities`), the same the arena's prompts and stand-in
 use. Dirichlet gives its posterior mean; GRATR the prior side masses weighed by
-its trust (hole 12 of :mod:`gt_llm.opponents.gratr`); ``none`` the prior with
+its trust (hole 12 in ``docs/gratr.md``); ``none`` the prior with
 the certain facts. Models are built as the arena builds them
-(:func:`games.werewolf.players.beliefs.make_seat_model`: the role counts among
+(:func:`games.werewolf.players.seat_models.make_seat_model`: the role counts among
 the other players as prior, Dirichlet's confidence threshold 0.5), with the
 same certain facts (a werewolf's partners, and that every other player is not
 a werewolf; the seer's checks — a team check's "not a werewolf" as that; roles
@@ -87,8 +87,9 @@ from games.werewolf.day.abstraction import _concrete
 from games.werewolf.day.state import EXTRACTION, DayRoot, DaySettings, DayState, Statement
 from games.werewolf.players import llm as players
 from games.werewolf.players import prompts
-from games.werewolf.players.beliefs import goal_text, make_seat_model
+from games.werewolf.players.beliefs import goal_text
 from games.werewolf.players.llm import call_seed
+from games.werewolf.players.seat_models import make_seat_model
 from games.werewolf.players.view import PlayerView, PublicStatement, act_dict
 from games.werewolf.rules import SPECIAL_ROLES, Config, GameState, SpeechAct, Target
 from gt_llm.opponents import (

@@ -2,8 +2,7 @@
 
 Issue 11, Werewolf side. A :class:`SeatBeliefs` holds one seat's opponent model
 (``none``, ``dirichlet``, ``gratr``, ``native-rag`` or ``rerank-rag``, built by
-:func:`gt_llm.opponents.make_opponent_model` or, for Dirichlet, with the
-confidence threshold below) and turns the rules' events *that seat can see*
+:func:`~games.werewolf.players.seat_models.make_seat_model`) and turns the rules' events *that seat can see*
 into :class:`gt_llm.opponents.Evidence`:
 
 * **public statements** (``speech``): every model gets the statement as a
@@ -31,14 +30,9 @@ into :class:`gt_llm.opponents.Evidence`:
   without naming a role.
 * announcements (deaths, exiles) are messages.
 
-Every model's prior is the role counts among the *other* players (the
-seat's own role taken out; :func:`seat_context`). Dirichlet in Werewolf: per
-other player a Dirichlet over the roles in play with that prior mean and
-total concentration K; an identity judgment with confidence >= ``threshold``
-(default 0.5, i.e. 5 of 10) adds one to that role (the paper's +1 rule; below
-the threshold the judgment is recorded and adds nothing). The day study builds
-its models here too (:func:`make_seat_model`), so the rule is the same
-everywhere.
+:mod:`games.werewolf.players.seat_models` builds the models (the prior, the
+alignment, Dirichlet's threshold; also for the day study); this module
+re-exports its names.
 
 The prompt fields (:meth:`SeatBeliefs.consult`) are the model's
 :class:`~gt_llm.opponents.PromptFields` (GRATR: per player the inferred
@@ -73,9 +67,17 @@ from typing import Any
 
 from games.engine.calls import Call, Step
 from games.werewolf.players import prompts
+from games.werewolf.players.seat_models import (
+    WOLF,
+    BeliefSettings,
+    check_model_name,
+    hypotheses_of,
+    make_seat_model,
+    role_prior,
+    seat_context,
+)
 from games.werewolf.rules import ROLES, SPECIAL_ROLES, Config, Event
 from gt_llm.opponents import (
-    DirichletBelief,
     Evidence,
     OpponentContext,
     OpponentModel,
@@ -86,8 +88,6 @@ from gt_llm.opponents import (
     intent_request,
     intents_to_evidence,
     judgments_to_evidence,
-    make_opponent_model,
-    opponent_models,
     parse_identity_judgments,
     parse_intents,
     read_identity_judgments,
@@ -112,7 +112,6 @@ __all__ = [
     "seat_context",
 ]
 
-WOLF = "werewolf"
 #: The models that ask the LLM to extract evidence from statements.
 EXTRACTING_MODELS = ("gratr", "dirichlet")
 #: The retrieval baselines (their belief reading comes from what they retrieve).
@@ -124,85 +123,6 @@ _AGAINST = ("accuse", "vote", "share_check:werewolf")
 _FOR = ("defend", "share_check:not_werewolf")
 #: What a seat knows of a player whose side, not role, is certain.
 VILLAGE_SIDE = "village side"
-
-
-@dataclasses.dataclass(frozen=True)
-class BeliefSettings:
-    """Settings shared by every seat's provider.
-
-    Attributes:
-      k: The history window (last K messages; GRATR paper: 15).
-      top_k: Messages the retrieval baselines put in the prompt.
-      threshold: Dirichlet: minimum confidence (0-1) for a judgment to add one.
-      vote_credibility: Strength of the Attack intent a vote is (in (0, 1]).
-      structured: GRATR's extraction calls ask for JSON records under their schema.
-    """
-
-    k: int = 15
-    top_k: int = 5
-    threshold: float = 0.5
-    vote_credibility: float = 0.5
-    structured: bool = False
-
-    def __post_init__(self) -> None:
-        if self.k < 1 or self.top_k < 1:
-            raise ValueError("BeliefSettings: k and top_k must be >= 1")
-        if not 0.0 <= self.threshold <= 1.0:
-            raise ValueError(f"BeliefSettings: threshold must be in [0, 1], got {self.threshold}")
-        if not 0.0 < self.vote_credibility <= 1.0:
-            raise ValueError(
-                f"BeliefSettings: vote_credibility must be in (0, 1], got {self.vote_credibility}"
-            )
-
-
-def check_model_name(where: str, name: str) -> None:
-    """Raises ValueError naming ``where`` when ``name`` is not a registered model."""
-    if name not in opponent_models():
-        raise ValueError(
-            f"{where}: unknown opponent model {name!r}; choose from {opponent_models()}"
-        )
-
-
-def hypotheses_of(config: Config) -> tuple[str, ...]:
-    """The roles in play, in ``rules.ROLES`` order (the models' hypotheses)."""
-    return tuple(r for r in ROLES if config.roles.count(r) > 0)
-
-
-def seat_context(
-    config: Config,
-    seat: int,
-    role: str,
-    settings: BeliefSettings = BeliefSettings(),
-    *,
-    chat: Any = None,
-) -> OpponentContext:
-    """The typed context of ``seat``'s model: players by name, roles, alignment by side.
-
-    Alignment: a werewolf's allies are werewolves (+1) and everyone else is an
-    adversary (-1); for everyone else it is the other way round. Prior: the
-    role counts among the other players (:func:`role_prior`).
-    """
-    hyps = hypotheses_of(config)
-    side = 1.0 if role == WOLF else -1.0
-    return OpponentContext(
-        prior=role_prior(config, role),
-        players=tuple(prompts.player_name(p) for p in range(config.num_players)),
-        self_id=prompts.player_name(seat),
-        hypotheses=hyps,
-        k=settings.k,
-        top_k=settings.top_k,
-        alignment={h: side if h == WOLF else -side for h in hyps},
-        self_role=role,
-        chat=chat,
-    )
-
-
-def role_prior(config: Config, role: str) -> dict[str, float]:
-    """How many of the *other* players have each role in play (the seat's own taken out)."""
-    counts = {h: float(config.roles.count(h)) for h in hypotheses_of(config)}
-    if role in counts:
-        counts[role] -= 1.0
-    return counts
 
 
 #: Decision kinds and what each asks (the retrieval baselines' query per kind).
@@ -544,7 +464,7 @@ def belief_map(
 
     Every model: ``model.belief(p).distribution`` (the prior with the certain
     facts for ``none``; the posterior mean for ``dirichlet``; GRATR's trust
-    reading, hole 12 of :mod:`gt_llm.opponents.gratr`). The retrieval baselines
+    reading, hole 12 in ``docs/gratr.md``). The retrieval baselines
     add what they retrieved for this decision (:func:`retrieval_reading`).
     """
     model = beliefs.model
@@ -561,38 +481,12 @@ def belief_map(
     return out
 
 
-def make_seat_model(
-    name: str,
-    config: Config,
-    seat: int,
-    role: str,
-    settings: BeliefSettings = BeliefSettings(),
-    *,
-    chat: Any = None,
-) -> OpponentModel:
-    """``seat``'s opponent model registered as ``name`` (the arena's and the day study's).
-
-    Dirichlet gets ``settings.threshold`` (module docstring); the rerank baseline
-    gets ``chat`` to score relevance (the other models ignore it).
-
-    Raises:
-      ValueError: an unknown model name or role.
-    """
-    check_model_name("make_seat_model", name)
-    if role not in ROLES:
-        raise ValueError(f"make_seat_model: role must be one of {ROLES}, got {role!r}")
-    ctx = seat_context(config, seat, role, settings, chat=chat if name == "rerank-rag" else None)
-    if name == "dirichlet":
-        return DirichletBelief(hypotheses=ctx.hypotheses, context=ctx, threshold=settings.threshold)
-    return make_opponent_model(name, ctx)
-
-
 def make_seat_beliefs(
     name: str,
     config: Config,
     seat: int,
     role: str,
-    settings: BeliefSettings = BeliefSettings(),
+    settings: BeliefSettings = BeliefSettings(),  # noqa: B008 - frozen, so a shared default is safe
     *,
     chat: Any = None,
 ) -> SeatBeliefs:

@@ -1,0 +1,380 @@
+"""CFR kernels: regret matching, the CFR passes and the iteration entry points.
+
+The algorithms (CFR, Zinkevich et al. 2007, "Regret Minimization in Games
+with Incomplete Information"; CFR+, Tammelin 2014, "Solving Large Imperfect
+Information Games Using CFR+"; linear and discounted CFR, Brown & Sandholm
+2019, "Solving Imperfect-Information Games via Discounted Regret
+Minimization") are documented in :mod:`solvers.cfr`. :func:`cfr_step` is the
+per-iteration entry point of :class:`solvers.cfr.CFRSolver`: iterations, then
+optionally the metrics of :func:`solvers._kernels.metrics.policy_metrics`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from solvers._kernels.common import CHANCE, TERMINAL, internal_end, jit
+from solvers._kernels.metrics import policy_metrics
+
+
+@jit
+def regret_matching(regret, num_actions, infoset_player, p, out):
+    """Regret matching (Hart & Mas-Colell 2000) on the infosets of ``p`` (all if ``p < 0``)."""
+    for s in range(regret.shape[0]):
+        if p >= 0 and infoset_player[s] != p:
+            continue
+        na = num_actions[s]
+        total = 0.0
+        for a in range(na):
+            r = regret[s, a]
+            if r > 0.0:
+                total += r
+        if total > 0.0:
+            for a in range(na):
+                r = regret[s, a]
+                out[s, a] = r / total if r > 0.0 else 0.0
+        else:
+            for a in range(na):
+                out[s, a] = 1.0 / na
+
+
+@jit
+def post_update_regrets(regret, num_actions, infoset_player, p, rm_plus, pos_factor, neg_factor):
+    """Discounts (DCFR/LCFR) and clips (RM+) the cumulative regrets of ``p``."""
+    for s in range(regret.shape[0]):
+        if p >= 0 and infoset_player[s] != p:
+            continue
+        for a in range(num_actions[s]):
+            r = regret[s, a]
+            if r >= 0.0:
+                r *= pos_factor
+            else:
+                r *= neg_factor
+            if rm_plus and r < 0.0:
+                r = 0.0
+            regret[s, a] = r
+
+
+@jit
+def normalize_rows(cumulative, num_actions, out):
+    """Average policy: normalised cumulative policy, uniform where it is all zero."""
+    for s in range(cumulative.shape[0]):
+        na = num_actions[s]
+        total = 0.0
+        for a in range(na):
+            total += cumulative[s, a]
+        if total > 0.0:
+            for a in range(na):
+                out[s, a] = cumulative[s, a] / total
+        else:
+            for a in range(na):
+                out[s, a] = 1.0 / na
+        for a in range(na, cumulative.shape[1]):
+            out[s, a] = 0.0
+
+
+@jit
+def prefill_terminal_values(tt, num_players, val):
+    """``val[p * N + z] = returns[z, p]`` at every terminal ``z`` (see :func:`cfr_pass_alternating`)."""
+    returns = tt[6]
+    terminals = tt[14]
+    n = tt[0].shape[0]
+    for p in range(num_players):
+        for z in terminals:
+            val[p * n + z] = returns[z, p]
+
+
+@jit
+def cfr_pass_alternating(tt, current, regret, cumulative, p, weight, own, cf, val):
+    """One CFR traversal updating player ``p`` only (alternating updates).
+
+    ``own[h]`` is ``p``'s reach, ``cf[h]`` the reach of chance and the other
+    players; regrets get ``cf * (v(ha) - v(h))`` and the cumulative policy
+    ``weight * own * sigma`` at every history of ``p``. ``val`` holds one
+    block of ``N`` values per player whose terminal entries were filled once
+    by :func:`prefill_terminal_values`, so neither pass visits the trailing
+    leaves (they are never written) and interior leaves are skipped.
+    """
+    kind, player, parent, child_rank, chance_prob, infoset, returns, first_child, num_children = tt[
+        :9
+    ]
+    n = kind.shape[0]
+    m = internal_end(kind)
+    off = p * n
+    own[0] = 1.0
+    cf[0] = 1.0
+    for h in range(1, m):
+        q = parent[h]
+        if kind[q] == CHANCE:
+            own[h] = own[q]
+            cf[h] = cf[q] * chance_prob[h]
+        else:
+            s = current[infoset[q], child_rank[h]]
+            if player[q] == p:
+                own[h] = own[q] * s
+                cf[h] = cf[q]
+            else:
+                own[h] = own[q]
+                cf[h] = cf[q] * s
+    for h in range(m - 1, -1, -1):
+        k = kind[h]
+        if k == TERMINAL:
+            continue
+        fc = first_child[h] + off
+        nc = num_children[h]
+        v = 0.0
+        if k == CHANCE:
+            for j in range(nc):
+                v += chance_prob[fc - off + j] * val[fc + j]
+        else:
+            s = infoset[h]
+            for j in range(nc):
+                v += current[s, j] * val[fc + j]
+            if player[h] == p:
+                c = cf[h]
+                o = own[h] * weight
+                for j in range(nc):
+                    regret[s, j] += c * (val[fc + j] - v)
+                    cumulative[s, j] += o * current[s, j]
+        val[off + h] = v
+
+
+@jit
+def cfr_pass_simultaneous(tt, current, regret, cumulative, weight, reach, val):
+    """One CFR traversal updating every player at once (Zinkevich et al. 2007)."""
+    kind, player, parent, child_rank, chance_prob, infoset, returns, first_child, num_children = tt[
+        :9
+    ]
+    n = kind.shape[0]
+    m = reach.shape[1]  # num_players + 1 (last column: chance)
+    np_ = m - 1
+    for i in range(m):
+        reach[0, i] = 1.0
+    for h in range(1, n):
+        q = parent[h]
+        for i in range(m):
+            reach[h, i] = reach[q, i]
+        if kind[q] == CHANCE:
+            reach[h, np_] *= chance_prob[h]
+        else:
+            reach[h, player[q]] *= current[infoset[q], child_rank[h]]
+    for h in range(n - 1, -1, -1):
+        k = kind[h]
+        if k == TERMINAL:
+            for i in range(np_):
+                val[h, i] = returns[h, i]
+            continue
+        fc = first_child[h]
+        nc = num_children[h]
+        for i in range(np_):
+            val[h, i] = 0.0
+        if k == CHANCE:
+            for j in range(nc):
+                pr = chance_prob[fc + j]
+                for i in range(np_):
+                    val[h, i] += pr * val[fc + j, i]
+        else:
+            s = infoset[h]
+            for j in range(nc):
+                pr = current[s, j]
+                for i in range(np_):
+                    val[h, i] += pr * val[fc + j, i]
+            p = player[h]
+            c = 1.0
+            for i in range(m):
+                if i != p:
+                    c *= reach[h, i]
+            o = reach[h, p] * weight
+            vp = val[h, p]
+            for j in range(nc):
+                regret[s, j] += c * (val[fc + j, p] - vp)
+                cumulative[s, j] += o * current[s, j]
+
+
+@jit
+def cfr_iteration(
+    tt,
+    num_players,
+    t,
+    current,
+    regret,
+    cumulative,
+    alternating,
+    rm_plus,
+    gamma,
+    discount,
+    alpha,
+    beta,
+    own,
+    cf,
+    val,
+    reach2,
+    val2,
+):
+    """Iteration ``t`` (1-based) of CFR / CFR+ / linear / discounted CFR."""
+    infoset_player = tt[9]
+    num_actions = tt[10]
+    ft = float(t)
+    weight = ft**gamma
+    pos = 1.0
+    neg = 1.0
+    if discount:
+        pa = ft**alpha
+        pb = ft**beta
+        pos = pa / (pa + 1.0)
+        neg = pb / (pb + 1.0)
+    post = discount or rm_plus
+    if alternating:
+        for p in range(num_players):
+            cfr_pass_alternating(tt, current, regret, cumulative, p, weight, own, cf, val)
+            if post:
+                post_update_regrets(regret, num_actions, infoset_player, p, rm_plus, pos, neg)
+            regret_matching(regret, num_actions, infoset_player, p, current)
+    else:
+        cfr_pass_simultaneous(tt, current, regret, cumulative, weight, reach2, val2)
+        if post:
+            post_update_regrets(regret, num_actions, infoset_player, -1, rm_plus, pos, neg)
+        regret_matching(regret, num_actions, infoset_player, -1, current)
+
+
+@jit
+def cfr_run(
+    tt,
+    num_players,
+    t0,
+    iterations,
+    current,
+    regret,
+    cumulative,
+    alternating,
+    rm_plus,
+    gamma,
+    discount,
+    alpha,
+    beta,
+):
+    """Runs ``iterations`` CFR iterations numbered ``t0 + 1, ...``."""
+    n = tt[0].shape[0]
+    own = np.empty(n)
+    cf = np.empty(n)
+    val = np.empty(num_players * n)
+    prefill_terminal_values(tt, num_players, val)
+    m = 1 if alternating else n
+    reach2 = np.empty((m, num_players + 1))
+    val2 = np.empty((m, num_players))
+    for t in range(t0 + 1, t0 + iterations + 1):
+        cfr_iteration(
+            tt,
+            num_players,
+            t,
+            current,
+            regret,
+            cumulative,
+            alternating,
+            rm_plus,
+            gamma,
+            discount,
+            alpha,
+            beta,
+            own,
+            cf,
+            val,
+            reach2,
+            val2,
+        )
+
+
+@jit
+def cfr_step(
+    tt,
+    num_players,
+    t0,
+    iterations,
+    current,
+    regret,
+    cumulative,
+    alternating,
+    rm_plus,
+    gamma,
+    discount,
+    alpha,
+    beta,
+    own,
+    cf,
+    val,
+    reach2,
+    val2,
+    evaluate,
+    want_dev,
+    baseline,
+    average,
+    mreach,
+    mseq,
+    q,
+    iset_parent,
+    choice,
+    ev,
+    br,
+    dev,
+    base_values,
+    out,
+):
+    """``iterations`` CFR iterations, then (if ``evaluate``) the average policy's metrics.
+
+    The per-iteration entry point of :class:`solvers.cfr.CFRSolver`: every
+    buffer belongs to the solver, so a call allocates nothing. With
+    ``evaluate`` the average policy is written to ``average``,
+    :func:`policy_metrics` fills ``ev``, ``br`` and (with ``want_dev``)
+    ``dev`` against ``baseline``, and ``out`` receives ``[NashConv,
+    CFR-Gain, NashConv per player, CFR-Gain per player]`` (CFR-Gain NaN
+    without ``want_dev``; ``base_values`` are the baseline's values).
+    """
+    for t in range(t0 + 1, t0 + iterations + 1):
+        cfr_iteration(
+            tt,
+            num_players,
+            t,
+            current,
+            regret,
+            cumulative,
+            alternating,
+            rm_plus,
+            gamma,
+            discount,
+            alpha,
+            beta,
+            own,
+            cf,
+            val,
+            reach2,
+            val2,
+        )
+    if evaluate:
+        normalize_rows(cumulative, tt[10], average)
+        policy_metrics(
+            tt,
+            num_players,
+            average,
+            baseline,
+            want_dev,
+            mreach,
+            mseq,
+            q,
+            iset_parent,
+            choice,
+            ev,
+            br,
+            dev,
+        )
+        np_ = num_players
+        total_nc = 0.0
+        total_gain = 0.0
+        for i in range(np_):
+            nc = br[i] - ev[i]
+            gain = dev[i] - base_values[i] if want_dev else np.nan
+            out[2 + i] = nc
+            out[2 + np_ + i] = gain
+            total_nc += nc
+            total_gain += gain
+        out[0] = total_nc
+        out[1] = total_gain

@@ -1,0 +1,43 @@
+"""What every solver kernel shares: the jit decorator, the node kinds, the end of the interior.
+
+``jit`` compiles with numba (``cache=True``, so a process loads the machine
+code from disk; ``nogil=True``, so kernels run in parallel threads) and falls
+back to the plain Python function when numba is missing.
+"""
+
+from __future__ import annotations
+
+try:  # pragma: no cover - exercised implicitly
+    import numba
+
+    HAVE_NUMBA = True
+
+    def jit(fn):
+        """Compiles ``fn`` as a cached, GIL-free numba kernel."""
+        return numba.njit(cache=True, nogil=True)(fn)
+
+except ImportError:  # pragma: no cover
+    HAVE_NUMBA = False
+
+    def jit(fn):
+        """Without numba a kernel is its (very slow) plain Python function."""
+        return fn
+
+
+#: Node kinds of ``GameTree.kind``.
+TERMINAL = 0
+CHANCE = 1
+DECISION = 2
+
+
+@jit
+def internal_end(kind):
+    """One past the last non-terminal node: every node at or after it is a terminal.
+
+    Breadth-first trees of chat games end with their (many) leaves, so the
+    passes stop here instead of visiting them.
+    """
+    m = kind.shape[0]
+    while m > 1 and kind[m - 1] == TERMINAL:
+        m -= 1
+    return m

@@ -1,0 +1,105 @@
+"""The whole-tree kernel of :func:`solvers.curves.cfr_curves`: CFR with recorded metrics."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from solvers._kernels.cfr import (
+    cfr_iteration,
+    normalize_rows,
+    prefill_terminal_values,
+    regret_matching,
+)
+from solvers._kernels.common import jit
+from solvers._kernels.metrics import policy_metrics
+
+
+@jit
+def curves_run(
+    tt,
+    num_players,
+    baseline,
+    iterations,
+    record,
+    alternating,
+    rm_plus,
+    gamma,
+    discount,
+    alpha,
+    beta,
+    out_ev,
+    out_br,
+    out_dev,
+    out_policy,
+):
+    """CFR for ``iterations`` iterations on one tree, recording metrics.
+
+    At each iteration listed in ``record`` (sorted, 1-based) the average
+    policy is evaluated: ``out_ev[k]`` its values, ``out_br[k]`` the
+    best-response values, ``out_dev[k]`` the values of each player deviating
+    to it from ``baseline``. ``out_policy`` receives the average policy after
+    the last iteration.
+    """
+    num_actions = tt[10]
+    infoset_player = tt[9]
+    n = tt[0].shape[0]
+    ni = baseline.shape[0]
+    na = baseline.shape[1]
+    regret = np.zeros((ni, na))
+    cumulative = np.zeros((ni, na))
+    current = np.zeros((ni, na))
+    average = np.zeros((ni, na))
+    regret_matching(regret, num_actions, infoset_player, -1, current)
+    own = np.empty(n)
+    cf = np.empty(n)
+    val = np.empty(num_players * n)
+    prefill_terminal_values(tt, num_players, val)
+    m = 1 if alternating else n
+    reach2 = np.empty((m, num_players + 1))
+    val2 = np.empty((m, num_players))
+    mreach = np.empty((n, 1 + 2 * num_players))
+    mseq = np.empty((n, num_players), dtype=np.int64)
+    q = np.empty(ni * na)
+    iset_parent = np.empty(ni, dtype=np.int64)
+    choice = np.empty(ni, dtype=np.int64)
+    k = 0
+    nk = record.shape[0]
+    for t in range(1, iterations + 1):
+        cfr_iteration(
+            tt,
+            num_players,
+            t,
+            current,
+            regret,
+            cumulative,
+            alternating,
+            rm_plus,
+            gamma,
+            discount,
+            alpha,
+            beta,
+            own,
+            cf,
+            val,
+            reach2,
+            val2,
+        )
+        while k < nk and record[k] == t:
+            normalize_rows(cumulative, num_actions, average)
+            policy_metrics(
+                tt,
+                num_players,
+                average,
+                baseline,
+                True,
+                mreach,
+                mseq,
+                q,
+                iset_parent,
+                choice,
+                out_ev[k],
+                out_br[k],
+                out_dev[k],
+            )
+            k += 1
+    normalize_rows(cumulative, num_actions, out_policy)
