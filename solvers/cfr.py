@@ -162,30 +162,25 @@ class IterationMetrics:
     policy_values: np.ndarray
 
     @classmethod
-    def _trusted(
-        cls,
-        iteration: int,
-        out: np.ndarray,
-        nash_conv_per_player: np.ndarray,
-        cfr_gain_per_player: np.ndarray,
-        policy_values: np.ndarray,
-    ) -> IterationMetrics:
-        """Builds the frozen record without the dataclass ``__init__`` (internal).
+    def _from_out(cls, iteration: int, out: np.ndarray, num_players: int) -> IterationMetrics:
+        """The record of a copy of :func:`_kernels.cfr_step`'s ``out`` (internal).
 
-        The frozen ``__init__`` sets each field through ``object.__setattr__``
-        (~0.9 us for six fields, a tenth of a :meth:`CFRSolver.step`); the
-        fields come from the solver, so they are stored directly. ``out[:2]``
-        holds NashConv and CFR-Gain.
+        ``out`` is ``[NashConv, CFR-Gain, NashConv per player, CFR-Gain per
+        player, values per player]``; the per-player fields are views of it.
+        Built without the dataclass ``__init__``: a frozen ``__init__`` sets
+        each field through ``object.__setattr__`` (~0.9 us for six fields, a
+        tenth of a :meth:`CFRSolver.step`), and these fields come from the
+        solver, so they are stored directly.
         """
         record = object.__new__(cls)
-        nash_conv, cfr_gain = out[:2].tolist()
+        n = num_players
         record.__dict__.update(
             iteration=iteration,
-            nash_conv=nash_conv,
-            cfr_gain=cfr_gain,
-            nash_conv_per_player=nash_conv_per_player,
-            cfr_gain_per_player=cfr_gain_per_player,
-            policy_values=policy_values,
+            nash_conv=out.item(0),
+            cfr_gain=out.item(1),
+            nash_conv_per_player=out[2 : 2 + n],
+            cfr_gain_per_player=out[2 + n : 2 + 2 * n],
+            policy_values=out[2 + 2 * n :],
         )
         return record
 
@@ -246,48 +241,32 @@ class CFRSolver:
     ) -> None:
         self._tree = _check_tree(tree, "CFRSolver")
         self._variant = resolve_variant(variant, alternating_updates)
-        shape = (tree.num_infosets, tree.max_actions)
-        self._regret = np.zeros(shape)
-        self._cumulative = np.zeros(shape)
-        self._current = np.zeros(shape)
+        # The passes walk the collapsed tree (same infosets; decision-free subtrees are leaves).
+        walked = tree.collapsed
+        alternating = self._variant.alternating_updates
+        self._sizes = (walked.num_nodes, tree.num_infosets, tree.max_actions, tree.num_players)
+        # Every CFR buffer is a view of one array: the kernel unboxes one argument, not nine.
+        self._fstate = np.zeros(_kernels.solver_state_size(*self._sizes, alternating))
+        views = _python(_kernels.solver_state)(self._fstate, *self._sizes, alternating)
+        self._current, self._regret, self._cumulative, self._average = views[:4]
         _kernels.regret_matching(
             self._regret, tree.infoset_num_actions, tree.infoset_player, -1, self._current
         )
-        self._iteration = 0
-        # The passes walk the collapsed tree (same infosets; decision-free subtrees are leaves).
-        walked = tree.collapsed
-        n = walked.num_nodes
-        self._own = np.empty(n)
-        self._cf = np.empty(n)
         # One block of values per player, terminal entries filled once (the passes skip leaves).
-        self._val = np.empty(tree.num_players * n)
-        _kernels.prefill_terminal_values(walked.kernel_arrays, tree.num_players, self._val)
-        m = 1 if self._variant.alternating_updates else n
-        self._reach2 = np.empty((m, tree.num_players + 1))
-        self._val2 = np.empty((m, tree.num_players))
-        self._average = np.zeros(shape)
-        self._metrics: MetricBuffers | None = None  # allocated by the first evaluation
+        _kernels.prefill_terminal_values(walked.kernel_arrays, tree.num_players, views[6])
+        self._iteration = 0
+        self._counter = np.zeros(1, dtype=np.int64)  # completed iterations, kept by the kernel
+        # Metric buffers (one float and one int array) are allocated by the first evaluation.
+        self._mbuf = _EMPTY_F
+        self._ibuf = _EMPTY_I
+        self._out = _EMPTY_F
+        self._baseline_values = _EMPTY_F
         self._baseline: object = None
-        self._baseline_probs = self._average
-        self._baseline_values = np.zeros(tree.num_players)
-        self._out = np.zeros(2 + 2 * tree.num_players)
-        # Kernel arguments built once: a step then costs one compiled call and no allocation.
-        self._head = (walked.kernel_arrays, tree.num_players)
-        self._state = (
-            self._current,
-            self._regret,
-            self._cumulative,
-            *self._variant.kernel_args(),
-            self._own,
-            self._cf,
-            self._val,
-            self._reach2,
-            self._val2,
-        )
-        no_metrics = (False, self._average, self._average, *_NO_METRICS, self._out)
-        # (compiled entry or None until the first call, trailing arguments)
-        self._no_metric_call: tuple = (None, no_metrics)
-        self._metric_calls: tuple[tuple, tuple] = ((None, ()), (None, ()))
+        self._baseline_probs = self._average  # the kernel's baseline argument without CFR-Gain
+        self._head = (walked.kernel_arrays, tree.num_players, *self._variant.kernel_args())
+        # (evaluate, want_dev) -> (compiled entry, arguments after the first four); built on
+        # first use and again when the buffers or the baseline change.
+        self._calls: dict[tuple[bool, bool], tuple] = {}
 
     @property
     def tree(self) -> GameTree:
@@ -354,72 +333,47 @@ class CFRSolver:
     ) -> IterationMetrics | None:
         want_dev = baseline is not None
         if evaluate:
-            if self._metrics is None:
-                self._metrics = MetricBuffers(self._tree)
-                self._metric_calls = self._metric_arguments()
             if want_dev and baseline is not self._baseline:
                 self._set_baseline(baseline)
-            entry, tail = self._metric_calls[want_dev]
-        else:
-            entry, tail = self._no_metric_call
-        if entry is None:
-            entry = self._resolve(evaluate, want_dev, tail)
-        entry(*self._head, self._iteration, iterations, *self._state, evaluate, *tail)
+            elif not self._mbuf.size:
+                self._allocate_metrics()
+        call = self._calls.get((evaluate, want_dev))
+        if call is None:
+            call = self._resolve(evaluate, want_dev)
+        entry, tail = call
+        entry(self._counter, iterations, evaluate, want_dev, *tail)
         self._iteration += iterations
         if not evaluate:
             return None
-        out = self._out.copy()
-        n = self._tree.num_players
-        return IterationMetrics._trusted(
-            self._iteration,
-            out,
-            out[2 : 2 + n],
-            out[2 + n :],
-            self._metrics.ev.copy(),
-        )
+        return IterationMetrics._from_out(self._iteration, self._out.copy(), self._sizes[3])
 
-    def _resolve(self, evaluate: bool, want_dev: bool, tail: tuple):
-        """Picks (once per argument set) the compiled code :func:`_kernels.cfr_step` runs."""
-        entry = compiled_entry(
-            _kernels.cfr_step, (*self._head, 0, 1, *self._state, evaluate, *tail)
-        )
-        if not evaluate:
-            self._no_metric_call = (entry, tail)
-        else:
-            calls = list(self._metric_calls)
-            calls[want_dev] = (entry, tail)
-            self._metric_calls = (calls[0], calls[1])
-        return entry
+    def _resolve(self, evaluate: bool, want_dev: bool) -> tuple:
+        """The compiled code and trailing arguments of :func:`_kernels.cfr_step` for one call kind."""
+        baseline = self._baseline_probs if want_dev else self._average
+        tail = (*self._head, self._fstate, self._mbuf, self._ibuf, baseline)
+        args = (self._counter, 1, evaluate, want_dev, *tail)
+        call = (compiled_entry(_kernels.cfr_step, args), tail)
+        self._calls[(evaluate, want_dev)] = call
+        return call
 
-    def _metric_arguments(self) -> tuple[tuple, tuple]:
-        """The kernel's trailing arguments without / with CFR-Gain (built once per baseline)."""
-        m = self._metrics
-        buffers = (m.reach, m.seq, m.q, m.iset_parent, m.choice, m.ev, m.br, m.dev)
-        return (
-            (
-                None,
-                (False, self._average, self._average, *buffers, self._baseline_values, self._out),
-            ),
-            (
-                None,
-                (
-                    True,
-                    self._baseline_probs,
-                    self._average,
-                    *buffers,
-                    self._baseline_values,
-                    self._out,
-                ),
-            ),
-        )
+    def _allocate_metrics(self) -> None:
+        sizes = self._sizes
+        float_size, int_size = _kernels.solver_metrics_size(*sizes)
+        self._mbuf = np.zeros(float_size)
+        self._ibuf = np.zeros(int_size, dtype=np.int64)
+        views = _python(_kernels.solver_metrics)(self._mbuf, self._ibuf, *sizes)
+        self._baseline_values, self._out = views[5], views[6]
+        self._calls.clear()
 
     def _set_baseline(self, baseline: PolicyLike) -> None:
         tree = self._tree
         probs = check_policy(tree, baseline, caller="CFRSolver.step", name="the baseline")
-        self._baseline_values = MetricBuffers(tree).run(tree, probs).ev.copy()
+        if not self._mbuf.size:
+            self._allocate_metrics()
+        self._baseline_values[:] = MetricBuffers(tree).run(tree, probs).ev
         self._baseline_probs = probs
         self._baseline = baseline
-        self._metric_calls = self._metric_arguments()
+        self._calls.clear()
 
     def current_policy(self) -> TreePolicy:
         """The current iterate (regret-matching policy), as a frozen copy."""
@@ -439,42 +393,66 @@ class CFRSolver:
 
 
 _EMPTY_F = np.zeros(0)
-_EMPTY_F2 = np.zeros((0, 1))
 _EMPTY_I = np.zeros(0, dtype=np.int64)
-_EMPTY_I2 = np.zeros((0, 1), dtype=np.int64)
-_NO_METRICS = (
-    _EMPTY_F2,
-    _EMPTY_I2,
-    _EMPTY_F,
-    _EMPTY_I,
-    _EMPTY_I,
-    _EMPTY_F,
-    _EMPTY_F,
-    _EMPTY_F,
-    _EMPTY_F,
-)
-"""Placeholders for the metric buffers when :func:`_kernels.cfr_step` does not evaluate."""
+
+
+def _python(kernel):
+    """The plain Python function of a kernel (to lay out NumPy views as the kernel does)."""
+    return getattr(kernel, "py_func", kernel)
 
 
 def compiled_entry(kernel, args: tuple):
     """The machine code ``kernel`` runs for arguments typed like ``args`` (internal).
 
     A numba dispatcher types every argument at each call to pick its
-    compiled overload: about 1 us for the 40-odd arguments of
-    :func:`_kernels.cfr_step`, a third of a small step. A solver's arguments
-    keep their types for its lifetime (same buffers; only ints and bools
-    change), so it picks the overload once (loading or compiling it like
-    the first call would) and calls its entry point directly. Without numba
-    the (plain Python) kernel itself.
+    compiled overload: about 1 us for the 30-odd arguments (counting the
+    tree's arrays) of :func:`_kernels.cfr_step`, a seventh of a small step.
+    A solver's arguments keep their types for its lifetime (same buffers;
+    only ints and bools change), so it picks the overload once (loading or
+    compiling it like the first call would) and calls its entry point
+    directly. Typing through numba costs ~150 us, as much as 20 steps, so
+    the choice is also remembered per :func:`_type_key` of the arguments.
+    Without numba the (plain Python) kernel itself.
     """
     if not hasattr(kernel, "overloads"):
         return kernel
-    signature = tuple(kernel.typeof_pyval(a) for a in args)
-    compiled = kernel.overloads.get(signature)
-    if compiled is None:
-        kernel.compile(signature)
-        compiled = kernel.overloads[signature]
-    return compiled.entry_point
+    key = (kernel, _type_key(args))
+    entry = _ENTRIES.get(key)
+    if entry is None:
+        signature = tuple(kernel.typeof_pyval(a) for a in args)
+        compiled = kernel.overloads.get(signature)
+        if compiled is None:
+            kernel.compile(signature)
+            compiled = kernel.overloads[signature]
+        entry = _ENTRIES[key] = compiled.entry_point
+    return entry
+
+
+_ENTRIES: dict[tuple, object] = {}
+"""Compiled entry points by (kernel, :func:`_type_key` of the arguments)."""
+
+
+def _type_key(value: object) -> object:
+    """What numba's type of ``value`` depends on, for the arguments the solver passes.
+
+    An array's numba type is fixed by its class, dtype, dimensions, layout
+    (C / F / any), read-only flag and alignment; a tuple's by its items';
+    a scalar's (bool, int, float) by its Python type.
+    """
+    if isinstance(value, np.ndarray):
+        flags = value.flags
+        return (
+            type(value),
+            value.dtype,
+            value.ndim,
+            flags.c_contiguous,
+            flags.f_contiguous,
+            flags.writeable,
+            flags.aligned,
+        )
+    if isinstance(value, tuple):
+        return tuple(_type_key(item) for item in value)
+    return type(value)
 
 
 def run_cfr(

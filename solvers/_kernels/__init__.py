@@ -34,6 +34,10 @@ from solvers._kernels.cfr import (
     post_update_regrets,
     prefill_terminal_values,
     regret_matching,
+    solver_metrics,
+    solver_metrics_size,
+    solver_state,
+    solver_state_size,
 )
 from solvers._kernels.common import CHANCE, DECISION, HAVE_NUMBA, TERMINAL, internal_end
 from solvers._kernels.curves import curves_run
@@ -67,6 +71,10 @@ __all__ = [
     "prefill_terminal_values",
     "profile_reach",
     "regret_matching",
+    "solver_metrics",
+    "solver_metrics_size",
+    "solver_state",
+    "solver_state_size",
 ]
 
 # The private bodies of policy_metrics, for the tests that compare them bit for bit.

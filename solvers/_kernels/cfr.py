@@ -285,50 +285,117 @@ def cfr_run(
 
 
 @jit
+def solver_state(fstate, n, ni, na, p, alternating):
+    """Views of a :class:`~solvers.cfr.CFRSolver`'s CFR buffers in one flat ``float64`` array.
+
+    ``fstate`` holds, in this order: ``current``, ``regret``, ``cumulative``
+    and ``average`` (``[ni, na]`` each), ``own`` and ``cf`` (``[n]``),
+    ``val`` (``[p * n]``), ``reach2`` (``[m, p + 1]``) and ``val2``
+    (``[m, p]``), with ``m = 1`` for alternating updates, else ``n``; its
+    size is :func:`solver_state_size`. One array instead of nine keeps the
+    per-call cost of :func:`cfr_step` down (numba unboxes every array
+    argument at every call, ~40 ns each). Also called from Python
+    (``.py_func``) so that the solver's NumPy views share the layout.
+    """
+    k = ni * na
+    m = 1 if alternating else n
+    current = fstate[0:k].reshape((ni, na))
+    regret = fstate[k : 2 * k].reshape((ni, na))
+    cumulative = fstate[2 * k : 3 * k].reshape((ni, na))
+    average = fstate[3 * k : 4 * k].reshape((ni, na))
+    o = 4 * k
+    own = fstate[o : o + n]
+    cf = fstate[o + n : o + 2 * n]
+    o += 2 * n
+    val = fstate[o : o + p * n]
+    o += p * n
+    reach2 = fstate[o : o + m * (p + 1)].reshape((m, p + 1))
+    o += m * (p + 1)
+    val2 = fstate[o : o + m * p].reshape((m, p))
+    return current, regret, cumulative, average, own, cf, val, reach2, val2
+
+
+@jit
+def solver_state_size(n, ni, na, p, alternating):
+    """Length of the ``fstate`` array of :func:`solver_state`."""
+    m = 1 if alternating else n
+    return 4 * ni * na + (2 + p) * n + m * (2 * p + 1)
+
+
+@jit
+def solver_metrics(mbuf, ibuf, n, ni, na, p):
+    """Views of the solver's metric buffers (see :func:`cfr_step`) in one ``float64`` and one ``int64`` array.
+
+    ``mbuf``: the fused pass's reach columns (``[n, 1 + 2p]``), the
+    counterfactual sequence values ``q`` (``[ni * na]``), ``ev``, ``br``,
+    ``dev`` and the baseline's values (``[p]`` each), and ``out``
+    (``[2 + 3p]``: NashConv, CFR-Gain, NashConv per player, CFR-Gain per
+    player, values per player). ``ibuf``: the last sequences (``[n, p]``),
+    the information sets' parent sequences and best-response choices
+    (``[ni]`` each). Sizes: :func:`solver_metrics_size`.
+    """
+    w = 1 + 2 * p
+    reach = mbuf[0 : n * w].reshape((n, w))
+    o = n * w
+    q = mbuf[o : o + ni * na]
+    o += ni * na
+    ev = mbuf[o : o + p]
+    br = mbuf[o + p : o + 2 * p]
+    dev = mbuf[o + 2 * p : o + 3 * p]
+    base_values = mbuf[o + 3 * p : o + 4 * p]
+    out = mbuf[o + 4 * p : o + 7 * p + 2]
+    seq = ibuf[0 : n * p].reshape((n, p))
+    iset_parent = ibuf[n * p : n * p + ni]
+    choice = ibuf[n * p + ni : n * p + 2 * ni]
+    return reach, q, ev, br, dev, base_values, out, seq, iset_parent, choice
+
+
+@jit
+def solver_metrics_size(n, ni, na, p):
+    """Lengths of the ``mbuf`` and ``ibuf`` arrays of :func:`solver_metrics`."""
+    return n * (1 + 2 * p) + ni * na + 7 * p + 2, n * p + 2 * ni
+
+
+@jit
 def cfr_step(
+    counter,
+    iterations,
+    evaluate,
+    want_dev,
     tt,
     num_players,
-    t0,
-    iterations,
-    current,
-    regret,
-    cumulative,
     alternating,
     rm_plus,
     gamma,
     discount,
     alpha,
     beta,
-    own,
-    cf,
-    val,
-    reach2,
-    val2,
-    evaluate,
-    want_dev,
+    fstate,
+    mbuf,
+    ibuf,
     baseline,
-    average,
-    mreach,
-    mseq,
-    q,
-    iset_parent,
-    choice,
-    ev,
-    br,
-    dev,
-    base_values,
-    out,
 ):
     """``iterations`` CFR iterations, then (if ``evaluate``) the average policy's metrics.
 
     The per-iteration entry point of :class:`solvers.cfr.CFRSolver`: every
-    buffer belongs to the solver, so a call allocates nothing. With
-    ``evaluate`` the average policy is written to ``average``,
-    :func:`policy_metrics` fills ``ev``, ``br`` and (with ``want_dev``)
-    ``dev`` against ``baseline``, and ``out`` receives ``[NashConv,
-    CFR-Gain, NashConv per player, CFR-Gain per player]`` (CFR-Gain NaN
-    without ``want_dev``; ``base_values`` are the baseline's values).
+    buffer belongs to the solver (``fstate``: :func:`solver_state`;
+    ``mbuf``, ``ibuf``: :func:`solver_metrics`, unused without
+    ``evaluate``), so a call allocates nothing. ``counter[0]`` is the number
+    of completed iterations; the iterations run are numbered from
+    ``counter[0] + 1`` and the counter advances. With ``evaluate`` the
+    average policy is written to ``average``, :func:`policy_metrics` fills
+    ``ev``, ``br`` and (with ``want_dev``) ``dev`` against ``baseline``, and
+    ``out`` receives ``[NashConv, CFR-Gain, NashConv per player, CFR-Gain
+    per player, values per player]`` (CFR-Gain NaN without ``want_dev``).
     """
+    n = tt[0].shape[0]
+    ni = tt[9].shape[0]
+    na = baseline.shape[1]
+    np_ = num_players
+    current, regret, cumulative, average, own, cf, val, reach2, val2 = solver_state(
+        fstate, n, ni, na, np_, alternating
+    )
+    t0 = counter[0]
     for t in range(t0 + 1, t0 + iterations + 1):
         cfr_iteration(
             tt,
@@ -349,7 +416,11 @@ def cfr_step(
             reach2,
             val2,
         )
+    counter[0] = t0 + iterations
     if evaluate:
+        reach, q, ev, br, dev, base_values, out, seq, iset_parent, choice = solver_metrics(
+            mbuf, ibuf, n, ni, na, np_
+        )
         normalize_rows(cumulative, tt[10], average)
         policy_metrics(
             tt,
@@ -357,8 +428,8 @@ def cfr_step(
             average,
             baseline,
             want_dev,
-            mreach,
-            mseq,
+            reach,
+            seq,
             q,
             iset_parent,
             choice,
@@ -366,7 +437,6 @@ def cfr_step(
             br,
             dev,
         )
-        np_ = num_players
         total_nc = 0.0
         total_gain = 0.0
         for i in range(np_):
@@ -374,6 +444,7 @@ def cfr_step(
             gain = dev[i] - base_values[i] if want_dev else np.nan
             out[2 + i] = nc
             out[2 + np_ + i] = gain
+            out[2 + 2 * np_ + i] = ev[i]
             total_nc += nc
             total_gain += gain
         out[0] = total_nc

@@ -199,21 +199,48 @@ def test_solver_calls_the_compiled_overload_directly():
     tree = TREES["fruit"]()
     baseline = solvers.pure_policy(tree, first_action)
     solver = solvers.CFRSolver(tree)
-    solver.step(baseline)
     solver.run(2)
-    entry, _ = solver._metric_calls[True]
-    no_metrics, _ = solver._no_metric_call
-    compiled = list(_kernels.cfr_step.overloads.values())
+    solver.step(baseline)
+    solver.step(None)
+    assert set(solver._calls) == {(True, True), (True, False)}  # the evaluation reset them
+    solver.run(1)
+    assert solver.iteration == int(solver._counter[0]) == 5
     if _kernels.HAVE_NUMBA:
-        assert entry in [c.entry_point for c in compiled]
-        assert no_metrics in [c.entry_point for c in compiled]
-    # A new baseline object is validated and gets its own arguments (same compiled code here).
+        compiled = [c.entry_point for c in _kernels.cfr_step.overloads.values()]
+        assert all(entry in compiled for entry, _ in solver._calls.values())
+    # A new baseline object is validated and gets its own arguments.
     other = solvers.pure_policy(tree, lambda key, legal: legal[-1])
     m = solver.step(other)
-    assert solver._metric_calls[True][1][1] is solver._baseline_probs
-    assert m.cfr_gain == pytest.approx(
-        solvers.cfr_gain(tree, solver.average_policy(), other).cfr_gain
+    assert set(solver._calls) == {(True, True)}
+    assert solver._calls[(True, True)][1][-1] is solver._baseline_probs
+    expected = solvers.cfr_gain(tree, solver.average_policy(), other)
+    assert m.cfr_gain == pytest.approx(expected.cfr_gain, abs=1e-12)
+    np.testing.assert_allclose(
+        m.policy_values, solvers.expected_values(tree, solver.average_policy()), atol=1e-12
     )
+
+
+def test_solver_buffers_are_views_of_the_packed_state():
+    tree = TREES["kuhn3"]()
+    for alternating in (True, False):
+        solver = solvers.CFRSolver(tree, alternating_updates=alternating)
+        solver.step(None)
+        for name in ("_current", "_regret", "_cumulative", "_average"):
+            assert np.shares_memory(getattr(solver, name), solver._fstate), name
+        assert np.shares_memory(solver._out, solver._mbuf)
+        # Packed sizes cover exactly the views the kernel slices.
+        n, ni, na, p = solver._sizes
+        size = _kernels.solver_state_size(n, ni, na, p, alternating)
+        assert solver._fstate.size == size
+        views = solvers.cfr._python(_kernels.solver_state)(
+            solver._fstate, n, ni, na, p, alternating
+        )
+        assert sum(v.size for v in views) == size
+        metrics = solvers.cfr._python(_kernels.solver_metrics)(
+            solver._mbuf, solver._ibuf, n, ni, na, p
+        )
+        assert sum(v.size for v in metrics if v.dtype == np.float64) == solver._mbuf.size
+        assert sum(v.size for v in metrics if v.dtype == np.int64) == solver._ibuf.size
 
 
 def test_compiled_entry_passes_plain_functions_through():
