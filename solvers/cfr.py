@@ -174,14 +174,13 @@ class IterationMetrics:
         """
         record = object.__new__(cls)
         n = num_players
-        record.__dict__.update(
-            iteration=iteration,
-            nash_conv=out.item(0),
-            cfr_gain=out.item(1),
-            nash_conv_per_player=out[2 : 2 + n],
-            cfr_gain_per_player=out[2 + n : 2 + 2 * n],
-            policy_values=out[2 + 2 * n :],
-        )
+        fields = record.__dict__
+        fields["iteration"] = iteration
+        fields["nash_conv"] = out.item(0)
+        fields["cfr_gain"] = out.item(1)
+        fields["nash_conv_per_player"] = out[2 : 2 + n]
+        fields["cfr_gain_per_player"] = out[2 + n : 2 + 2 * n]
+        fields["policy_values"] = out[2 + 2 * n :]
         return record
 
 
@@ -263,10 +262,16 @@ class CFRSolver:
         self._baseline_values = _EMPTY_F
         self._baseline: object = None
         self._baseline_probs = self._average  # the kernel's baseline argument without CFR-Gain
-        self._head = (walked.kernel_arrays, tree.num_players, *self._variant.kernel_args())
+        # cfr_step reads the first 11 tree arrays only (numba rejects any other index at
+        # compile time); leaving out the last four saves their unboxing at every call.
+        self._head = (walked.kernel_arrays[:11], tree.num_players, *self._variant.kernel_args())
         # (evaluate, want_dev) -> (compiled entry, arguments after the first four); built on
         # first use and again when the buffers or the baseline change.
         self._calls: dict[tuple[bool, bool], tuple] = {}
+        # The last step's baseline, compiled entry and full argument tuple (step's fast path).
+        self._step_baseline: object = _UNSET
+        self._step_entry = None
+        self._step_args: tuple = ()
 
     @property
     def tree(self) -> GameTree:
@@ -310,6 +315,10 @@ class CFRSolver:
         Returns:
             :class:`IterationMetrics` of the average policy.
         """
+        if baseline is self._step_baseline:  # the same call as the last step: arguments ready
+            self._step_entry(*self._step_args)
+            self._iteration += 1
+            return IterationMetrics._from_out(self._iteration, self._out.copy(), self._sizes[3])
         return self._call(1, baseline, evaluate=True)
 
     def evaluate(self, baseline: PolicyLike | None = None) -> IterationMetrics:
@@ -341,7 +350,10 @@ class CFRSolver:
         if call is None:
             call = self._resolve(evaluate, want_dev)
         entry, tail = call
-        entry(self._counter, iterations, evaluate, want_dev, *tail)
+        args = (self._counter, iterations, evaluate, want_dev, *tail)
+        if evaluate and iterations == 1:
+            self._step_baseline, self._step_entry, self._step_args = baseline, entry, args
+        entry(*args)
         self._iteration += iterations
         if not evaluate:
             return None
@@ -364,6 +376,7 @@ class CFRSolver:
         views = _python(_kernels.solver_metrics)(self._mbuf, self._ibuf, *sizes)
         self._baseline_values, self._out = views[5], views[6]
         self._calls.clear()
+        self._step_baseline = _UNSET
 
     def _set_baseline(self, baseline: PolicyLike) -> None:
         tree = self._tree
@@ -374,6 +387,7 @@ class CFRSolver:
         self._baseline_probs = probs
         self._baseline = baseline
         self._calls.clear()
+        self._step_baseline = _UNSET
 
     def current_policy(self) -> TreePolicy:
         """The current iterate (regret-matching policy), as a frozen copy."""
@@ -393,6 +407,7 @@ class CFRSolver:
 
 
 _EMPTY_F = np.zeros(0)
+_UNSET = object()  # no step yet: matches no baseline
 _EMPTY_I = np.zeros(0, dtype=np.int64)
 
 

@@ -380,7 +380,9 @@ def cfr_step(
     The per-iteration entry point of :class:`solvers.cfr.CFRSolver`: every
     buffer belongs to the solver (``fstate``: :func:`solver_state`;
     ``mbuf``, ``ibuf``: :func:`solver_metrics`, unused without
-    ``evaluate``), so a call allocates nothing. ``counter[0]`` is the number
+    ``evaluate``), so a call allocates nothing. ``tt`` may be the first 11
+    arrays of ``GameTree.kernel_arrays`` (up to ``infoset_num_actions``):
+    nothing here reads the others. ``counter[0]`` is the number
     of completed iterations; the iterations run are numbered from
     ``counter[0] + 1`` and the counter advances. With ``evaluate`` the
     average policy is written to ``average``, :func:`policy_metrics` fills
