@@ -169,7 +169,8 @@ def streamed_bytes(tree) -> float:
     covers (the usual streaming model: reading back what the pass itself just
     wrote, or a parent's entry, is not counted again). The passes loop over
     the nodes before the trailing leaves (``m`` of ``N``) and read every
-    child's value; information-set arrays are small and not counted.
+    child's value; information-set arrays are small and not counted. Pass the
+    tree the kernels walk (``tree.collapsed``), so that bytes are per walked node.
     """
     p = tree.num_players
     n = tree.num_nodes
