@@ -246,25 +246,36 @@ class CFRSolver:
         self._sizes = (walked.num_nodes, tree.num_infosets, tree.max_actions, tree.num_players)
         # Every CFR buffer is a view of one array: the kernel unboxes one argument, not nine.
         self._fstate = np.zeros(_kernels.solver_state_size(*self._sizes, alternating))
-        views = _python(_kernels.solver_state)(self._fstate, *self._sizes, alternating)
-        self._current, self._regret, self._cumulative, self._average = views[:4]
-        _kernels.regret_matching(
-            self._regret, tree.infoset_num_actions, tree.infoset_player, -1, self._current
-        )
-        # One block of values per player, terminal entries filled once (the passes skip leaves).
-        _kernels.prefill_terminal_values(walked.kernel_arrays, tree.num_players, views[6])
         self._iteration = 0
         self._counter = np.zeros(1, dtype=np.int64)  # completed iterations, kept by the kernel
         # Metric buffers (one float and one int array) are allocated by the first evaluation.
         self._mbuf = _EMPTY_F
         self._ibuf = _EMPTY_I
-        self._out = _EMPTY_F
-        self._baseline_values = _EMPTY_F
         self._baseline: object = None
-        self._baseline_probs = self._average  # the kernel's baseline argument without CFR-Gain
+        self._baseline_probs = None
+        self._bind()
+        _kernels.regret_matching(
+            self._regret, tree.infoset_num_actions, tree.infoset_player, -1, self._current
+        )
+        # One block of values per player, terminal entries filled once (the passes skip leaves).
+        values = _python(_kernels.solver_state)(self._fstate, *self._sizes, alternating)[6]
+        _kernels.prefill_terminal_values(walked.kernel_arrays, tree.num_players, values)
+
+    def _bind(self) -> None:
+        """Views of the packed buffers and the prepared kernel arguments (after init or unpickling)."""
+        tree, alternating = self._tree, self._variant.alternating_updates
+        views = _python(_kernels.solver_state)(self._fstate, *self._sizes, alternating)
+        self._current, self._regret, self._cumulative, self._average = views[:4]
+        self._out = self._baseline_values = _EMPTY_F
+        if self._mbuf.size:
+            views = _python(_kernels.solver_metrics)(self._mbuf, self._ibuf, *self._sizes)
+            self._baseline_values, self._out = views[5], views[6]
+        if self._baseline is None:
+            self._baseline_probs = self._average  # the kernel's baseline argument, unused
         # cfr_step reads the first 11 tree arrays only (numba rejects any other index at
         # compile time); leaving out the last four saves their unboxing at every call.
-        self._head = (walked.kernel_arrays[:11], tree.num_players, *self._variant.kernel_args())
+        arrays = tree.collapsed.kernel_arrays[:11]
+        self._head = (arrays, tree.num_players, *self._variant.kernel_args())
         # (evaluate, want_dev) -> (compiled entry, arguments after the first four); built on
         # first use and again when the buffers or the baseline change.
         self._calls: dict[tuple[bool, bool], tuple] = {}
@@ -272,6 +283,17 @@ class CFRSolver:
         self._step_baseline: object = _UNSET
         self._step_entry = None
         self._step_args: tuple = ()
+
+    def __getstate__(self) -> dict:
+        # The packed arrays only: views, compiled entries and prepared arguments are rebuilt.
+        state = {key: self.__dict__[key] for key in _PICKLED}
+        if self._baseline is None:
+            state["_baseline_probs"] = None
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._bind()
 
     @property
     def tree(self) -> GameTree:
@@ -373,10 +395,7 @@ class CFRSolver:
         float_size, int_size = _kernels.solver_metrics_size(*sizes)
         self._mbuf = np.zeros(float_size)
         self._ibuf = np.zeros(int_size, dtype=np.int64)
-        views = _python(_kernels.solver_metrics)(self._mbuf, self._ibuf, *sizes)
-        self._baseline_values, self._out = views[5], views[6]
-        self._calls.clear()
-        self._step_baseline = _UNSET
+        self._bind()
 
     def _set_baseline(self, baseline: PolicyLike) -> None:
         tree = self._tree
@@ -408,6 +427,19 @@ class CFRSolver:
 
 _EMPTY_F = np.zeros(0)
 _UNSET = object()  # no step yet: matches no baseline
+_PICKLED = (
+    "_tree",
+    "_variant",
+    "_sizes",
+    "_fstate",
+    "_mbuf",
+    "_ibuf",
+    "_counter",
+    "_iteration",
+    "_baseline",
+    "_baseline_probs",
+)
+"""What a pickled :class:`CFRSolver` holds (see ``CFRSolver.__getstate__``)."""
 _EMPTY_I = np.zeros(0, dtype=np.int64)
 
 

@@ -224,7 +224,11 @@ def test_solver_buffers_are_views_of_the_packed_state():
     tree = TREES["kuhn3"]()
     for alternating in (True, False):
         solver = solvers.CFRSolver(tree, alternating_updates=alternating)
-        solver.step(None)
+        for _ in range(4):
+            metrics = solver.step(None)
+        expected = solvers.nash_conv(tree, solver.average_policy())
+        assert metrics.nash_conv == pytest.approx(expected.nash_conv, abs=1e-12)
+        np.testing.assert_allclose(metrics.policy_values, expected.policy_values, atol=1e-12)
         for name in ("_current", "_regret", "_cumulative", "_average"):
             assert np.shares_memory(getattr(solver, name), solver._fstate), name
         assert np.shares_memory(solver._out, solver._mbuf)
@@ -248,3 +252,23 @@ def test_compiled_entry_passes_plain_functions_through():
         return x + 1
 
     assert solvers.cfr.compiled_entry(plain, (1,)) is plain
+
+
+@pytest.mark.parametrize("alternating", [True, False])
+def test_pickled_solver_continues_the_same_run(alternating):
+    tree = TREES["fruit"]()
+    baseline = solvers.pure_policy(tree, first_action)
+    solver = solvers.CFRSolver(tree, variant="cfr+", alternating_updates=alternating)
+    for _ in range(5):
+        solver.step(baseline)
+    copy = pickle.loads(pickle.dumps(solver))
+    fresh = pickle.loads(pickle.dumps(solvers.CFRSolver(tree)))  # never evaluated
+    assert fresh.step(None).iteration == 1
+    for _ in range(5):
+        a, b = solver.step(baseline), copy.step(copy._baseline)
+        assert (a.iteration, a.nash_conv, a.cfr_gain) == (b.iteration, b.nash_conv, b.cfr_gain)
+    copy.run(3)
+    solver.run(3)
+    assert np.array_equal(copy.average_policy().probs, solver.average_policy().probs)
+    assert np.array_equal(copy.cumulative_regret(), solver.cumulative_regret())
+    assert copy.iteration == int(copy._counter[0]) == 13
