@@ -1,19 +1,30 @@
 """The summary of a Werewolf day solve: strategies by role, each side's CFR-Gain, the
 answers to the two questions, and the printed report.
+
+The summary's typed values are :mod:`games.werewolf.day.results` (re-exported here).
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from games.engine.results import ModelLabel
 from games.werewolf.day.abstraction import Abstraction
 from games.werewolf.day.build import DaySubgame
+from games.werewolf.day.results import (
+    DaySolveSummary,
+    GainQuestion,
+    MeanStd,
+    ModelResult,
+    Questions,
+    SideGains,
+    StrategyAnswer,
+    StrategyQuestion,
+    load_summary,
+)
 from solvers import CHANCE, TERMINAL, Curves, GameTree, TreePolicy
 from solvers.values import reach_probabilities
 
@@ -36,295 +47,6 @@ __all__ = [
 #: Total-variation distance from which two strategies are reported as different.
 DIFFERENCE_TV = 0.1
 GROUPS = ("werewolf", "village")
-
-
-# --- the summary's values --------------------------------------------------------
-
-#: A reach-weighted distribution: ``{"tones": {tone: p}, "acts": {token: p}}`` (None: never reached).
-Distribution = Mapping[str, Mapping[str, float | None]]
-#: Per role group (``werewolf`` / ``village``), per decisions (``all`` / ``decisive``).
-Strategies = Mapping[str, Mapping[str, Distribution]]
-
-
-@dataclasses.dataclass(frozen=True)
-class MeanStd:
-    """Mean and standard deviation of ``n`` values (None for both when ``n`` is 0)."""
-
-    n: int
-    mean: float | None
-    std: float | None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"n": self.n, "mean": self.mean, "std": self.std}
-
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> MeanStd:
-        return cls(n=int(d["n"]), mean=d["mean"], std=d["std"])
-
-
-@dataclasses.dataclass(frozen=True)
-class SideGains:
-    """The summed per-player CFR-Gain of each side, over days."""
-
-    werewolf: MeanStd
-    village: MeanStd
-
-    def to_json(self) -> dict[str, Any]:
-        return {"werewolf": self.werewolf.to_json(), "village": self.village.to_json()}
-
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> SideGains:
-        return cls(
-            werewolf=MeanStd.from_json(d["werewolf"]), village=MeanStd.from_json(d["village"])
-        )
-
-
-@dataclasses.dataclass(frozen=True)
-class ModelResult:
-    """The solved days of one listeners' opponent model.
-
-    Attributes:
-      final: The metrics at the last iteration (:func:`solvers.studies.final_metrics`).
-      ess_first_iteration: Per day, the first iteration at which CFR-Gain exceeds
-        NashConv (None: never).
-      ess_days: Days on which it did.
-      side_gain_all_days: Each side's CFR-Gain over all days.
-      side_gain_werewolf_days: The same over the days on which a werewolf speaks.
-      strategies: The CFR strategies per role group (:func:`strategy_by_role`).
-      trees: Per day, its root (``DayRoot.to_dict``) and tree sizes.
-      parse: Parse counters (``ParseStats.to_dict``).
-    """
-
-    final: Mapping[str, Any]
-    ess_first_iteration: tuple[int | None, ...]
-    ess_days: int
-    side_gain_all_days: SideGains
-    side_gain_werewolf_days: SideGains
-    strategies: Strategies
-    trees: tuple[Mapping[str, Any], ...]
-    parse: Mapping[str, Any]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "final": dict(self.final),
-            "ess_first_iteration": list(self.ess_first_iteration),
-            "ess_days": self.ess_days,
-            "side_gain": {
-                "all_days": self.side_gain_all_days.to_json(),
-                "days_with_werewolf_speaker": self.side_gain_werewolf_days.to_json(),
-            },
-            "strategies": self.strategies,
-            "trees": list(self.trees),
-            "parse": self.parse,
-        }
-
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> ModelResult:
-        return cls(
-            final=d["final"],
-            ess_first_iteration=tuple(d["ess_first_iteration"]),
-            ess_days=int(d["ess_days"]),
-            side_gain_all_days=SideGains.from_json(d["side_gain"]["all_days"]),
-            side_gain_werewolf_days=SideGains.from_json(
-                d["side_gain"]["days_with_werewolf_speaker"]
-            ),
-            strategies=d["strategies"],
-            trees=tuple(d["trees"]),
-            parse=d["parse"],
-        )
-
-
-@dataclasses.dataclass(frozen=True)
-class StrategyAnswer:
-    """Question 1 for one model: do the werewolves' and the villagers' strategies differ?
-
-    Attributes:
-      differs: Whether the act or tone distance on decisive decisions reaches
-        :data:`DIFFERENCE_TV` (None: no decisive decision of one group).
-      answer: ``yes`` / ``no`` or why there is no answer.
-      tv_acts: Total-variation distance of the act distributions (decisive decisions).
-      tv_tones: The same for tones.
-      tv_acts_all_decisions: The act distance over all decisions.
-      werewolf: The werewolves' strategies (``all`` / ``decisive``).
-      village: The village's.
-    """
-
-    differs: bool | None
-    answer: str
-    tv_acts: float | None
-    tv_tones: float | None
-    tv_acts_all_decisions: float | None
-    werewolf: Mapping[str, Distribution]
-    village: Mapping[str, Distribution]
-
-    def to_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> StrategyAnswer:
-        return cls(**{f.name: d[f.name] for f in dataclasses.fields(cls)})
-
-
-@dataclasses.dataclass(frozen=True)
-class StrategyQuestion:
-    """Question 1 over every model (JSON ``werewolf_vs_village_strategy``)."""
-
-    label: str
-    threshold_tv: float
-    decided_on: str
-    per_model: Mapping[str, StrategyAnswer]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "label": self.label,
-            "threshold_tv": self.threshold_tv,
-            "decided_on": self.decided_on,
-            "per_model": {m: a.to_json() for m, a in self.per_model.items()},
-        }
-
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> StrategyQuestion:
-        return cls(
-            label=d["label"],
-            threshold_tv=float(d["threshold_tv"]),
-            decided_on=d["decided_on"],
-            per_model={m: StrategyAnswer.from_json(a) for m, a in d["per_model"].items()},
-        )
-
-
-@dataclasses.dataclass(frozen=True)
-class GainQuestion:
-    """Question 2 (JSON ``werewolf_gain_none_vs_gratr``): does the werewolf side's CFR-Gain
-    fall with GRATR listeners instead of none?
-
-    Attributes:
-      label: The model's label.
-      per_model: The werewolf side's CFR-Gain over the days a werewolf speaks.
-      falls: The answer as a value (None: no answer).
-      answer: ``yes`` / ``no`` or why there is no answer.
-      difference_gratr_minus_none: The difference of the means, when both exist.
-    """
-
-    label: str
-    per_model: Mapping[str, MeanStd]
-    falls: bool | None
-    answer: str
-    difference_gratr_minus_none: float | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "label": self.label,
-            "per_model": {m: v.to_json() for m, v in self.per_model.items()},
-            "falls": self.falls,
-        }
-        if self.difference_gratr_minus_none is not None:
-            out["difference_gratr_minus_none"] = self.difference_gratr_minus_none
-        out["answer"] = self.answer
-        return out
-
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> GainQuestion:
-        return cls(
-            label=d["label"],
-            per_model={m: MeanStd.from_json(v) for m, v in d["per_model"].items()},
-            falls=d["falls"],
-            answer=d["answer"],
-            difference_gratr_minus_none=d.get("difference_gratr_minus_none"),
-        )
-
-
-@dataclasses.dataclass(frozen=True)
-class Questions:
-    """The two questions of the study (module docstring of :mod:`games.werewolf.day.solve`)."""
-
-    strategy: StrategyQuestion
-    gain: GainQuestion
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "werewolf_vs_village_strategy": self.strategy.to_json(),
-            "werewolf_gain_none_vs_gratr": self.gain.to_json(),
-        }
-
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> Questions:
-        return cls(
-            strategy=StrategyQuestion.from_json(d["werewolf_vs_village_strategy"]),
-            gain=GainQuestion.from_json(d["werewolf_gain_none_vs_gratr"]),
-        )
-
-
-@dataclasses.dataclass(frozen=True)
-class DaySolveSummary:
-    """``summary.json`` of ``gt-llm werewolf solve``.
-
-    Attributes:
-      label: The model that produced the answers (its five fields head the JSON).
-      settings: The run's settings (``SolveSettings`` without ``progress``).
-      baseline: The baseline CFR-Gain is measured against.
-      belief_reading: How each opponent model's beliefs become a role distribution.
-      game_seeds: The seeds of the rule-based games the days come from.
-      models: Per listeners' opponent model, its results.
-      questions: The two questions, answered.
-      llm_calls: The call cache's counters (None without a cache).
-      timings: Seconds per phase.
-    """
-
-    label: ModelLabel
-    settings: Mapping[str, Any]
-    baseline: str
-    belief_reading: str
-    game_seeds: tuple[int, ...]
-    models: Mapping[str, ModelResult]
-    questions: Questions
-    llm_calls: Mapping[str, Any] | None
-    timings: Mapping[str, float]
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            **self.label.to_json(),
-            "settings": dict(self.settings),
-            "baseline": self.baseline,
-            "belief_reading": self.belief_reading,
-            "game_seeds": list(self.game_seeds),
-            "models": {m: r.to_json() for m, r in self.models.items()},
-            "questions": self.questions.to_json(),
-        }
-        if self.llm_calls is not None:
-            out["llm_calls"] = dict(self.llm_calls)
-        out["timings"] = dict(self.timings)
-        return out
-
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> DaySolveSummary:
-        return cls(
-            label=ModelLabel.from_json(d),
-            settings=d["settings"],
-            baseline=d["baseline"],
-            belief_reading=d["belief_reading"],
-            game_seeds=tuple(d["game_seeds"]),
-            models={m: ModelResult.from_json(r) for m, r in d["models"].items()},
-            questions=Questions.from_json(d["questions"]),
-            llm_calls=d.get("llm_calls"),
-            timings=d["timings"],
-        )
-
-
-def load_summary(out: str | Path) -> DaySolveSummary:
-    """The summary (``summary.json``) of a solve folder.
-
-    Raises:
-      runs.atomic.ResultsError: the file is missing, not valid JSON, or lacks a
-        field of the summary (names the fix).
-    """
-    from runs.atomic import read_json_as
-
-    return read_json_as(
-        Path(out) / "summary.json",
-        DaySolveSummary.from_json,
-        what="a werewolf solve summary",
-        rerun="gt-llm werewolf solve",
-    )
 
 
 # --- analysis of solved days ---------------------------------------------------------
