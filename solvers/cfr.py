@@ -44,7 +44,10 @@ OpenSpiel's: :meth:`CFRSolver.evaluate_and_update_policy`,
 
 Each iteration is one forward and one backward pass over the node arrays per
 player, in compiled code (numba): O(num_nodes * num_players) time, O(num_nodes
-+ num_infosets * max_actions) memory.
++ num_infosets * max_actions) memory. The passes walk ``tree.collapsed``, where
+every subtree without a decision node is one leaf carrying its expected returns
+(:mod:`solvers.collapse`); the iterates and policies are bit-for-bit those of
+the full walk.
 """
 
 from __future__ import annotations
