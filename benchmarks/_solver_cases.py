@@ -174,7 +174,7 @@ def streamed_bytes(tree) -> float:
     """
     p = tree.num_players
     n = tree.num_nodes
-    m = solvers._kernels.internal_end(tree.kind)
+    m = solvers._kernels.internal_end(tree.kind, tree.parent)
     t = tree.num_terminals
     i1, i4, f8 = 1, 4, 8
     # Alternating CFR, per player. Forward over [1, m): parent, kind, chance_prob, infoset,

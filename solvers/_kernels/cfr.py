@@ -99,7 +99,7 @@ def cfr_pass_alternating(tt, current, regret, cumulative, p, weight, own, cf, va
         :9
     ]
     n = kind.shape[0]
-    m = internal_end(kind)
+    m = internal_end(kind, parent)
     off = p * n
     own[0] = 1.0
     cf[0] = 1.0

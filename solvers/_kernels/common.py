@@ -31,13 +31,17 @@ DECISION = 2
 
 
 @jit
-def internal_end(kind):
+def internal_end(kind, parent):
     """One past the last non-terminal node: every node at or after it is a terminal.
 
     Breadth-first trees of chat games end with their (many) leaves, so the
-    passes stop here instead of visiting them.
+    passes stop here instead of visiting them. Children are contiguous and in
+    their parents' order, and every non-terminal node has children (the
+    canonical construction rejects one without), so the last node's parent
+    is the last non-terminal node: O(1), not a scan over the trailing leaves
+    (~75 ns on the collapsed fruit-shaped tree, three times per step).
     """
-    m = kind.shape[0]
-    while m > 1 and kind[m - 1] == TERMINAL:
-        m -= 1
-    return m
+    n = kind.shape[0]
+    if n <= 1:
+        return n
+    return parent[n - 1] + 1

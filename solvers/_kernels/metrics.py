@@ -173,7 +173,7 @@ def _policy_metrics_2p(tt, policy, baseline, want_dev, reach, seq, q, iset_paren
         reach[0, k] = 1.0
     seq[0, 0] = -1
     seq[0, 1] = -1
-    for h in range(internal_end(kind)):
+    for h in range(internal_end(kind, parent)):
         kh = kind[h]
         if kh == TERMINAL:
             continue
@@ -351,7 +351,7 @@ def _policy_metrics_any(
         reach[0, j] = 1.0
     for i in range(np_):
         seq[0, i] = -1
-    for h in range(internal_end(kind)):
+    for h in range(internal_end(kind, parent)):
         kh = kind[h]
         if kh == TERMINAL:
             continue

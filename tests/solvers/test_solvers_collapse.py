@@ -306,3 +306,12 @@ def test_collapsed_tree_is_not_pickled():
     assert copy.collapsed.num_nodes == 365
     policy = random_policy(tree, 0)
     assert solvers.nash_conv(copy, policy).nash_conv == solvers.nash_conv(tree, policy).nash_conv
+
+
+def test_internal_end_is_one_past_the_last_non_terminal(all_trees):
+    trees = list(all_trees.values()) + [policy_free_tree()]
+    for tree in trees + [tree.collapsed for tree in trees]:
+        interior = np.flatnonzero(tree.kind != TERMINAL)
+        expected = int(interior[-1]) + 1 if interior.size else 1
+        assert _kernels.internal_end(tree.kind, tree.parent) == expected
+        assert (tree.kind[expected:] == TERMINAL).all()
