@@ -209,8 +209,14 @@ def test_a_series_stops_at_the_first_failure_within_the_budget_plus_one_game(tmp
     ended = time.monotonic()
     assert proc.returncode == 2 and stopped
     assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr[-1500:]
-    # Every queued game waiting out its own 1.5 s budget would take 12 / 2 * 1.5 = 9 s.
-    assert ended - stopped[0] < 1.5 * 2 + 3, ended - stopped[0]
+    # Only the games running when the server went away started and failed (each leaves its
+    # partial log), plus at most one per worker that a freed worker took up before the
+    # first failure cancelled the queue; the other queued games never started.
+    started = sorted(p.name for p in (tmp_path / "s" / "logs").glob("*.partial"))
+    assert 1 <= len(started) <= 2 * 2, started
+    # Every queued game waiting out its own 1.5 s budget would take 12 / 2 * 1.5 = 9 s
+    # (a loose bound: the structural check above is the proof, this one catches a hang).
+    assert ended - stopped[0] < 12 / 2 * 1.5, ended - stopped[0]
     manifest = json.loads((tmp_path / "s" / "manifest.json").read_text())
     assert manifest["complete"] is False
 
