@@ -130,9 +130,9 @@ class GameTree:
         """Number of terminal nodes."""
         return int(self.terminals.shape[0])
 
-    @property
+    @functools.cached_property
     def payoff_scale(self) -> float:
-        """Largest absolute terminal return (at least 1.0)."""
+        """Largest absolute terminal return (at least 1.0); computed once (a pass over ``returns``)."""
         if self.returns.size == 0:
             return 1.0
         return max(1.0, float(np.max(np.abs(self.returns))))

@@ -31,17 +31,39 @@ def profile_reach(tt, policy, reach):
 
 @jit
 def expected_values(tt, num_players, policy, reach, out):
-    """Expected return of every player under ``policy``."""
-    returns = tt[6]
-    terminals = tt[14]
-    profile_reach(tt, policy, reach)
+    """Expected return of every player under ``policy``.
+
+    One pass over the parents: interior children get their reach in
+    ``reach`` (its terminal entries are not written), terminal children add
+    ``reach * returns`` at once. Terminals are met in node order, as in a sum
+    over ``terminals``, and each reach is the same product as in
+    :func:`profile_reach`, so the sums are those of reach-then-sum bit for bit.
+    """
+    kind, player, parent, child_rank, chance_prob, infoset, returns, first_child, num_children = tt[
+        :9
+    ]
     for i in range(num_players):
         out[i] = 0.0
-    for z in terminals:
-        r = reach[z]
-        if r != 0.0:
-            for i in range(num_players):
-                out[i] += r * returns[z, i]
+    reach[0] = 1.0
+    if kind[0] == TERMINAL:
+        for i in range(num_players):
+            out[i] += returns[0, i]
+        return
+    for q in range(internal_end(kind, parent)):
+        k = kind[q]
+        if k == TERMINAL:
+            continue
+        fc = first_child[q]
+        rq = reach[q]
+        s = infoset[q]
+        for j in range(num_children[q]):
+            z = fc + j
+            r = rq * chance_prob[z] if k == CHANCE else rq * policy[s, j]
+            if kind[z] != TERMINAL:
+                reach[z] = r
+            elif r != 0.0:
+                for i in range(num_players):
+                    out[i] += r * returns[z, i]
 
 
 @jit

@@ -195,3 +195,30 @@ def test_wrong_tree_baseline_is_named_the_baseline():
         solvers.cfr_gain(kuhn, solvers.uniform_policy(kuhn), wrong)
     with pytest.raises(ValueError, match="nash_conv: policy is a str"):
         solvers.nash_conv(kuhn, "uniform")
+
+
+@pytest.mark.parametrize("source", ["leduc", "layered3", "kuhn3"])
+def test_expected_values_equal_reach_then_sum_bit_for_bit(source):
+    # expected_values accumulates terminal children during its pass over the parents;
+    # the reference is the plain definition: reach of every node, then a sum over the
+    # terminals in node order, on the tree the kernels walk (decision-free subtrees
+    # collapsed). Zeros in the policy exercise the skipped terms.
+    if source == "leduc":
+        tree = solvers.materialize(pyspiel.load_game("leduc_poker"))
+    elif source == "kuhn3":
+        tree = solvers.materialize(pyspiel.load_game("kuhn_poker(players=3)"))
+    else:
+        tree = layered_tree(np.random.default_rng(5), players=(0, 1, 2, 0), num_actions=3)
+    for seed in (0, 1):
+        raw = np.random.default_rng(seed).random((tree.num_infosets, tree.max_actions))
+        raw[raw < 0.25] = 0.0
+        policy = solvers.normalize_policy(tree, raw)
+        walked = tree.collapsed
+        reach = solvers.reach_probabilities(walked, policy)
+        expected = np.zeros(tree.num_players)
+        for z in walked.terminals:
+            if reach[z] != 0.0:
+                expected += reach[z] * walked.returns[z]
+        got = solvers.expected_values(tree, policy)
+        assert np.array_equal(got, expected), (source, seed, got - expected)
+        assert (tree.returns[tree.terminals] != 0).any()
