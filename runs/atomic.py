@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 
 __all__ = [
     "MAX_READ_BYTES",
+    "checked_size",
     "TMP_PREFIX",
     "ResultsError",
     "atomic_path",
@@ -266,6 +267,39 @@ def check_writable(out: str | os.PathLike[str], *, caller: str) -> Path:
 MAX_READ_BYTES = 256 * 1024 * 1024
 
 
+def checked_size(
+    path: Path, limit: int, *, what: str, fix: str = "", error: type[ValueError] = ResultsError
+) -> int:
+    """Size of a file a reader is about to load whole, refusing one larger than ``limit``.
+
+    The one size guard of every reader (results, tables, game logs), so that a
+    damaged or foreign file is refused before it is read into memory.
+
+    Args:
+      path: The file.
+      limit: Largest size accepted, in bytes.
+      what: What the file is, for the message (e.g. ``"a result file"``).
+      fix: What to do about it, appended to the message when given.
+      error: The reader's own error class (one-line message).
+
+    Raises:
+      FileNotFoundError: the file is missing (each reader words that itself).
+      error: the file cannot be read or is larger than ``limit``, e.g.
+        ``summary.json: 300,000,000 bytes, more than the 268,435,456 a result
+        file may hold: re-run ...``.
+    """
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise error(f"{path}: cannot read {what} ({exc.strerror or exc})") from None
+    if size > limit:
+        tail = f": {fix}" if fix else ""
+        raise error(f"{path}: {size:,} bytes, more than the {limit:,} {what} may hold{tail}")
+    return size
+
+
 def read_json(path: str | os.PathLike[str], *, rerun: str = "the command that wrote it") -> Any:
     """Reads a JSON file, naming the file and the fix when it is not valid JSON.
 
@@ -280,12 +314,7 @@ def read_json(path: str | os.PathLike[str], *, rerun: str = "the command that wr
     """
     p = Path(path)
     try:
-        size = p.stat().st_size
-        if size > MAX_READ_BYTES:
-            raise ResultsError(
-                f"{p}: {size:,} bytes, more than the {MAX_READ_BYTES:,} a result file may hold: "
-                f"re-run {rerun}"
-            )
+        checked_size(p, MAX_READ_BYTES, what="a result file", fix=f"re-run {rerun}")
         raw = p.read_bytes()
     except FileNotFoundError:
         raise ResultsError(f"{p.name} is missing in {p.parent}: re-run {rerun}") from None

@@ -70,15 +70,13 @@ def read_csv_rows(path: str | os.PathLike[str]) -> list[dict[str, str]]:
       ResultsError: ``FILE:LINE: ...`` for a missing or oversized file, or a row
         with more or fewer cells than the header (a truncated or damaged table).
     """
-    from runs.atomic import MAX_READ_BYTES, ResultsError
+    from runs.atomic import MAX_READ_BYTES, ResultsError, checked_size
 
     p = Path(path)
     try:
-        size = p.stat().st_size
-    except OSError as exc:
-        raise ResultsError(f"{p}: cannot read ({exc.strerror or exc})") from None
-    if size > MAX_READ_BYTES:
-        raise ResultsError(f"{p}: {size:,} bytes, more than a result table may hold")
+        checked_size(p, MAX_READ_BYTES, what="a result table")
+    except FileNotFoundError:
+        raise ResultsError(f"{p}: no such table; run the command that writes it") from None
     with open(p, newline="", encoding="utf-8", errors="replace") as fh:
         reader = csv.DictReader(fh)
         rows = []

@@ -217,3 +217,44 @@ def test_an_interrupted_run_of_the_same_settings_is_resumed_in_place(tmp_path):
     # Another backend is other settings.
     with pytest.raises(ResultsError, match='backend: "scripted" -> "groq"'):
         prepare_results_dir(tmp_path, {"inits": 3}, backend="groq")
+
+
+def test_every_reader_refuses_an_oversized_or_missing_file_through_one_guard(tmp_path, monkeypatch):
+    # One size guard (runs.atomic.checked_size) for result JSON, CSV tables and game logs:
+    # a file over the reader's limit is refused before it is loaded, in the reader's error.
+    import runs.atomic as atomic
+    from games.werewolf.play import log as wlog
+    from solvers.plots import read_csv_rows
+
+    big = tmp_path / "big.json"
+    big.write_text(json.dumps({"x": "y" * 200}))
+    table = tmp_path / "t.csv"
+    table.write_text("a,b\n1,2\n")
+    game = tmp_path / "g.jsonl"
+    game.write_text('{"type": "header"}\n' + "{}\n" * 50)
+    assert atomic.read_json(big) == {"x": "y" * 200}
+    assert read_csv_rows(table) == [{"a": "1", "b": "2"}]
+    monkeypatch.setattr(atomic, "MAX_READ_BYTES", 100)
+    monkeypatch.setattr(wlog, "MAX_LOG_BYTES", 100)
+    with pytest.raises(
+        ResultsError,
+        match=r"big\.json: 2\d\d bytes, more than the 100 a result file may hold: re-run",
+    ):
+        atomic.read_json(big)
+    table.write_text("a,b\n" + "1,2\n" * 40)
+    with pytest.raises(
+        ResultsError, match=r"t\.csv: 1\d\d bytes, more than the 100 a result table may hold$"
+    ):
+        read_csv_rows(table)
+    with pytest.raises(
+        wlog.LogError, match=r"g\.jsonl: 1\d\d bytes, more than the 100 a log may hold$"
+    ):
+        wlog.read_log(game)
+    with pytest.raises(ResultsError, match="missing.json is missing in"):
+        atomic.read_json(tmp_path / "missing.json")
+    with pytest.raises(ResultsError, match="no such table"):
+        read_csv_rows(tmp_path / "missing.csv")
+    with pytest.raises(wlog.LogError, match="no such log"):
+        wlog.read_log(tmp_path / "missing.jsonl")
+    with pytest.raises(ResultsError, match=r"cannot read a result table \("):
+        atomic.checked_size(tmp_path / "t.csv" / "below", 10, what="a result table")

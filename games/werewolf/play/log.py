@@ -18,7 +18,7 @@ from typing import IO, Any
 
 from games.werewolf import rules
 from games.werewolf.rules import CHANCE, Config, GameState, action_from_json, encode_action
-from runs.atomic import atomic_path
+from runs.atomic import atomic_path, checked_size
 
 __all__ = [
     "MAX_LOG_BYTES",
@@ -127,11 +127,9 @@ class LogError(ValueError):
 def _numbered_records(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
     p = Path(path)
     try:
-        size = p.stat().st_size
-    except OSError as exc:
-        raise LogError(f"{p}: cannot read the log ({exc.strerror or exc})") from None
-    if size > MAX_LOG_BYTES:
-        raise LogError(f"{p}: {size:,} bytes, more than the {MAX_LOG_BYTES:,} a log may hold")
+        checked_size(p, MAX_LOG_BYTES, what="a log", error=LogError)
+    except FileNotFoundError:
+        raise LogError(f"{p}: no such log") from None
     out: list[tuple[int, dict[str, Any]]] = []
     with p.open("rb") as fh:
         for lineno, raw in enumerate(fh, 1):
