@@ -84,9 +84,11 @@ class MetricBuffers:
         self, tree: GameTree, probs: np.ndarray, baseline: np.ndarray | None = None
     ) -> MetricBuffers:
         """Fills the outputs for ``probs`` (and deviations to it from ``baseline``); returns self."""
+        walked = tree.collapsed
         _kernels.policy_metrics(
-            tree.collapsed.kernel_arrays,
+            walked.kernel_arrays,
             tree.num_players,
+            walked.returns_by_player,
             probs,
             probs if baseline is None else baseline,
             baseline is not None,

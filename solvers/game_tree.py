@@ -173,6 +173,11 @@ class GameTree:
         )
 
     @functools.cached_property
+    def returns_by_player(self) -> np.ndarray:
+        """``returns`` transposed, ``float64[P, N]`` C-contiguous (the fused metric pass reads it; internal)."""
+        return np.ascontiguousarray(self.returns.T)
+
+    @functools.cached_property
     def collapsed(self) -> GameTree:
         """The tree the solvers walk: every decision-free subtree replaced by one terminal.
 
@@ -193,6 +198,7 @@ class GameTree:
         # Cached views (kernel_arrays, collapsed, key_to_infoset) are rebuilt on demand, not pickled.
         state = dict(self.__dict__)
         state.pop("kernel_arrays", None)
+        state.pop("returns_by_player", None)
         state.pop("collapsed", None)
         state.pop("key_to_infoset", None)
         return state

@@ -427,6 +427,7 @@ def cfr_step(
         policy_metrics(
             tt,
             num_players,
+            val.reshape((num_players, n)),  # terminal entries = returns (one copy in memory)
             average,
             baseline,
             want_dev,

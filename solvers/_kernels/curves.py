@@ -89,6 +89,7 @@ def curves_run(
             policy_metrics(
                 tt,
                 num_players,
+                val.reshape((num_players, n)),  # terminal entries = returns (one copy in memory)
                 average,
                 baseline,
                 True,

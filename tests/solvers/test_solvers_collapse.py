@@ -71,6 +71,7 @@ def full_metrics(tree, probs, base):
     _kernels.policy_metrics(
         tree.kernel_arrays,
         p,
+        tree.returns_by_player,
         probs,
         base,
         True,

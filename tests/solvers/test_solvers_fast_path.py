@@ -76,6 +76,7 @@ def test_two_player_kernel_gives_the_general_kernels_bits(name):
     _kernels._policy_metrics_any(
         tree.collapsed.kernel_arrays,  # the arrays MetricBuffers walks (and is sized for)
         2,
+        tree.collapsed.returns_by_player,
         probs,
         base,
         True,
