@@ -518,6 +518,11 @@ def cfr_curves(
             raise ValueError(
                 f"cfr_curves: trees[{i}] is a {type(tree).__name__}, not a GameTree; build it with solvers.materialize"
             )
+        if tree.num_infosets * tree.max_actions >= 2**31:  # the metric pass numbers them in int32
+            raise ValueError(
+                f"cfr_curves: trees[{i}] has {tree.num_infosets * tree.max_actions:,} sequences "
+                "(infosets x actions), more than 2**31 - 1; solve smaller subgames"
+            )
     players = {tree.num_players for tree in trees}
     if len(players) != 1:
         raise ValueError(

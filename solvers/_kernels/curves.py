@@ -50,15 +50,19 @@ def curves_run(
     current = np.zeros((ni, na))
     average = np.zeros((ni, na))
     regret_matching(regret, num_actions, infoset_player, -1, current)
-    own = np.empty(n)
-    cf = np.empty(n)
+    # The metric pass's reach rows and the CFR passes' reaches are never live at
+    # once, so they share memory: a smaller working set is a faster iteration on
+    # trees larger than the cache (the iteration is bound by what it touches).
+    mflat = np.empty(n * (1 + 2 * num_players))
+    mreach = mflat.reshape((n, 1 + 2 * num_players))
+    own = mflat[:n]
+    cf = mflat[n : 2 * n]
     val = np.empty(num_players * n)
     prefill_terminal_values(tt, num_players, val)
     m = 1 if alternating else n
     reach2 = np.empty((m, num_players + 1))
     val2 = np.empty((m, num_players))
-    mreach = np.empty((n, 1 + 2 * num_players))
-    mseq = np.empty((n, num_players), dtype=np.int64)
+    mseq = np.empty((n, num_players), dtype=np.int32)  # sequence ids < ni * na < 2**31
     q = np.empty(ni * na)
     iset_parent = np.empty(ni, dtype=np.int64)
     choice = np.empty(ni, dtype=np.int64)
