@@ -360,7 +360,7 @@ def parallel_section() -> None:
     )
     print(
         f"   pooled curves identical to serial: {same}; threshold MIN_POOL_WORK = "
-        f"{solvers.curves.MIN_POOL_WORK:.3g} node-iterations"
+        f"{solvers.pool.MIN_POOL_WORK:.3g} node-iterations"
     )
     s = speedups[(ARGS.trees, ARGS.iterations)]
     goal(

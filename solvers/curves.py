@@ -36,7 +36,6 @@ import csv
 import dataclasses
 import json
 import os
-import threading
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -49,45 +48,7 @@ from solvers import _kernels
 from solvers.cfr import CFRVariant, resolve_variant
 from solvers.game_tree import GameTree
 from solvers.policy import PolicyLike, TreePolicy, check_policy
-
-MIN_POOL_WORK = 2_000_000
-"""Node-iterations (sum over trees of the nodes walked, ``tree.collapsed.num_nodes``,
-times iterations) below which ``processes=None`` solves in the calling thread. ``benchmarks/solvers.py``
-(section 3) times one against two workers on growing work: on the shared
-2-core machine two workers were still slower at 3.5e5 node-iterations (a few
-milliseconds of work, where waking the threads and waiting for the slower
-one cost as much as they save) and faster at 2.6e7; 2e6 node-iterations is
-about 20 ms of work at 1e8 node-iterations/s."""
-
-_POOL: concurrent.futures.ThreadPoolExecutor | None = None
-_POOL_SIZE = 0
-_POOL_LOCK = threading.Lock()
-
-
-def _worker_pool(workers: int) -> concurrent.futures.ThreadPoolExecutor:
-    """The kept pool of ``workers`` threads (created on first use)."""
-    global _POOL, _POOL_SIZE
-    with _POOL_LOCK:
-        if _POOL is None or _POOL_SIZE != workers:
-            if _POOL is not None:
-                _POOL.shutdown()
-            _POOL = concurrent.futures.ThreadPoolExecutor(
-                max_workers=workers, thread_name_prefix="cfr_curves"
-            )
-            _POOL_SIZE = workers
-        return _POOL
-
-
-def shutdown_pool() -> None:
-    """Stops the worker threads that :func:`cfr_curves` keeps between calls.
-
-    Optional: the workers also stop when the interpreter exits.
-    """
-    global _POOL, _POOL_SIZE
-    if _POOL is not None:
-        _POOL.shutdown()
-    _POOL, _POOL_SIZE = None, 0
-
+from solvers.pool import resolve_processes, shutdown_pool, worker_pool
 
 DEFAULT_RATIO_RTOL = 1e-9
 """Default relative threshold below which NashConv counts as zero for the ratio."""
@@ -434,27 +395,6 @@ def _tree_curves(
     return out_br - out_ev, out_dev - base_values[None, :], out_policy
 
 
-def _resolve_processes(processes: int | None, n_jobs: int | None, work: int, num_trees: int) -> int:
-    if n_jobs is not None:
-        if processes is not None:
-            raise ValueError(
-                "cfr_curves: pass processes= only (n_jobs= is its deprecated alias), not both"
-            )
-        processes = n_jobs
-    if processes is None:
-        if work < MIN_POOL_WORK:
-            return 1
-        processes = os.cpu_count() or 1
-    elif (
-        isinstance(processes, bool) or not isinstance(processes, (int, np.integer)) or processes < 1
-    ):
-        raise ValueError(
-            f"cfr_curves: processes={processes!r}; pass a positive int (1 = this process) or None "
-            "(all cores when the work is large enough)"
-        )
-    return max(1, int(processes))
-
-
 def cfr_curves(
     trees: Sequence[GameTree],
     baselines: Sequence[PolicyLike] | Callable[[GameTree], PolicyLike],
@@ -488,7 +428,7 @@ def cfr_curves(
             (:func:`shutdown_pool` stops them). ``1`` solves in the calling
             thread; ``None`` (default) uses ``os.cpu_count()`` workers when
             the work (nodes walked, ``tree.collapsed.num_nodes``, times
-            iterations) is at least :data:`MIN_POOL_WORK`, else the calling
+            iterations) is at least :data:`solvers.pool.MIN_POOL_WORK`, else the calling
             thread. In the first call
             of a process the first tree runs in the calling thread (it loads
             the compiled kernels before any worker does). Results are
@@ -547,7 +487,7 @@ def cfr_curves(
         raise ValueError(f"cfr_curves: {len(tree_names)} tree_names for {len(trees)} trees")
     # Nodes actually walked; also builds each tree's collapsed form here, not in the workers.
     work = sum(tree.collapsed.num_nodes for tree in trees) * int(iterations)
-    jobs = _resolve_processes(processes, n_jobs, work, len(trees))
+    jobs = resolve_processes(processes, n_jobs, work, len(trees))
 
     results: list = [None] * len(trees)
 
@@ -567,7 +507,7 @@ def cfr_curves(
     else:
         # Largest trees first, so that no worker is left with a big one at the end.
         pending = sorted(range(first, len(trees)), key=lambda i: -trees[i].collapsed.num_nodes)
-        pool = _worker_pool(jobs)
+        pool = worker_pool(jobs)
         futures = {
             pool.submit(
                 _tree_curves, trees[i], base_arrays[i], int(iterations), record, resolved
