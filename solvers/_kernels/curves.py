@@ -59,6 +59,7 @@ def curves_run(
     cf = mflat[n : 2 * n]
     val = np.empty(num_players * n)
     prefill_terminal_values(tt, num_players, val)
+    tval = val.reshape((num_players, n))  # terminal entries = returns (one copy in memory)
     m = 1 if alternating else n
     reach2 = np.empty((m, num_players + 1))
     val2 = np.empty((m, num_players))
@@ -93,7 +94,7 @@ def curves_run(
             policy_metrics(
                 tt,
                 num_players,
-                val.reshape((num_players, n)),  # terminal entries = returns (one copy in memory)
+                tval,
                 average,
                 baseline,
                 True,
