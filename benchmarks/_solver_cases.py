@@ -151,13 +151,15 @@ def timed(fn, *args, clock=time.process_time):
 
 
 def read_bandwidth(repeats: int = 9) -> float:
-    """Bytes/s of a numpy sum over a 128 MiB array: the fastest of ``repeats`` (CPU time).
+    """Bytes/s of a numpy sum over a 512 MiB array: the fastest of ``repeats`` (CPU time).
 
-    The fastest, not the median: on a shared machine the read rate swings
-    (12-17 GB/s within one run was seen here), and a bound taken from a slow
-    moment would flatter every ratio measured against it.
+    512 MiB, four times the largest benchmark tree's working set, so that the
+    last-level cache does not help (over 128 MiB this machine read at 15 to
+    18 GB/s from run to run, over 512 MiB and more at a steady 18). The
+    fastest, not the median: on a shared machine the read rate swings, and a
+    bound taken from a slow moment would flatter every ratio against it.
     """
-    data = np.ones(1 << 24)
+    data = np.ones(1 << 26)
     data.sum()
     times = []
     for _ in range(repeats):
@@ -168,32 +170,72 @@ def read_bandwidth(repeats: int = 9) -> float:
 
 
 def streamed_bytes(tree) -> float:
-    """Bytes one iteration streams, per node: CFR for each player + the fused metric pass.
+    """Bytes one ``cfr_curves`` iteration streams, per walked node: the passes' distinct elements.
 
-    Each array a pass touches is counted once per pass over the range the pass
-    covers (the usual streaming model: reading back what the pass itself just
-    wrote, or a parent's entry, is not counted again). The passes loop over
-    the nodes before the trailing leaves (``m`` of ``N``) and read every
-    child's value; information-set arrays are small and not counted. Pass the
-    tree the kernels walk (``tree.collapsed``), so that bytes are per walked node.
+    The model: each pass streams every element it reads or writes once
+    (a write counts once, the STREAM convention; no write-allocate), and
+    nothing survives in cache from one pass to the next. An iteration is
+    ``2 p + 1`` passes: a forward and a backward CFR pass per player
+    (:func:`solvers._kernels.cfr_pass_alternating`) and the fused metric
+    pass (:func:`solvers._kernels.policy_metrics` reading its
+    policy-independent rows). The element sets are counted on the tree
+    itself, as the kernels visit them, so a sparse read (a chance
+    probability, a reach read at one player's nodes only) is not billed for
+    the nodes it skips. Information-set arrays (policies, regrets) are small
+    and not counted. Pass the tree the kernels walk (``tree.collapsed``).
     """
+    kind, player, parent = tree.kind, tree.player, tree.parent
+    num_children = tree.num_children
     p = tree.num_players
     n = tree.num_nodes
-    m = solvers._kernels.internal_end(tree.kind, tree.parent)
-    t = tree.num_terminals
+    m = solvers._kernels.internal_end(kind, parent)
+    ends = np.empty(p, dtype=np.int64)
+    solvers._kernels.reach_ends(tree.kernel_arrays, p, ends)
+    interior = np.flatnonzero(kind[:m] != solvers._kernels.TERMINAL)
+    decision = interior[kind[interior] == solvers._kernels.DECISION]
+    chance = interior[kind[interior] == solvers._kernels.CHANCE]
+    chance_children = int(num_children[chance].sum())
+    parent_kind = np.full(n, -1)
+    parent_kind[1:] = kind[parent[1:]]
     i1, i4, f8 = 1, 4, 8
-    # Alternating CFR, per player. Forward over [1, m): parent, kind, chance_prob, infoset,
-    # child_rank, player read; own and cf written. Backward over [0, m): kind, first_child,
-    # num_children, infoset, player, own and cf read, val written; every child's value and
-    # chance probability read (N).
-    forward = (i4 + i1 + f8 + i4 + i4 + i4 + 2 * f8) * m
-    backward = (i1 + 4 * i4 + 2 * f8 + f8) * m + (f8 + f8) * n
-    cfr = p * (forward + backward)
-    # Fused metrics over [0, m): kind, first_child, num_children, player, infoset read; every
-    # child's kind and chance probability (N); the terminals' returns (T rows); the (1 + 2p)
-    # reach columns and p sequence ids written for interior children (< m).
-    metrics = (i1 + 4 * i4) * m + (i1 + f8) * n + p * f8 * t + ((1 + 2 * p) * f8 + p * 8) * m
-    return float(cfr + metrics) / n
+    # Structure of a node visited as a parent: first_child, num_children (+ infoset, player).
+    as_parent = 2 * i4 * interior.size + 2 * i4 * decision.size
+    total = 0
+    for pl in range(p):
+        end = int(ends[pl])
+        # Forward over [1, end): parent; child_rank at decision children, chance_prob at
+        # chance children; kind (+ infoset, player) of the distinct parents; own, cf written
+        # (the root's too).
+        kids = slice(1, end)
+        parents = np.unique(parent[kids])
+        forward = (
+            i4 * (end - 1)
+            + i4 * int((parent_kind[kids] == solvers._kernels.DECISION).sum())
+            + f8 * int((parent_kind[kids] == solvers._kernels.CHANCE).sum())
+            + i1 * parents.size
+            + 2 * i4 * int((kind[parents] == solvers._kernels.DECISION).sum())
+            + 2 * f8 * end
+        )
+        # Backward over [0, m): kind; the parents' structure; own, cf at the player's nodes;
+        # the player's value block over every node (children read, interior written);
+        # chance probabilities of chance children.
+        own_nodes = int((player[decision] == pl).sum())
+        backward = i1 * m + as_parent + 2 * f8 * own_nodes + f8 * n + f8 * chance_children
+        total += forward + backward
+    # Metric pass over [0, m): kind of every node (parents and children); the parents'
+    # structure; the policy-independent rows (chance + p baseline reaches, p int32
+    # sequences) read and the p policy reaches (written for interior children, read as
+    # parents) of interior nodes; chance probabilities of chance children; p returns at
+    # every terminal.
+    terminals = tree.num_terminals
+    metrics = (
+        i1 * n
+        + as_parent
+        + (f8 * (1 + p) + i4 * p + f8 * p) * interior.size
+        + f8 * chance_children
+        + f8 * p * terminals
+    )
+    return float(total + metrics) / n
 
 
 def rss_mib() -> float:

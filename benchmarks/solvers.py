@@ -19,7 +19,8 @@ on a loaded machine. Sections:
    with both metrics every iteration from 1e3 to 4e6 nodes (7e6 in the full
    run), against the bound ``read bandwidth / bytes streamed per
    node-iteration``; the bandwidth is measured here (``numpy`` sum over a
-   128 MiB array). Rates and bytes count the nodes the solver walks
+   512 MiB array) and the bytes are the distinct elements each pass reads
+   or writes, counted on the tree (``streamed_bytes``). Rates and bytes count the nodes the solver walks
    (``GameTree.collapsed``: policy-free subtrees as single leaves), printed
    beside the tree's own count, so that collapsing does not inflate them.
 3. **Parallel workers**: ``cfr_curves(processes=2)`` against ``processes=1``
@@ -242,7 +243,7 @@ def throughput_section() -> None:
     print(
         f"   against the read-bandwidth bound; measured read bandwidth {bandwidth / 1e9:.1f} GB/s"
     )
-    print(f"   (numpy sum over 128 MiB); {load()}")
+    print(f"   (numpy sum over 512 MiB); {load()}")
     print(
         f"   {'tree':<30} {'nodes':>9} {'walked':>9} {'iters':>6} {'node-it/s':>10} "
         f"{'B/node-it':>9} {'bound':>9} {'bound ratio':>11}"
@@ -298,8 +299,10 @@ def throughput_section() -> None:
         "   B/node-it and the bound count walked nodes. bound = bandwidth / B/node-it; bound ratio"
     )
     print("   = bound / achieved (1.0 = at the bound; below 1 in cache, where the bound does not")
-    print("   apply). B/node-it counts each array a pass touches once over the nodes the pass")
-    print("   visits (see streamed_bytes).")
+    print("   apply). B/node-it: the distinct elements each of the 2p + 1 passes reads or writes,")
+    print(
+        "   counted on the tree as the kernels visit them; a write counts once (see streamed_bytes)."
+    )
     for label, seconds in setups:
         print(f"   one-off cost of a cfr_curves call on {label}: {seconds * 1e3:.1f} ms")
     later = read_bandwidth()

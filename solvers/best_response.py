@@ -71,7 +71,8 @@ class MetricBuffers:
 
     def __init__(self, tree: GameTree) -> None:
         n, p = tree.collapsed.num_nodes, tree.num_players
-        self.reach = np.empty((n, 1 + 2 * p))
+        self.reach = np.empty((n, p))
+        self.paths = np.empty((n, 1 + p))
         self.seq = np.empty((n, p), dtype=np.int64)
         self.q = np.empty(tree.num_infosets * tree.max_actions)
         self.iset_parent = np.empty(tree.num_infosets, dtype=np.int64)
@@ -92,10 +93,12 @@ class MetricBuffers:
             probs,
             probs if baseline is None else baseline,
             baseline is not None,
-            self.reach,
+            True,  # one evaluation: the policy-independent rows are written in the same pass
+            self.paths,
             self.seq,
-            self.q,
             self.iset_parent,
+            self.reach,
+            self.q,
             self.choice,
             self.ev,
             self.br,

@@ -250,7 +250,10 @@ class CFRSolver:
         # Every CFR buffer is a view of one array: the kernel unboxes one argument, not nine.
         self._fstate = np.zeros(_kernels.solver_state_size(*self._sizes, alternating))
         self._iteration = 0
-        self._counter = np.zeros(1, dtype=np.int64)  # completed iterations, kept by the kernel
+        # The kernel's integer state: completed iterations, what the metric rows hold, and the
+        # reach ends (where each player's forward pass may stop; see _kernels.cfr_step).
+        self._istate = np.zeros(_kernels.solver_istate_size(tree.num_players), dtype=np.int64)
+        _kernels.reach_ends(walked.kernel_arrays, tree.num_players, self._istate[2:])
         # Metric buffers (one float and one int array) are allocated by the first evaluation.
         self._mbuf = _EMPTY_F
         self._ibuf = _EMPTY_I
@@ -272,7 +275,7 @@ class CFRSolver:
         self._out = self._baseline_values = _EMPTY_F
         if self._mbuf.size:
             views = _python(_kernels.solver_metrics)(self._mbuf, self._ibuf, *self._sizes)
-            self._baseline_values, self._out = views[5], views[6]
+            self._baseline_values, self._out = views[6], views[7]
         if self._baseline is None:
             self._baseline_probs = self._average  # the kernel's baseline argument, unused
         # cfr_step reads the first 11 tree arrays only (numba rejects any other index at
@@ -375,7 +378,7 @@ class CFRSolver:
         if call is None:
             call = self._resolve(evaluate, want_dev)
         entry, tail = call
-        args = (self._counter, iterations, evaluate, want_dev, *tail)
+        args = (self._istate, iterations, evaluate, want_dev, *tail)
         if evaluate and iterations == 1:
             self._step_baseline, self._step_entry, self._step_args = baseline, entry, args
         entry(*args)
@@ -388,7 +391,7 @@ class CFRSolver:
         """The compiled code and trailing arguments of :func:`_kernels.cfr_step` for one call kind."""
         baseline = self._baseline_probs if want_dev else self._average
         tail = (*self._head, self._fstate, self._mbuf, self._ibuf, baseline)
-        args = (self._counter, 1, evaluate, want_dev, *tail)
+        args = (self._istate, 1, evaluate, want_dev, *tail)
         call = (compiled_entry(_kernels.cfr_step, args), tail)
         self._calls[(evaluate, want_dev)] = call
         return call
@@ -398,6 +401,7 @@ class CFRSolver:
         float_size, int_size = _kernels.solver_metrics_size(*sizes)
         self._mbuf = np.zeros(float_size)
         self._ibuf = np.zeros(int_size, dtype=np.int64)
+        self._istate[1] = 0  # new buffers: the policy-independent rows are not written yet
         self._bind()
 
     def _set_baseline(self, baseline: PolicyLike) -> None:
@@ -408,6 +412,7 @@ class CFRSolver:
         self._baseline_values[:] = MetricBuffers(tree).run(tree, probs).ev
         self._baseline_probs = probs
         self._baseline = baseline
+        self._istate[1] = min(self._istate[1], 1)  # the baseline's reach rows are stale
         self._calls.clear()
         self._step_baseline = _UNSET
 
@@ -437,7 +442,7 @@ _PICKLED = (
     "_fstate",
     "_mbuf",
     "_ibuf",
-    "_counter",
+    "_istate",
     "_iteration",
     "_baseline",
     "_baseline_probs",

@@ -85,7 +85,34 @@ def prefill_terminal_values(tt, num_players, val):
 
 
 @jit
-def cfr_pass_alternating(tt, current, regret, cumulative, p, weight, own, cf, val):
+def reach_ends(tt, num_players, ends):
+    """``ends[p]``: one past the last decision node of player ``p`` (1 if it has none).
+
+    The forward pass of :func:`cfr_pass_alternating` for ``p`` stops there:
+    reaches are read only at ``p``'s decision nodes, and in a breadth-first
+    tree whose last levels belong to other players (or to chance) those
+    levels hold most of the nodes. One scan up from the end of the interior,
+    stopping when every player is found.
+    """
+    kind, player, parent = tt[0], tt[1], tt[2]
+    for p in range(num_players):
+        ends[p] = 0
+    left = num_players
+    h = internal_end(kind, parent) - 1
+    while h >= 0 and left > 0:
+        if kind[h] != TERMINAL and kind[h] != CHANCE:
+            p = player[h]
+            if ends[p] == 0:
+                ends[p] = h + 1
+                left -= 1
+        h -= 1
+    for p in range(num_players):
+        if ends[p] == 0:
+            ends[p] = 1
+
+
+@jit
+def cfr_pass_alternating(tt, current, regret, cumulative, p, weight, own, cf, val, end):
     """One CFR traversal updating player ``p`` only (alternating updates).
 
     ``own[h]`` is ``p``'s reach, ``cf[h]`` the reach of chance and the other
@@ -93,7 +120,9 @@ def cfr_pass_alternating(tt, current, regret, cumulative, p, weight, own, cf, va
     ``weight * own * sigma`` at every history of ``p``. ``val`` holds one
     block of ``N`` values per player whose terminal entries were filled once
     by :func:`prefill_terminal_values`, so neither pass visits the trailing
-    leaves (they are never written) and interior leaves are skipped.
+    leaves (they are never written) and interior leaves are skipped. The
+    reaches are computed up to ``end`` (:func:`reach_ends`): past ``p``'s
+    last decision node nothing reads them.
     """
     kind, player, parent, child_rank, chance_prob, infoset, returns, first_child, num_children = tt[
         :9
@@ -103,7 +132,7 @@ def cfr_pass_alternating(tt, current, regret, cumulative, p, weight, own, cf, va
     off = p * n
     own[0] = 1.0
     cf[0] = 1.0
-    for h in range(1, m):
+    for h in range(1, end):
         q = parent[h]
         if kind[q] == CHANCE:
             own[h] = own[q]
@@ -210,8 +239,9 @@ def cfr_iteration(
     val,
     reach2,
     val2,
+    ends,
 ):
-    """Iteration ``t`` (1-based) of CFR / CFR+ / linear / discounted CFR."""
+    """Iteration ``t`` (1-based) of CFR / CFR+ / linear / discounted CFR (``ends``: :func:`reach_ends`)."""
     infoset_player = tt[9]
     num_actions = tt[10]
     ft = float(t)
@@ -226,7 +256,7 @@ def cfr_iteration(
     post = discount or rm_plus
     if alternating:
         for p in range(num_players):
-            cfr_pass_alternating(tt, current, regret, cumulative, p, weight, own, cf, val)
+            cfr_pass_alternating(tt, current, regret, cumulative, p, weight, own, cf, val, ends[p])
             if post:
                 post_update_regrets(regret, num_actions, infoset_player, p, rm_plus, pos, neg)
             regret_matching(regret, num_actions, infoset_player, p, current)
@@ -262,6 +292,8 @@ def cfr_run(
     m = 1 if alternating else n
     reach2 = np.empty((m, num_players + 1))
     val2 = np.empty((m, num_players))
+    ends = np.empty(num_players, dtype=np.int64)
+    reach_ends(tt, num_players, ends)
     for t in range(t0 + 1, t0 + iterations + 1):
         cfr_iteration(
             tt,
@@ -281,6 +313,7 @@ def cfr_run(
             val,
             reach2,
             val2,
+            ends,
         )
 
 
@@ -326,7 +359,8 @@ def solver_state_size(n, ni, na, p, alternating):
 def solver_metrics(mbuf, ibuf, n, ni, na, p):
     """Views of the solver's metric buffers (see :func:`cfr_step`) in one ``float64`` and one ``int64`` array.
 
-    ``mbuf``: the fused pass's reach columns (``[n, 1 + 2p]``), the
+    ``mbuf``: the fused pass's reach columns (``[n, p]``) and its
+    policy-independent columns ``paths`` (``[n, 1 + p]``), the
     counterfactual sequence values ``q`` (``[ni * na]``), ``ev``, ``br``,
     ``dev`` and the baseline's values (``[p]`` each), and ``out``
     (``[2 + 3p]``: NashConv, CFR-Gain, NashConv per player, CFR-Gain per
@@ -334,9 +368,9 @@ def solver_metrics(mbuf, ibuf, n, ni, na, p):
     the information sets' parent sequences and best-response choices
     (``[ni]`` each). Sizes: :func:`solver_metrics_size`.
     """
-    w = 1 + 2 * p
-    reach = mbuf[0 : n * w].reshape((n, w))
-    o = n * w
+    reach = mbuf[0 : n * p].reshape((n, p))
+    paths = mbuf[n * p : n * (1 + 2 * p)].reshape((n, 1 + p))
+    o = n * (1 + 2 * p)
     q = mbuf[o : o + ni * na]
     o += ni * na
     ev = mbuf[o : o + p]
@@ -347,7 +381,7 @@ def solver_metrics(mbuf, ibuf, n, ni, na, p):
     seq = ibuf[0 : n * p].reshape((n, p))
     iset_parent = ibuf[n * p : n * p + ni]
     choice = ibuf[n * p + ni : n * p + 2 * ni]
-    return reach, q, ev, br, dev, base_values, out, seq, iset_parent, choice
+    return reach, paths, q, ev, br, dev, base_values, out, seq, iset_parent, choice
 
 
 @jit
@@ -357,8 +391,14 @@ def solver_metrics_size(n, ni, na, p):
 
 
 @jit
+def solver_istate_size(num_players):
+    """Length of the ``istate`` array of :func:`cfr_step`: counter, rows flag, reach ends."""
+    return 2 + num_players
+
+
+@jit
 def cfr_step(
-    counter,
+    istate,
     iterations,
     evaluate,
     want_dev,
@@ -382,13 +422,18 @@ def cfr_step(
     ``mbuf``, ``ibuf``: :func:`solver_metrics`, unused without
     ``evaluate``), so a call allocates nothing. ``tt`` may be the first 11
     arrays of ``GameTree.kernel_arrays`` (up to ``infoset_num_actions``):
-    nothing here reads the others. ``counter[0]`` is the number
-    of completed iterations; the iterations run are numbered from
-    ``counter[0] + 1`` and the counter advances. With ``evaluate`` the
-    average policy is written to ``average``, :func:`policy_metrics` fills
-    ``ev``, ``br`` and (with ``want_dev``) ``dev`` against ``baseline``, and
-    ``out`` receives ``[NashConv, CFR-Gain, NashConv per player, CFR-Gain
-    per player, values per player]`` (CFR-Gain NaN without ``want_dev``).
+    nothing here reads the others. ``istate`` is the solver's integer
+    state (:func:`solver_istate_size`): ``istate[0]`` the number of
+    completed iterations (the iterations run are numbered from
+    ``istate[0] + 1`` and it advances); ``istate[1]`` what the metric
+    buffers' policy-independent rows hold (0: nothing, 1: the tree's, 2:
+    also the baseline's; the caller resets it to 0 when the baseline
+    changes); ``istate[2:2 + p]`` the :func:`reach_ends`. With ``evaluate``
+    the average policy is written to ``average``, :func:`policy_metrics`
+    fills ``ev``, ``br`` and (with ``want_dev``) ``dev`` against
+    ``baseline``, and ``out`` receives ``[NashConv, CFR-Gain, NashConv per
+    player, CFR-Gain per player, values per player]`` (CFR-Gain NaN without
+    ``want_dev``).
     """
     n = tt[0].shape[0]
     ni = tt[9].shape[0]
@@ -397,7 +442,8 @@ def cfr_step(
     current, regret, cumulative, average, own, cf, val, reach2, val2 = solver_state(
         fstate, n, ni, na, np_, alternating
     )
-    t0 = counter[0]
+    t0 = istate[0]
+    ends = istate[2 : 2 + np_]
     for t in range(t0 + 1, t0 + iterations + 1):
         cfr_iteration(
             tt,
@@ -417,13 +463,16 @@ def cfr_step(
             val,
             reach2,
             val2,
+            ends,
         )
-    counter[0] = t0 + iterations
+    istate[0] = t0 + iterations
     if evaluate:
-        reach, q, ev, br, dev, base_values, out, seq, iset_parent, choice = solver_metrics(
+        reach, paths, q, ev, br, dev, base_values, out, seq, iset_parent, choice = solver_metrics(
             mbuf, ibuf, n, ni, na, np_
         )
         normalize_rows(cumulative, tt[10], average)
+        need = 2 if want_dev else 1
+        fresh = istate[1] < need
         policy_metrics(
             tt,
             num_players,
@@ -431,15 +480,19 @@ def cfr_step(
             average,
             baseline,
             want_dev,
-            reach,
+            fresh,
+            paths,
             seq,
-            q,
             iset_parent,
+            reach,
+            q,
             choice,
             ev,
             br,
             dev,
         )
+        if fresh:
+            istate[1] = need
         total_nc = 0.0
         total_gain = 0.0
         for i in range(np_):

@@ -8,6 +8,7 @@ from solvers._kernels.cfr import (
     cfr_iteration,
     normalize_rows,
     prefill_terminal_values,
+    reach_ends,
     regret_matching,
 )
 from solvers._kernels.common import jit
@@ -53,10 +54,13 @@ def curves_run(
     # The metric pass's reach rows and the CFR passes' reaches are never live at
     # once, so they share memory: a smaller working set is a faster iteration on
     # trees larger than the cache (the iteration is bound by what it touches).
-    mflat = np.empty(n * (1 + 2 * num_players))
-    mreach = mflat.reshape((n, 1 + 2 * num_players))
+    mflat = np.empty(n * max(2, num_players))
+    mreach = mflat[: n * num_players].reshape((n, num_players))
     own = mflat[:n]
     cf = mflat[n : 2 * n]
+    # The metric pass's policy-independent rows (chance and baseline reach, last
+    # sequences): written at the first evaluation, only read after it.
+    paths = np.empty((n, 1 + num_players))
     val = np.empty(num_players * n)
     prefill_terminal_values(tt, num_players, val)
     tval = val.reshape((num_players, n))  # terminal entries = returns (one copy in memory)
@@ -64,6 +68,8 @@ def curves_run(
     reach2 = np.empty((m, num_players + 1))
     val2 = np.empty((m, num_players))
     mseq = np.empty((n, num_players), dtype=np.int32)  # sequence ids < ni * na < 2**31
+    ends = np.empty(num_players, dtype=np.int64)
+    reach_ends(tt, num_players, ends)
     q = np.empty(ni * na)
     iset_parent = np.empty(ni, dtype=np.int64)
     choice = np.empty(ni, dtype=np.int64)
@@ -88,6 +94,7 @@ def curves_run(
             val,
             reach2,
             val2,
+            ends,
         )
         while k < nk and record[k] == t:
             normalize_rows(cumulative, num_actions, average)
@@ -98,10 +105,12 @@ def curves_run(
                 average,
                 baseline,
                 True,
-                mreach,
+                k == 0,
+                paths,
                 mseq,
-                q,
                 iset_parent,
+                mreach,
+                q,
                 choice,
                 out_ev[k],
                 out_br[k],

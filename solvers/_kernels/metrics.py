@@ -180,48 +180,55 @@ def _best_response_sets(infoset_player, num_actions, width, q, iset_parent, choi
 
 @jit
 def _policy_metrics_2p(
-    tt, tval, policy, baseline, want_dev, reach, seq, q, iset_parent, ev, br, dev
+    tt, tval, policy, baseline, want_dev, fresh, paths, seq, iset_parent, reach, q, ev, br, dev
 ):
     """:func:`policy_metrics` for two players, with the sums in registers.
 
     Same quantities and multiplication order as the general kernel (which
-    calls this one), so both give identical bits; columns of ``reach``:
-    chance, ``r_0``, ``r_1``, ``b_0``, ``b_1``.
+    calls this one), so both give identical bits; columns of ``paths``:
+    chance, ``b_0``, ``b_1``; of ``reach``: ``r_0``, ``r_1``.
     """
     kind, player, parent, child_rank, chance_prob, infoset, returns, first_child, num_children = tt[
         :9
     ]
     width = policy.shape[1]
     ev0 = ev1 = br0 = br1 = dev0 = dev1 = 0.0
-    for k in range(5):
-        reach[0, k] = 1.0
-    seq[0, 0] = -1
-    seq[0, 1] = -1
+    reach[0, 0] = 1.0
+    reach[0, 1] = 1.0
+    if fresh:
+        for k in range(3):
+            paths[0, k] = 1.0
+        seq[0, 0] = -1
+        seq[0, 1] = -1
     for h in range(internal_end(kind, parent)):
         kh = kind[h]
         if kh == TERMINAL:
             continue
         fc = first_child[h]
         nc = num_children[h]
-        c_h = reach[h, 0]
-        r0 = reach[h, 1]
-        r1 = reach[h, 2]
-        b0 = reach[h, 3]
-        b1 = reach[h, 4]
+        c_h = paths[h, 0]
+        b0 = paths[h, 1]
+        b1 = paths[h, 2]
+        r0 = reach[h, 0]
+        r1 = reach[h, 1]
         s0 = seq[h, 0]
         s1 = seq[h, 1]
         if kh == CHANCE:
+            if fresh:
+                for jj in range(nc):
+                    z = fc + jj
+                    if kind[z] != TERMINAL:
+                        paths[z, 0] = c_h * chance_prob[z]
+                        paths[z, 1] = b0
+                        paths[z, 2] = b1
+                        seq[z, 0] = s0
+                        seq[z, 1] = s1
             for jj in range(nc):
                 z = fc + jj
                 c = c_h * chance_prob[z]
                 if kind[z] != TERMINAL:
-                    reach[z, 0] = c
-                    reach[z, 1] = r0
-                    reach[z, 2] = r1
-                    reach[z, 3] = b0
-                    reach[z, 4] = b1
-                    seq[z, 0] = s0
-                    seq[z, 1] = s1
+                    reach[z, 0] = r0
+                    reach[z, 1] = r1
                     continue
                 u0 = tval[0, z]
                 u1 = tval[1, z]
@@ -243,19 +250,25 @@ def _policy_metrics_2p(
             continue
         s = infoset[h]
         base = s * width
+        if fresh:
+            # The policy-independent rows (a separate loop: the hot one stays as it is).
+            ph = player[h]
+            iset_parent[s] = seq[h, ph]
+            for jj in range(nc):
+                z = fc + jj
+                if kind[z] != TERMINAL:
+                    paths[z, 0] = c_h
+                    paths[z, 1] = b0 * baseline[s, jj] if ph == 0 else b0
+                    paths[z, 2] = b1 * baseline[s, jj] if ph == 1 else b1
+                    seq[z, 0] = base + jj if ph == 0 else s0
+                    seq[z, 1] = base + jj if ph == 1 else s1
         if player[h] == 0:
-            iset_parent[s] = s0
             for jj in range(nc):
                 z = fc + jj
                 e = policy[s, jj]
                 if kind[z] != TERMINAL:
-                    reach[z, 0] = c_h
-                    reach[z, 1] = r0 * e
-                    reach[z, 2] = r1
-                    reach[z, 3] = b0 * baseline[s, jj]
-                    reach[z, 4] = b1
-                    seq[z, 0] = base + jj
-                    seq[z, 1] = s1
+                    reach[z, 0] = r0 * e
+                    reach[z, 1] = r1
                     continue
                 u0 = tval[0, z]
                 u1 = tval[1, z]
@@ -272,18 +285,12 @@ def _policy_metrics_2p(
                     dev0 += c_h * r0e * b1 * u0
                     dev1 += c_h * r1 * (b0 * baseline[s, jj]) * u1
         else:
-            iset_parent[s] = s1
             for jj in range(nc):
                 z = fc + jj
                 e = policy[s, jj]
                 if kind[z] != TERMINAL:
-                    reach[z, 0] = c_h
-                    reach[z, 1] = r0
-                    reach[z, 2] = r1 * e
-                    reach[z, 3] = b0
-                    reach[z, 4] = b1 * baseline[s, jj]
-                    seq[z, 0] = s0
-                    seq[z, 1] = base + jj
+                    reach[z, 0] = r0
+                    reach[z, 1] = r1 * e
                     continue
                 u0 = tval[0, z]
                 u1 = tval[1, z]
@@ -315,10 +322,12 @@ def policy_metrics(
     policy,
     baseline,
     want_dev,
-    reach,
+    fresh,
+    paths,
     seq,
-    q,
     iset_parent,
+    reach,
+    q,
     choice,
     ev,
     br,
@@ -333,9 +342,8 @@ def policy_metrics(
     first move). ``tval[i, z]`` is player ``i``'s return at terminal ``z``
     (only terminal entries are read): CFR passes its value buffer, whose
     terminal entries hold the returns (:func:`prefill_terminal_values`), so
-    an iteration touches one copy of the returns instead of two (about 20 %
-    of the working set of a large tree, and as much time out of cache);
-    other callers pass ``GameTree.returns_by_player``. At every terminal ``z`` it adds
+    an iteration touches one copy of the returns instead of two; other
+    callers pass ``GameTree.returns_by_player``. At every terminal ``z`` it adds
 
     * ``c r_0 .. r_{n-1} u_i(z)`` to ``ev[i]`` (``u_i(policy)``);
     * ``c prod_{j != i} r_j u_i(z)`` to ``q[seq_i(z)]`` (the counterfactual
@@ -343,18 +351,26 @@ def policy_metrics(
     * ``c r_i prod_{j != i} b_j u_i(z)`` to ``dev[i]``
       (``u_i(policy_i, baseline_-i)``, if ``want_dev``).
 
+    Only ``r_i`` depends on ``policy``. The rest (``paths[h] = [c, b_0, ..,
+    b_{n-1}]``, ``seq[h]`` and ``iset_parent``) depends on the tree and the
+    baseline alone: it is written when ``fresh`` and only read otherwise, so
+    a caller evaluating many policies against one baseline (``cfr_curves``,
+    ``CFRSolver.step``) writes ``reach[h] = [r_0, .., r_{n-1}]`` and nothing
+    else per node. On a tree larger than the cache that is most of the
+    pass's memory traffic: every written line is also read first
+    (write-allocate). The values are the same products either way, so the
+    results are identical bits.
+
     The best responses then need no second tree pass: information sets are
     numbered by first appearance in breadth-first order, so under perfect
     recall a player's later information sets have larger ids; visiting ids
     downwards, ``max_a q[s, a]`` is final when reached and is added to the
     sequence leading to ``s`` (``iset_parent[s]``), or to ``br[i]`` at the
     top (the sequence-form best response). ``choice[s]`` gets the maximising
-    action (ties: the first). Terminal rows of ``reach``/``seq`` are never
-    written.
+    action (ties: the first). Terminal rows of ``paths``/``seq``/``reach``
+    are never written.
     """
-    kind, player, parent, child_rank, chance_prob, infoset, returns, first_child, num_children = tt[
-        :9
-    ]
+    kind = tt[0]
     infoset_player = tt[9]
     num_actions = tt[10]
     np_ = num_players
@@ -373,28 +389,58 @@ def policy_metrics(
         return
     if np_ == 2:
         _policy_metrics_2p(
-            tt, tval, policy, baseline, want_dev, reach, seq, q, iset_parent, ev, br, dev
+            tt,
+            tval,
+            policy,
+            baseline,
+            want_dev,
+            fresh,
+            paths,
+            seq,
+            iset_parent,
+            reach,
+            q,
+            ev,
+            br,
+            dev,
         )
     else:
         _policy_metrics_any(
-            tt, np_, tval, policy, baseline, want_dev, reach, seq, q, iset_parent, ev, br, dev
+            tt,
+            np_,
+            tval,
+            policy,
+            baseline,
+            want_dev,
+            fresh,
+            paths,
+            seq,
+            iset_parent,
+            reach,
+            q,
+            ev,
+            br,
+            dev,
         )
     _best_response_sets(infoset_player, num_actions, width, q, iset_parent, choice, br)
 
 
 @jit
 def _policy_metrics_any(
-    tt, np_, tval, policy, baseline, want_dev, reach, seq, q, iset_parent, ev, br, dev
+    tt, np_, tval, policy, baseline, want_dev, fresh, paths, seq, iset_parent, reach, q, ev, br, dev
 ):
     """:func:`policy_metrics` for any number of players (sums in memory: slower)."""
     kind, player, parent, child_rank, chance_prob, infoset, returns, first_child, num_children = tt[
         :9
     ]
     width = policy.shape[1]
-    for j in range(1 + 2 * np_):
-        reach[0, j] = 1.0
     for i in range(np_):
-        seq[0, i] = -1
+        reach[0, i] = 1.0
+    if fresh:
+        for j in range(1 + np_):
+            paths[0, j] = 1.0
+        for i in range(np_):
+            seq[0, i] = -1
     for h in range(internal_end(kind, parent)):
         kh = kind[h]
         if kh == TERMINAL:
@@ -403,23 +449,29 @@ def _policy_metrics_any(
         nc = num_children[h]
         ph = player[h]
         s = infoset[h] if kh != CHANCE else -1
-        if s >= 0:
-            iset_parent[s] = seq[h, ph]
+        if fresh:
+            if s >= 0:
+                iset_parent[s] = seq[h, ph]
+            for jj in range(nc):
+                z = fc + jj
+                if kind[z] != TERMINAL:
+                    paths[z, 0] = paths[h, 0] * chance_prob[z] if kh == CHANCE else paths[h, 0]
+                    for i in range(np_):
+                        paths[z, 1 + i] = paths[h, 1 + i]
+                        seq[z, i] = seq[h, i]
+                    if s >= 0:
+                        paths[z, 1 + ph] *= baseline[s, jj]
+                        seq[z, ph] = s * width + jj
         for jj in range(nc):
             z = fc + jj
-            c = reach[h, 0]
+            c = paths[h, 0]
             if kh == CHANCE:
                 c *= chance_prob[z]
             if kind[z] != TERMINAL:
-                reach[z, 0] = c
-                for j in range(1, 1 + 2 * np_):
-                    reach[z, j] = reach[h, j]
                 for i in range(np_):
-                    seq[z, i] = seq[h, i]
+                    reach[z, i] = reach[h, i]
                 if s >= 0:
-                    reach[z, 1 + ph] *= policy[s, jj]
-                    reach[z, 1 + np_ + ph] *= baseline[s, jj]
-                    seq[z, ph] = s * width + jj
+                    reach[z, ph] *= policy[s, jj]
                 continue
             # Terminal child: accumulate without storing. The acting player's
             # factor for this edge is ``e`` (policy) / ``eb`` (baseline).
@@ -435,8 +487,8 @@ def _policy_metrics_any(
                 opp = c
                 for j in range(np_):
                     if j != i:
-                        opp *= reach[h, 1 + j] * e if j == ph else reach[h, 1 + j]
-                own = reach[h, 1 + i]
+                        opp *= reach[h, j] * e if j == ph else reach[h, j]
+                own = reach[h, i]
                 sq = seq[h, i]
                 if ph == i and s >= 0:
                     own *= e
@@ -450,5 +502,5 @@ def _policy_metrics_any(
                     d = c * own
                     for j in range(np_):
                         if j != i:
-                            d *= reach[h, 1 + np_ + j] * eb if j == ph else reach[h, 1 + np_ + j]
+                            d *= paths[h, 1 + j] * eb if j == ph else paths[h, 1 + j]
                     dev[i] += d * u

@@ -80,10 +80,12 @@ def test_two_player_kernel_gives_the_general_kernels_bits(name):
         probs,
         base,
         True,
-        general.reach,
+        True,
+        general.paths,
         general.seq,
-        general.q,
         general.iset_parent,
+        general.reach,
+        general.q,
         general.ev,
         general.br,
         general.dev,
@@ -205,7 +207,7 @@ def test_solver_calls_the_compiled_overload_directly():
     solver.step(None)
     assert set(solver._calls) == {(True, True), (True, False)}  # the evaluation reset them
     solver.run(1)
-    assert solver.iteration == int(solver._counter[0]) == 5
+    assert solver.iteration == int(solver._istate[0]) == 5
     if _kernels.HAVE_NUMBA:
         compiled = [c.entry_point for c in _kernels.cfr_step.overloads.values()]
         assert all(entry in compiled for entry, _ in solver._calls.values())
@@ -272,4 +274,75 @@ def test_pickled_solver_continues_the_same_run(alternating):
     solver.run(3)
     assert np.array_equal(copy.average_policy().probs, solver.average_policy().probs)
     assert np.array_equal(copy.cumulative_regret(), solver.cumulative_regret())
-    assert copy.iteration == int(copy._counter[0]) == 13
+    assert copy.iteration == int(copy._istate[0]) == 13
+
+
+@pytest.mark.parametrize("name", ["kuhn", "kuhn3", "fruit", "layered3p"])
+def test_reach_ends_are_one_past_each_players_last_decision(name):
+    tree = TREES[name]().collapsed
+    ends = np.empty(tree.num_players, dtype=np.int64)
+    _kernels.reach_ends(tree.kernel_arrays, tree.num_players, ends)
+    decisions = np.flatnonzero(tree.kind == _kernels.DECISION)
+    for p in range(tree.num_players):
+        mine = decisions[tree.player[decisions] == p]
+        assert ends[p] == (mine.max() + 1 if mine.size else 1), p
+
+
+def test_reach_ends_of_a_player_without_decisions_is_one():
+    # Player 1 never moves: only player 0 decides, at two levels.
+    tree = layered_tree(np.random.default_rng(2), players=(0, 0), num_actions=3, num_outcomes=2)
+    ends = np.full(2, -7, dtype=np.int64)
+    _kernels.reach_ends(tree.kernel_arrays, 2, ends)
+    last = np.flatnonzero(tree.kind == _kernels.DECISION).max()
+    assert ends[0] == last + 1 > 1 and ends[1] == 1
+
+
+@pytest.mark.parametrize("name", ["fruit", "layered3p", "leduc"])
+def test_forward_pass_stopping_at_the_reach_end_changes_no_bit(name):
+    # Past a player's last decision node no reach is read, so stopping there is exact.
+    tree = TREES[name]().collapsed
+    tt, p = tree.kernel_arrays, tree.num_players
+    ends = np.empty(p, dtype=np.int64)
+    _kernels.reach_ends(tt, p, ends)
+    m = _kernels.internal_end(tree.kind, tree.parent)
+    assert (ends <= m).all()
+    probs = random_policy(tree, 3).probs
+    results = []
+    for stop in (ends, np.full(p, m)):
+        regret = np.zeros_like(probs)
+        cumulative = np.zeros_like(probs)
+        val = np.empty(p * tree.num_nodes)
+        _kernels.prefill_terminal_values(tt, p, val)
+        own, cf = np.empty(tree.num_nodes), np.empty(tree.num_nodes)
+        for player in range(p):
+            _kernels.cfr_pass_alternating(
+                tt, probs, regret, cumulative, player, 1.0, own, cf, val, stop[player]
+            )
+        results.append((regret, cumulative, val))
+    for got, full in zip(*results, strict=True):
+        assert np.array_equal(got, full)
+
+
+@pytest.mark.parametrize("name", ["kuhn", "kuhn3", "layered3p"])
+def test_solver_rewrites_its_baseline_rows_when_the_baseline_changes(name):
+    # The solver writes the metric pass's policy-independent rows once per baseline:
+    # every evaluation after a switch must give the bits of a fresh standalone evaluation.
+    tree = TREES[name]()
+    solver = solvers.CFRSolver(tree).run(7)
+    first = solvers.pure_policy(tree, first_action)
+    last = solvers.pure_policy(tree, lambda key, legal: legal[-1])
+    mixed = random_policy(tree, 11)
+    for baseline in (first, last, None, mixed, first, None, last):
+        got = solver.evaluate(baseline)
+        avg = solver.average_policy()
+        assert got.nash_conv == solvers.nash_conv(tree, avg).nash_conv
+        if baseline is None:
+            assert np.isnan(got.cfr_gain)
+        else:
+            expected = solvers.cfr_gain(tree, avg, baseline)
+            assert np.array_equal(got.cfr_gain_per_player, expected.per_player)
+    stepped = solver.step(mixed)
+    assert np.array_equal(
+        stepped.cfr_gain_per_player,
+        solvers.cfr_gain(tree, solver.average_policy(), mixed).per_player,
+    )
