@@ -177,11 +177,11 @@ def streamed_bytes(tree) -> float:
     nothing survives in cache from one pass to the next. An iteration is
     ``2 p + 1`` passes: a forward and a backward CFR pass per player
     (:func:`solvers._kernels.cfr_pass_alternating`) and the fused metric
-    pass (:func:`solvers._kernels.policy_metrics` reading its
-    policy-independent rows). The element sets are counted on the tree
-    itself, as the kernels visit them, so a sparse read (a chance
-    probability, a reach read at one player's nodes only) is not billed for
-    the nodes it skips. Information-set arrays (policies, regrets) are small
+    pass (:func:`solvers._kernels.policy_metrics`; the rows no policy
+    changes, :func:`solvers._kernels.metric_rows`, are written once per
+    run). The element sets are counted on the tree itself, as the kernels
+    visit them, so a sparse read (a chance probability, a reach read at one
+    player's nodes only) is not billed for the nodes it skips. Information-set arrays (policies, regrets) are small
     and not counted. Pass the tree the kernels walk (``tree.collapsed``).
     """
     kind, player, parent = tree.kind, tree.player, tree.parent
@@ -223,15 +223,15 @@ def streamed_bytes(tree) -> float:
         backward = i1 * m + as_parent + 2 * f8 * own_nodes + f8 * n + f8 * chance_children
         total += forward + backward
     # Metric pass over [0, m): kind of every node (parents and children); the parents'
-    # structure; the policy-independent rows (chance + p baseline reaches, p int32
-    # sequences) read and the p policy reaches (written for interior children, read as
-    # parents) of interior nodes; chance probabilities of chance children; p returns at
-    # every terminal.
+    # structure; the rows no policy changes (chance reach, p int32 sequences) read and the
+    # p policy reaches (written for interior children, read as parents) of interior nodes;
+    # chance probabilities of chance children; p returns at every terminal. (metric_rows
+    # runs once per run, not per iteration.)
     terminals = tree.num_terminals
     metrics = (
         i1 * n
         + as_parent
-        + (f8 * (1 + p) + i4 * p + f8 * p) * interior.size
+        + (f8 + i4 * p + f8 * p) * interior.size
         + f8 * chance_children
         + f8 * p * terminals
     )

@@ -71,10 +71,13 @@ class MetricBuffers:
 
     def __init__(self, tree: GameTree) -> None:
         n, p = tree.collapsed.num_nodes, tree.num_players
+        k = tree.num_infosets * tree.max_actions
         self.reach = np.empty((n, p))
-        self.paths = np.empty((n, 1 + p))
+        self.chance_reach = np.empty(n)
         self.seq = np.empty((n, p), dtype=np.int64)
-        self.q = np.empty(tree.num_infosets * tree.max_actions)
+        self.q = np.empty(k)
+        self.rw = np.empty(k)
+        self.qb = np.empty(k + p)
         self.iset_parent = np.empty(tree.num_infosets, dtype=np.int64)
         self.choice = np.empty(tree.num_infosets, dtype=np.int64)
         self.ev = np.zeros(p)
@@ -86,19 +89,33 @@ class MetricBuffers:
     ) -> MetricBuffers:
         """Fills the outputs for ``probs`` (and deviations to it from ``baseline``); returns self."""
         walked = tree.collapsed
-        _kernels.policy_metrics(
+        tval = walked.returns_by_player
+        want_dev = baseline is not None
+        _kernels.metric_rows(
             walked.kernel_arrays,
             tree.num_players,
-            walked.returns_by_player,
-            probs,
-            probs if baseline is None else baseline,
-            baseline is not None,
-            True,  # one evaluation: the policy-independent rows are written in the same pass
-            self.paths,
+            tval,
+            baseline if want_dev else probs,
+            want_dev,
+            self.chance_reach,
             self.seq,
             self.iset_parent,
             self.reach,
+            self.qb,
+        )
+        _kernels.policy_metrics(
+            walked.kernel_arrays,
+            tree.num_players,
+            tval,
+            probs,
+            want_dev,
+            self.chance_reach,
+            self.seq,
+            self.iset_parent,
+            self.qb,
+            self.reach,
             self.q,
+            self.rw,
             self.choice,
             self.ev,
             self.br,

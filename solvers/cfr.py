@@ -275,7 +275,7 @@ class CFRSolver:
         self._out = self._baseline_values = _EMPTY_F
         if self._mbuf.size:
             views = _python(_kernels.solver_metrics)(self._mbuf, self._ibuf, *self._sizes)
-            self._baseline_values, self._out = views[6], views[7]
+            self._baseline_values, self._out = views[8], views[9]
         if self._baseline is None:
             self._baseline_probs = self._average  # the kernel's baseline argument, unused
         # cfr_step reads the first 11 tree arrays only (numba rejects any other index at
@@ -401,7 +401,7 @@ class CFRSolver:
         float_size, int_size = _kernels.solver_metrics_size(*sizes)
         self._mbuf = np.zeros(float_size)
         self._ibuf = np.zeros(int_size, dtype=np.int64)
-        self._istate[1] = 0  # new buffers: the policy-independent rows are not written yet
+        self._istate[1] = 0  # new buffers: metric_rows has not written them yet
         self._bind()
 
     def _set_baseline(self, baseline: PolicyLike) -> None:
@@ -412,7 +412,7 @@ class CFRSolver:
         self._baseline_values[:] = MetricBuffers(tree).run(tree, probs).ev
         self._baseline_probs = probs
         self._baseline = baseline
-        self._istate[1] = min(self._istate[1], 1)  # the baseline's reach rows are stale
+        self._istate[1] = min(self._istate[1], 1)  # the baseline sums are stale
         self._calls.clear()
         self._step_baseline = _UNSET
 

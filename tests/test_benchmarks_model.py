@@ -44,7 +44,7 @@ SIZE = {
     "own": 8,
     "cf": 8,
     "val": 8,
-    "paths": 8,
+    "chance_reach": 8,
     "seq": 4,
     "reach": 8,
 }
@@ -89,7 +89,7 @@ def _replayed_bytes(tree) -> int:
         if kind[h] == TERMINAL:
             continue
         metrics |= {("first_child", h), ("num_children", h)}
-        metrics |= {(name, (h, c)) for name in ("paths",) for c in range(1 + p)}
+        metrics.add(("chance_reach", h))
         metrics |= {(name, (h, c)) for name in ("seq", "reach") for c in range(p)}
         if kind[h] == DECISION:
             metrics |= {("infoset", h), ("player", h)}

@@ -47,6 +47,7 @@ from solvers._kernels.metrics import (
     best_response_value,
     deviation_values,
     expected_values,
+    metric_rows,
     policy_metrics,
     profile_reach,
 )
@@ -68,6 +69,7 @@ __all__ = [
     "expected_values",
     "internal_end",
     "normalize_rows",
+    "metric_rows",
     "policy_metrics",
     "post_update_regrets",
     "prefill_terminal_values",
@@ -85,6 +87,7 @@ __all__ = [
 _best_response_sets = metrics._best_response_sets
 _policy_metrics_2p = metrics._policy_metrics_2p
 _policy_metrics_any = metrics._policy_metrics_any
+_sequence_values = metrics._sequence_values
 
 #: Every module a kernel's machine code depends on (one cache-consistency group).
 MODULES = (common, cfr, metrics, curves)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from solvers._kernels.common import CHANCE, TERMINAL, internal_end, jit
-from solvers._kernels.metrics import policy_metrics
+from solvers._kernels.metrics import metric_rows, policy_metrics
 
 
 @jit
@@ -359,20 +359,23 @@ def solver_state_size(n, ni, na, p, alternating):
 def solver_metrics(mbuf, ibuf, n, ni, na, p):
     """Views of the solver's metric buffers (see :func:`cfr_step`) in one ``float64`` and one ``int64`` array.
 
-    ``mbuf``: the fused pass's reach columns (``[n, p]``) and its
-    policy-independent columns ``paths`` (``[n, 1 + p]``), the
-    counterfactual sequence values ``q`` (``[ni * na]``), ``ev``, ``br``,
-    ``dev`` and the baseline's values (``[p]`` each), and ``out``
-    (``[2 + 3p]``: NashConv, CFR-Gain, NashConv per player, CFR-Gain per
-    player, values per player). ``ibuf``: the last sequences (``[n, p]``),
-    the information sets' parent sequences and best-response choices
-    (``[ni]`` each). Sizes: :func:`solver_metrics_size`.
+    ``mbuf``: the fused pass's reach columns (``[n, p]``), the chance reach
+    (``[n]``), the counterfactual sequence values ``q`` and the scratch
+    ``rw`` (``[ni * na]`` each), the baseline's sequence sums ``qb``
+    (``[ni * na + p]``), ``ev``, ``br``, ``dev`` and the baseline's values
+    (``[p]`` each), and ``out`` (``[2 + 3p]``: NashConv, CFR-Gain, NashConv
+    per player, CFR-Gain per player, values per player). ``ibuf``: the last
+    sequences (``[n, p]``), the information sets' parent sequences and
+    best-response choices (``[ni]`` each). Sizes: :func:`solver_metrics_size`.
     """
+    k = ni * na
     reach = mbuf[0 : n * p].reshape((n, p))
-    paths = mbuf[n * p : n * (1 + 2 * p)].reshape((n, 1 + p))
-    o = n * (1 + 2 * p)
-    q = mbuf[o : o + ni * na]
-    o += ni * na
+    chance_reach = mbuf[n * p : n * (p + 1)]
+    o = n * (p + 1)
+    q = mbuf[o : o + k]
+    rw = mbuf[o + k : o + 2 * k]
+    qb = mbuf[o + 2 * k : o + 3 * k + p]
+    o += 3 * k + p
     ev = mbuf[o : o + p]
     br = mbuf[o + p : o + 2 * p]
     dev = mbuf[o + 2 * p : o + 3 * p]
@@ -381,13 +384,13 @@ def solver_metrics(mbuf, ibuf, n, ni, na, p):
     seq = ibuf[0 : n * p].reshape((n, p))
     iset_parent = ibuf[n * p : n * p + ni]
     choice = ibuf[n * p + ni : n * p + 2 * ni]
-    return reach, paths, q, ev, br, dev, base_values, out, seq, iset_parent, choice
+    return reach, chance_reach, q, rw, qb, ev, br, dev, base_values, out, seq, iset_parent, choice
 
 
 @jit
 def solver_metrics_size(n, ni, na, p):
     """Lengths of the ``mbuf`` and ``ibuf`` arrays of :func:`solver_metrics`."""
-    return n * (1 + 2 * p) + ni * na + 7 * p + 2, n * p + 2 * ni
+    return n * (p + 1) + 3 * ni * na + 8 * p + 2, n * p + 2 * ni
 
 
 @jit
@@ -426,9 +429,8 @@ def cfr_step(
     state (:func:`solver_istate_size`): ``istate[0]`` the number of
     completed iterations (the iterations run are numbered from
     ``istate[0] + 1`` and it advances); ``istate[1]`` what the metric
-    buffers' policy-independent rows hold (0: nothing, 1: the tree's, 2:
-    also the baseline's; the caller resets it to 0 when the baseline
-    changes); ``istate[2:2 + p]`` the :func:`reach_ends`. With ``evaluate``
+    buffers' :func:`metric_rows` hold (0: nothing, 1: the tree's, 2: also
+    the baseline's; the caller lowers it when the baseline changes); ``istate[2:2 + p]`` the :func:`reach_ends`. With ``evaluate``
     the average policy is written to ``average``, :func:`policy_metrics`
     fills ``ev``, ``br`` and (with ``want_dev``) ``dev`` against
     ``baseline``, and ``out`` receives ``[NashConv, CFR-Gain, NashConv per
@@ -467,32 +469,35 @@ def cfr_step(
         )
     istate[0] = t0 + iterations
     if evaluate:
-        reach, paths, q, ev, br, dev, base_values, out, seq, iset_parent, choice = solver_metrics(
-            mbuf, ibuf, n, ni, na, np_
+        reach, chance_reach, q, rw, qb, ev, br, dev, base_values, out, seq, iset_parent, choice = (
+            solver_metrics(mbuf, ibuf, n, ni, na, np_)
         )
         normalize_rows(cumulative, tt[10], average)
+        tval = val.reshape((num_players, n))  # terminal entries = returns (one copy in memory)
         need = 2 if want_dev else 1
-        fresh = istate[1] < need
+        if istate[1] < need:
+            metric_rows(
+                tt, num_players, tval, baseline, want_dev, chance_reach, seq, iset_parent, reach, qb
+            )
+            istate[1] = need
         policy_metrics(
             tt,
             num_players,
-            val.reshape((num_players, n)),  # terminal entries = returns (one copy in memory)
+            tval,
             average,
-            baseline,
             want_dev,
-            fresh,
-            paths,
+            chance_reach,
             seq,
             iset_parent,
+            qb,
             reach,
             q,
+            rw,
             choice,
             ev,
             br,
             dev,
         )
-        if fresh:
-            istate[1] = need
         total_nc = 0.0
         total_gain = 0.0
         for i in range(np_):

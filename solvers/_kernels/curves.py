@@ -12,7 +12,7 @@ from solvers._kernels.cfr import (
     regret_matching,
 )
 from solvers._kernels.common import jit
-from solvers._kernels.metrics import policy_metrics
+from solvers._kernels.metrics import metric_rows, policy_metrics
 
 
 @jit
@@ -58,9 +58,9 @@ def curves_run(
     mreach = mflat[: n * num_players].reshape((n, num_players))
     own = mflat[:n]
     cf = mflat[n : 2 * n]
-    # The metric pass's policy-independent rows (chance and baseline reach, last
-    # sequences): written at the first evaluation, only read after it.
-    paths = np.empty((n, 1 + num_players))
+    # What no policy changes (chance reach, last sequences, the baseline's sequence sums):
+    # written once, before the first iteration (mreach is its scratch), only read after.
+    chance_reach = np.empty(n)
     val = np.empty(num_players * n)
     prefill_terminal_values(tt, num_players, val)
     tval = val.reshape((num_players, n))  # terminal entries = returns (one copy in memory)
@@ -71,8 +71,14 @@ def curves_run(
     ends = np.empty(num_players, dtype=np.int64)
     reach_ends(tt, num_players, ends)
     q = np.empty(ni * na)
+    rw = np.empty(ni * na)
+    qb = np.empty(ni * na + num_players)
     iset_parent = np.empty(ni, dtype=np.int64)
     choice = np.empty(ni, dtype=np.int64)
+    if record.shape[0] > 0:
+        metric_rows(
+            tt, num_players, tval, baseline, True, chance_reach, mseq, iset_parent, mreach, qb
+        )
     k = 0
     nk = record.shape[0]
     for t in range(1, iterations + 1):
@@ -103,14 +109,14 @@ def curves_run(
                 num_players,
                 tval,
                 average,
-                baseline,
                 True,
-                k == 0,
-                paths,
+                chance_reach,
                 mseq,
                 iset_parent,
+                qb,
                 mreach,
                 q,
+                rw,
                 choice,
                 out_ev[k],
                 out_br[k],

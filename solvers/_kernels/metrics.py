@@ -179,63 +179,140 @@ def _best_response_sets(infoset_player, num_actions, width, q, iset_parent, choi
 
 
 @jit
-def _policy_metrics_2p(
-    tt, tval, policy, baseline, want_dev, fresh, paths, seq, iset_parent, reach, q, ev, br, dev
+def _sequence_values(
+    infoset_player, num_actions, width, policy, iset_parent, q, qb, want_dev, rw, ev, br, dev
 ):
-    """:func:`policy_metrics` for two players, with the sums in registers.
+    """Expected and deviation values from sequence sums (see :func:`policy_metrics`).
 
-    Same quantities and multiplication order as the general kernel (which
-    calls this one), so both give identical bits; columns of ``paths``:
-    chance, ``b_0``, ``b_1``; of ``reach``: ``r_0``, ``r_1``.
+    Visits information sets upwards (a set's parent sequence belongs to a
+    set with a smaller id): ``rw[s, a]`` is the acting player's reach of the
+    sequence, ``rw(parent) * policy[s, a]``, the product the node passes form
+    along a path. ``ev[i]`` starts from ``br[i]`` (terminals before ``i``'s
+    first move, reach 1) and adds ``rw * q`` over ``i``'s sequences;
+    ``dev[i]`` the same over the baseline's sums ``qb``. Call before
+    :func:`_best_response_sets`, which changes ``q``.
+    """
+    k = qb.shape[0] - ev.shape[0]  # root sums of qb start here
+    for i in range(ev.shape[0]):
+        ev[i] = br[i]
+        dev[i] = qb[k + i] if want_dev else 0.0
+    for s in range(infoset_player.shape[0]):
+        par = iset_parent[s]
+        above = 1.0 if par < 0 else rw[par]
+        i = infoset_player[s]
+        base = s * width
+        e = ev[i]
+        d = dev[i]
+        for a in range(num_actions[s]):
+            r = above * policy[s, a]
+            rw[base + a] = r
+            e += r * q[base + a]
+            if want_dev:
+                d += r * qb[base + a]
+        ev[i] = e
+        dev[i] = d
+
+
+@jit
+def metric_rows(
+    tt, num_players, tval, baseline, want_dev, chance_reach, seq, iset_parent, breach, qb
+):
+    """The part of :func:`policy_metrics` that no policy changes: once per tree and baseline.
+
+    One forward pass over the parents writes, for every interior node ``h``,
+    the chance reach ``chance_reach[h]`` (``c``) and each player's last
+    sequence ``seq[h, i]`` (``infoset * A + action``, ``-1`` before the
+    player's first move), and ``iset_parent[s]``, the sequence leading to
+    information set ``s``. With ``want_dev`` it also sums, for each player
+    ``i``, ``c prod_{j != i} b_j u_i(z)`` over the terminals ``z`` below each
+    of ``i``'s sequences into ``qb[seq]`` (over the terminals before ``i``'s
+    first move into ``qb[ni * A + i]``), where ``b_j`` is player ``j``'s
+    reach under ``baseline``: CFR-Gain's deviation values are then a sum over
+    sequences (:func:`_sequence_values`), not a sum over terminals. ``breach``
+    (``[N, p]``) is scratch for the baseline reaches; terminal rows are never
+    written. The products are formed in path order, as in the evaluation.
+    """
+    kind, player, parent, child_rank, chance_prob, infoset, returns, first_child, num_children = tt[
+        :9
+    ]
+    np_ = num_players
+    width = baseline.shape[1]
+    for k in range(qb.shape[0]):
+        qb[k] = 0.0
+    root = qb.shape[0] - np_
+    chance_reach[0] = 1.0
+    for i in range(np_):
+        seq[0, i] = -1
+        breach[0, i] = 1.0
+    for h in range(internal_end(kind, parent)):
+        kh = kind[h]
+        if kh == TERMINAL:
+            continue
+        fc = first_child[h]
+        chance = kh == CHANCE
+        ph = -1 if chance else player[h]
+        s = -1 if chance else infoset[h]
+        if s >= 0:
+            iset_parent[s] = seq[h, ph]
+        for jj in range(num_children[h]):
+            z = fc + jj
+            c = chance_reach[h] * chance_prob[z] if chance else chance_reach[h]
+            eb = 1.0 if chance else baseline[s, jj]
+            if kind[z] != TERMINAL:
+                chance_reach[z] = c
+                for i in range(np_):
+                    seq[z, i] = seq[h, i]
+                    breach[z, i] = breach[h, i]
+                if s >= 0:
+                    seq[z, ph] = s * width + jj
+                    breach[z, ph] = breach[h, ph] * eb
+                continue
+            if not want_dev:
+                continue
+            for i in range(np_):
+                o = c
+                for j in range(np_):
+                    if j != i:
+                        o *= breach[h, j] * eb if j == ph else breach[h, j]
+                sq = s * width + jj if ph == i and s >= 0 else seq[h, i]
+                qb[sq if sq >= 0 else root + i] += o * tval[i, z]
+
+
+@jit
+def _policy_metrics_2p(tt, tval, policy, chance_reach, seq, reach, q, br):
+    """The terminal sums of :func:`policy_metrics` for two players, in registers where they can be.
+
+    Same products and order as the general kernel, so both give identical
+    bits; columns of ``reach``: ``r_0``, ``r_1``.
     """
     kind, player, parent, child_rank, chance_prob, infoset, returns, first_child, num_children = tt[
         :9
     ]
     width = policy.shape[1]
-    ev0 = ev1 = br0 = br1 = dev0 = dev1 = 0.0
+    br0 = br1 = 0.0
     reach[0, 0] = 1.0
     reach[0, 1] = 1.0
-    if fresh:
-        for k in range(3):
-            paths[0, k] = 1.0
-        seq[0, 0] = -1
-        seq[0, 1] = -1
     for h in range(internal_end(kind, parent)):
         kh = kind[h]
         if kh == TERMINAL:
             continue
         fc = first_child[h]
         nc = num_children[h]
-        c_h = paths[h, 0]
-        b0 = paths[h, 1]
-        b1 = paths[h, 2]
+        c_h = chance_reach[h]
         r0 = reach[h, 0]
         r1 = reach[h, 1]
         s0 = seq[h, 0]
         s1 = seq[h, 1]
         if kh == CHANCE:
-            if fresh:
-                for jj in range(nc):
-                    z = fc + jj
-                    if kind[z] != TERMINAL:
-                        paths[z, 0] = c_h * chance_prob[z]
-                        paths[z, 1] = b0
-                        paths[z, 2] = b1
-                        seq[z, 0] = s0
-                        seq[z, 1] = s1
             for jj in range(nc):
                 z = fc + jj
-                c = c_h * chance_prob[z]
                 if kind[z] != TERMINAL:
                     reach[z, 0] = r0
                     reach[z, 1] = r1
                     continue
-                u0 = tval[0, z]
-                u1 = tval[1, z]
-                ev0 += c * r1 * r0 * u0
-                ev1 += c * r0 * r1 * u1
-                o0 = c * r1 * u0
-                o1 = c * r0 * u1
+                c = c_h * chance_prob[z]
+                o0 = c * r1 * tval[0, z]
+                o1 = c * r0 * tval[1, z]
                 if s0 >= 0:
                     q[s0] += o0
                 else:
@@ -244,24 +321,9 @@ def _policy_metrics_2p(
                     q[s1] += o1
                 else:
                     br1 += o1
-                if want_dev:
-                    dev0 += c * r0 * b1 * u0
-                    dev1 += c * r1 * b0 * u1
             continue
         s = infoset[h]
         base = s * width
-        if fresh:
-            # The policy-independent rows (a separate loop: the hot one stays as it is).
-            ph = player[h]
-            iset_parent[s] = seq[h, ph]
-            for jj in range(nc):
-                z = fc + jj
-                if kind[z] != TERMINAL:
-                    paths[z, 0] = c_h
-                    paths[z, 1] = b0 * baseline[s, jj] if ph == 0 else b0
-                    paths[z, 2] = b1 * baseline[s, jj] if ph == 1 else b1
-                    seq[z, 0] = base + jj if ph == 0 else s0
-                    seq[z, 1] = base + jj if ph == 1 else s1
         if player[h] == 0:
             for jj in range(nc):
                 z = fc + jj
@@ -270,20 +332,12 @@ def _policy_metrics_2p(
                     reach[z, 0] = r0 * e
                     reach[z, 1] = r1
                     continue
-                u0 = tval[0, z]
-                u1 = tval[1, z]
-                r0e = r0 * e
-                ev0 += c_h * r1 * r0e * u0
-                ev1 += c_h * r0e * r1 * u1
-                q[base + jj] += c_h * r1 * u0
-                o1 = c_h * r0e * u1
+                q[base + jj] += c_h * r1 * tval[0, z]
+                o1 = c_h * (r0 * e) * tval[1, z]
                 if s1 >= 0:
                     q[s1] += o1
                 else:
                     br1 += o1
-                if want_dev:
-                    dev0 += c_h * r0e * b1 * u0
-                    dev1 += c_h * r1 * (b0 * baseline[s, jj]) * u1
         else:
             for jj in range(nc):
                 z = fc + jj
@@ -292,26 +346,14 @@ def _policy_metrics_2p(
                     reach[z, 0] = r0
                     reach[z, 1] = r1 * e
                     continue
-                u0 = tval[0, z]
-                u1 = tval[1, z]
-                r1e = r1 * e
-                ev0 += c_h * r1e * r0 * u0
-                ev1 += c_h * r0 * r1e * u1
-                o0 = c_h * r1e * u0
+                o0 = c_h * (r1 * e) * tval[0, z]
                 if s0 >= 0:
                     q[s0] += o0
                 else:
                     br0 += o0
-                q[base + jj] += c_h * r0 * u1
-                if want_dev:
-                    dev0 += c_h * r0 * (b1 * baseline[s, jj]) * u0
-                    dev1 += c_h * r1e * b0 * u1
-    ev[0] = ev0
-    ev[1] = ev1
+                q[base + jj] += c_h * r0 * tval[1, z]
     br[0] = br0
     br[1] = br1
-    dev[0] = dev0
-    dev[1] = dev1
 
 
 @jit
@@ -320,55 +362,49 @@ def policy_metrics(
     num_players,
     tval,
     policy,
-    baseline,
     want_dev,
-    fresh,
-    paths,
+    chance_reach,
     seq,
     iset_parent,
+    qb,
     reach,
     q,
+    rw,
     choice,
     ev,
     br,
     dev,
 ):
-    """Expected values, best-response values and deviation values in one pass.
+    """Expected values, best-response values and deviation values: one node pass.
 
-    One forward pass over the parents (children are contiguous) carries, per
-    node, the chance reach ``c``, each player's own reach under ``policy``
-    (``r_i``) and under ``baseline`` (``b_i``), and each player's last
-    sequence ``seq_i`` (``infoset * A + action``, ``-1`` before the player's
-    first move). ``tval[i, z]`` is player ``i``'s return at terminal ``z``
-    (only terminal entries are read): CFR passes its value buffer, whose
-    terminal entries hold the returns (:func:`prefill_terminal_values`), so
-    an iteration touches one copy of the returns instead of two; other
-    callers pass ``GameTree.returns_by_player``. At every terminal ``z`` it adds
+    ``chance_reach``, ``seq``, ``iset_parent`` and ``qb`` come from
+    :func:`metric_rows` (once per tree and baseline). One forward pass over
+    the parents (children are contiguous) carries each player's reach under
+    ``policy`` (``r_i``, in ``reach``) and, at every terminal ``z``, adds
+    ``c prod_{j != i} r_j u_i(z)`` to ``q[seq_i(z)]``, the counterfactual
+    value of player ``i``'s last sequence (to ``br[i]`` when ``i`` has not
+    moved). ``tval[i, z]`` is player ``i``'s return at terminal ``z`` (only
+    terminal entries are read): CFR passes its value buffer, whose terminal
+    entries hold the returns (:func:`prefill_terminal_values`), so an
+    iteration touches one copy of the returns; other callers pass
+    ``GameTree.returns_by_player``.
 
-    * ``c r_0 .. r_{n-1} u_i(z)`` to ``ev[i]`` (``u_i(policy)``);
-    * ``c prod_{j != i} r_j u_i(z)`` to ``q[seq_i(z)]`` (the counterfactual
-      value of player ``i``'s last sequence; to ``br[i]`` when empty);
-    * ``c r_i prod_{j != i} b_j u_i(z)`` to ``dev[i]``
-      (``u_i(policy_i, baseline_-i)``, if ``want_dev``).
+    Everything else is a pass over the information sets, not the nodes:
 
-    Only ``r_i`` depends on ``policy``. The rest (``paths[h] = [c, b_0, ..,
-    b_{n-1}]``, ``seq[h]`` and ``iset_parent``) depends on the tree and the
-    baseline alone: it is written when ``fresh`` and only read otherwise, so
-    a caller evaluating many policies against one baseline (``cfr_curves``,
-    ``CFRSolver.step``) writes ``reach[h] = [r_0, .., r_{n-1}]`` and nothing
-    else per node. On a tree larger than the cache that is most of the
-    pass's memory traffic: every written line is also read first
-    (write-allocate). The values are the same products either way, so the
-    results are identical bits.
+    * ``ev[i] = u_i(policy) = sum over i's sequences of r_i(seq) q[seq]``
+      (plus the terminals before ``i``'s first move), and ``dev[i] =
+      u_i(policy_i, baseline_-i)`` from ``qb`` the same way, if ``want_dev``
+      (:func:`_sequence_values`; ``rw`` is scratch). Summed per sequence, not
+      per terminal: equal to a sum over terminals to rounding.
+    * The best responses: information sets are numbered by first appearance
+      in breadth-first order, so under perfect recall a player's later
+      information sets have larger ids; visiting ids downwards, ``max_a q[s,
+      a]`` is final when reached and is added to the sequence leading to
+      ``s`` (``iset_parent[s]``), or to ``br[i]`` at the top (the
+      sequence-form best response). ``choice[s]`` gets the maximising action
+      (ties: the first).
 
-    The best responses then need no second tree pass: information sets are
-    numbered by first appearance in breadth-first order, so under perfect
-    recall a player's later information sets have larger ids; visiting ids
-    downwards, ``max_a q[s, a]`` is final when reached and is added to the
-    sequence leading to ``s`` (``iset_parent[s]``), or to ``br[i]`` at the
-    top (the sequence-form best response). ``choice[s]`` gets the maximising
-    action (ties: the first). Terminal rows of ``paths``/``seq``/``reach``
-    are never written.
+    Terminal rows of ``reach`` are never written.
     """
     kind = tt[0]
     infoset_player = tt[9]
@@ -376,9 +412,7 @@ def policy_metrics(
     np_ = num_players
     width = policy.shape[1]
     for i in range(np_):
-        ev[i] = 0.0
         br[i] = 0.0
-        dev[i] = 0.0
     for k in range(q.shape[0]):
         q[k] = 0.0
     if kind[0] == TERMINAL:
@@ -388,59 +422,24 @@ def policy_metrics(
             dev[i] = tval[i, 0]
         return
     if np_ == 2:
-        _policy_metrics_2p(
-            tt,
-            tval,
-            policy,
-            baseline,
-            want_dev,
-            fresh,
-            paths,
-            seq,
-            iset_parent,
-            reach,
-            q,
-            ev,
-            br,
-            dev,
-        )
+        _policy_metrics_2p(tt, tval, policy, chance_reach, seq, reach, q, br)
     else:
-        _policy_metrics_any(
-            tt,
-            np_,
-            tval,
-            policy,
-            baseline,
-            want_dev,
-            fresh,
-            paths,
-            seq,
-            iset_parent,
-            reach,
-            q,
-            ev,
-            br,
-            dev,
-        )
+        _policy_metrics_any(tt, np_, tval, policy, chance_reach, seq, reach, q, br)
+    _sequence_values(
+        infoset_player, num_actions, width, policy, iset_parent, q, qb, want_dev, rw, ev, br, dev
+    )
     _best_response_sets(infoset_player, num_actions, width, q, iset_parent, choice, br)
 
 
 @jit
-def _policy_metrics_any(
-    tt, np_, tval, policy, baseline, want_dev, fresh, paths, seq, iset_parent, reach, q, ev, br, dev
-):
-    """:func:`policy_metrics` for any number of players (sums in memory: slower)."""
+def _policy_metrics_any(tt, np_, tval, policy, chance_reach, seq, reach, q, br):
+    """The terminal sums of :func:`policy_metrics` for any number of players."""
     kind, player, parent, child_rank, chance_prob, infoset, returns, first_child, num_children = tt[
         :9
     ]
     width = policy.shape[1]
     for i in range(np_):
         reach[0, i] = 1.0
-    if fresh:
-        for j in range(1 + np_):
-            paths[0, j] = 1.0
-        for i in range(np_):
-            seq[0, i] = -1
     for h in range(internal_end(kind, parent)):
         kh = kind[h]
         if kh == TERMINAL:
@@ -449,22 +448,9 @@ def _policy_metrics_any(
         nc = num_children[h]
         ph = player[h]
         s = infoset[h] if kh != CHANCE else -1
-        if fresh:
-            if s >= 0:
-                iset_parent[s] = seq[h, ph]
-            for jj in range(nc):
-                z = fc + jj
-                if kind[z] != TERMINAL:
-                    paths[z, 0] = paths[h, 0] * chance_prob[z] if kh == CHANCE else paths[h, 0]
-                    for i in range(np_):
-                        paths[z, 1 + i] = paths[h, 1 + i]
-                        seq[z, i] = seq[h, i]
-                    if s >= 0:
-                        paths[z, 1 + ph] *= baseline[s, jj]
-                        seq[z, ph] = s * width + jj
         for jj in range(nc):
             z = fc + jj
-            c = paths[h, 0]
+            c = chance_reach[h]
             if kh == CHANCE:
                 c *= chance_prob[z]
             if kind[z] != TERMINAL:
@@ -473,34 +459,15 @@ def _policy_metrics_any(
                 if s >= 0:
                     reach[z, ph] *= policy[s, jj]
                 continue
-            # Terminal child: accumulate without storing. The acting player's
-            # factor for this edge is ``e`` (policy) / ``eb`` (baseline).
-            e = 1.0
-            eb = 1.0
-            if s >= 0:
-                e = policy[s, jj]
-                eb = baseline[s, jj]
+            e = policy[s, jj] if s >= 0 else 1.0
             for i in range(np_):
-                u = tval[i, z]
-                if u == 0.0:
-                    continue
                 opp = c
                 for j in range(np_):
                     if j != i:
                         opp *= reach[h, j] * e if j == ph else reach[h, j]
-                own = reach[h, i]
-                sq = seq[h, i]
-                if ph == i and s >= 0:
-                    own *= e
-                    sq = s * width + jj
-                ev[i] += opp * own * u
+                o = opp * tval[i, z]
+                sq = s * width + jj if ph == i and s >= 0 else seq[h, i]
                 if sq >= 0:
-                    q[sq] += opp * u
+                    q[sq] += o
                 else:
-                    br[i] += opp * u
-                if want_dev:
-                    d = c * own
-                    for j in range(np_):
-                        if j != i:
-                            d *= paths[h, 1 + j] * eb if j == ph else paths[h, 1 + j]
-                    dev[i] += d * u
+                    br[i] += o

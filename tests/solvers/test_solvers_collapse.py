@@ -65,22 +65,27 @@ def all_trees():
 
 
 def full_metrics(tree, probs, base):
-    """(values, best-response values, deviation values) from the fused kernel on the full tree."""
-    n, p = tree.num_nodes, tree.num_players
+    """(values, best-response values, deviation values) from the fused kernels on the full tree."""
+    n, p, k = tree.num_nodes, tree.num_players, tree.num_infosets * tree.max_actions
+    tt, tval = tree.kernel_arrays, tree.returns_by_player
     ev, br, dev = np.zeros(p), np.zeros(p), np.zeros(p)
+    chance_reach, seq = np.empty(n), np.empty((n, p), dtype=np.int64)
+    iset_parent, qb = np.empty(tree.num_infosets, dtype=np.int64), np.empty(k + p)
+    reach = np.empty((n, p))
+    _kernels.metric_rows(tt, p, tval, base, True, chance_reach, seq, iset_parent, reach, qb)
     _kernels.policy_metrics(
-        tree.kernel_arrays,
+        tt,
         p,
-        tree.returns_by_player,
+        tval,
         probs,
-        base,
         True,
-        True,
-        np.empty((n, 1 + p)),
-        np.empty((n, p), dtype=np.int64),
-        np.empty(tree.num_infosets, dtype=np.int64),
-        np.empty((n, p)),
-        np.empty(tree.num_infosets * tree.max_actions),
+        chance_reach,
+        seq,
+        iset_parent,
+        qb,
+        reach,
+        np.empty(k),
+        np.empty(k),
         np.empty(tree.num_infosets, dtype=np.int64),
         ev,
         br,

@@ -71,21 +71,30 @@ def test_two_player_kernel_gives_the_general_kernels_bits(name):
     base = solvers.check_policy(tree, solvers.pure_policy(tree, first_action))
     two, general = MetricBuffers(tree), MetricBuffers(tree)
     two.run(tree, probs, base)
+    general.run(tree, probs, base)  # the rows and the baseline sums, then the terminal sums again:
     general.q[:] = 0.0
-    general.ev[:] = general.br[:] = general.dev[:] = 0.0
+    general.br[:] = 0.0
     _kernels._policy_metrics_any(
         tree.collapsed.kernel_arrays,  # the arrays MetricBuffers walks (and is sized for)
         2,
         tree.collapsed.returns_by_player,
         probs,
-        base,
-        True,
-        True,
-        general.paths,
+        general.chance_reach,
         general.seq,
-        general.iset_parent,
         general.reach,
         general.q,
+        general.br,
+    )
+    _kernels._sequence_values(
+        tree.infoset_player,
+        tree.infoset_num_actions,
+        tree.max_actions,
+        probs,
+        general.iset_parent,
+        general.q,
+        general.qb,
+        True,
+        general.rw,
         general.ev,
         general.br,
         general.dev,
