@@ -112,21 +112,29 @@ def reach_ends(tt, num_players, ends):
 
 
 @jit
-def cfr_pass_alternating(tt, current, regret, cumulative, p, weight, own, cf, val, end):
+def cfr_pass_alternating(tt, current, regret, cumulative, p, weight, own, cf, val, end, sreach):
     """One CFR traversal updating player ``p`` only (alternating updates).
 
     ``own[h]`` is ``p``'s reach, ``cf[h]`` the reach of chance and the other
-    players; regrets get ``cf * (v(ha) - v(h))`` and the cumulative policy
-    ``weight * own * sigma`` at every history of ``p``. ``val`` holds one
+    players; regrets get ``cf * (v(ha) - v(h))`` at every history of ``p``
+    and the cumulative policy ``weight * own * sigma`` summed over them (see
+    below). ``val`` holds one
     block of ``N`` values per player whose terminal entries were filled once
     by :func:`prefill_terminal_values`, so neither pass visits the trailing
     leaves (they are never written) and interior leaves are skipped. The
     reaches are computed up to ``end`` (:func:`reach_ends`): past ``p``'s
-    last decision node nothing reads them.
+    last decision node nothing reads them. The cumulative policy gets
+    ``weight * R(I) * sigma(I)`` once per information set ``I``, where
+    ``R(I)`` sums ``own`` over ``I``'s histories in ``sreach`` (zero before
+    and after the pass): ``sigma(I)`` is the same at all of them, so this is
+    the per-history sum in another association (equal to rounding), for one
+    addition per history instead of one per action.
     """
     kind, player, parent, child_rank, chance_prob, infoset, returns, first_child, num_children = tt[
         :9
     ]
+    infoset_player = tt[9]
+    num_actions = tt[10]
     n = kind.shape[0]
     m = internal_end(kind, parent)
     off = p * n
@@ -161,11 +169,16 @@ def cfr_pass_alternating(tt, current, regret, cumulative, p, weight, own, cf, va
                 v += current[s, j] * val[fc + j]
             if player[h] == p:
                 c = cf[h]
-                o = own[h] * weight
+                sreach[s] += own[h]
                 for j in range(nc):
                     regret[s, j] += c * (val[fc + j] - v)
-                    cumulative[s, j] += o * current[s, j]
         val[off + h] = v
+    for s in range(infoset_player.shape[0]):
+        if infoset_player[s] == p:
+            o = sreach[s] * weight
+            sreach[s] = 0.0
+            for j in range(num_actions[s]):
+                cumulative[s, j] += o * current[s, j]
 
 
 @jit
@@ -240,6 +253,7 @@ def cfr_iteration(
     reach2,
     val2,
     ends,
+    sreach,
 ):
     """Iteration ``t`` (1-based) of CFR / CFR+ / linear / discounted CFR (``ends``: :func:`reach_ends`)."""
     infoset_player = tt[9]
@@ -256,7 +270,9 @@ def cfr_iteration(
     post = discount or rm_plus
     if alternating:
         for p in range(num_players):
-            cfr_pass_alternating(tt, current, regret, cumulative, p, weight, own, cf, val, ends[p])
+            cfr_pass_alternating(
+                tt, current, regret, cumulative, p, weight, own, cf, val, ends[p], sreach
+            )
             if post:
                 post_update_regrets(regret, num_actions, infoset_player, p, rm_plus, pos, neg)
             regret_matching(regret, num_actions, infoset_player, p, current)
@@ -294,6 +310,7 @@ def cfr_run(
     val2 = np.empty((m, num_players))
     ends = np.empty(num_players, dtype=np.int64)
     reach_ends(tt, num_players, ends)
+    sreach = np.zeros(current.shape[0])
     for t in range(t0 + 1, t0 + iterations + 1):
         cfr_iteration(
             tt,
@@ -314,6 +331,7 @@ def cfr_run(
             reach2,
             val2,
             ends,
+            sreach,
         )
 
 
@@ -323,9 +341,10 @@ def solver_state(fstate, n, ni, na, p, alternating):
 
     ``fstate`` holds, in this order: ``current``, ``regret``, ``cumulative``
     and ``average`` (``[ni, na]`` each), ``own`` and ``cf`` (``[n]``),
-    ``val`` (``[p * n]``), ``reach2`` (``[m, p + 1]``) and ``val2``
-    (``[m, p]``), with ``m = 1`` for alternating updates, else ``n``; its
-    size is :func:`solver_state_size`. One array instead of nine keeps the
+    ``val`` (``[p * n]``), ``reach2`` (``[m, p + 1]``), ``val2``
+    (``[m, p]``), with ``m = 1`` for alternating updates, else ``n``, and
+    the zeroed scratch ``sreach`` (``[ni]``, :func:`cfr_pass_alternating`);
+    its size is :func:`solver_state_size`. One array instead of ten keeps the
     per-call cost of :func:`cfr_step` down (numba unboxes every array
     argument at every call, ~40 ns each). Also called from Python
     (``.py_func``) so that the solver's NumPy views share the layout.
@@ -345,14 +364,16 @@ def solver_state(fstate, n, ni, na, p, alternating):
     reach2 = fstate[o : o + m * (p + 1)].reshape((m, p + 1))
     o += m * (p + 1)
     val2 = fstate[o : o + m * p].reshape((m, p))
-    return current, regret, cumulative, average, own, cf, val, reach2, val2
+    o += m * p
+    sreach = fstate[o : o + ni]
+    return current, regret, cumulative, average, own, cf, val, reach2, val2, sreach
 
 
 @jit
 def solver_state_size(n, ni, na, p, alternating):
     """Length of the ``fstate`` array of :func:`solver_state`."""
     m = 1 if alternating else n
-    return 4 * ni * na + (2 + p) * n + m * (2 * p + 1)
+    return 4 * ni * na + (2 + p) * n + m * (2 * p + 1) + ni
 
 
 @jit
@@ -441,7 +462,7 @@ def cfr_step(
     ni = tt[9].shape[0]
     na = baseline.shape[1]
     np_ = num_players
-    current, regret, cumulative, average, own, cf, val, reach2, val2 = solver_state(
+    current, regret, cumulative, average, own, cf, val, reach2, val2, sreach = solver_state(
         fstate, n, ni, na, np_, alternating
     )
     t0 = istate[0]
@@ -466,6 +487,7 @@ def cfr_step(
             reach2,
             val2,
             ends,
+            sreach,
         )
     istate[0] = t0 + iterations
     if evaluate:

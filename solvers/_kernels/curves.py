@@ -70,6 +70,7 @@ def curves_run(
     mseq = np.empty((n, num_players), dtype=np.int32)  # sequence ids < ni * na < 2**31
     ends = np.empty(num_players, dtype=np.int64)
     reach_ends(tt, num_players, ends)
+    sreach = np.zeros(ni)
     q = np.empty(ni * na)
     rw = np.empty(ni * na)
     qb = np.empty(ni * na + num_players)
@@ -101,6 +102,7 @@ def curves_run(
             reach2,
             val2,
             ends,
+            sreach,
         )
         while k < nk and record[k] == t:
             normalize_rows(cumulative, num_actions, average)

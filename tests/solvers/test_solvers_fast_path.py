@@ -323,10 +323,13 @@ def test_forward_pass_stopping_at_the_reach_end_changes_no_bit(name):
         val = np.empty(p * tree.num_nodes)
         _kernels.prefill_terminal_values(tt, p, val)
         own, cf = np.empty(tree.num_nodes), np.empty(tree.num_nodes)
+        sreach = np.zeros(tree.num_infosets)
         for player in range(p):
             _kernels.cfr_pass_alternating(
-                tt, probs, regret, cumulative, player, 1.0, own, cf, val, stop[player]
+                tt, probs, regret, cumulative, player, 1.0, own, cf, val, stop[player], sreach
             )
+            assert not sreach.any()  # the per-infoset reach sums are scratch, zero between passes
+        assert cumulative.sum() > 0
         results.append((regret, cumulative, val))
     for got, full in zip(*results, strict=True):
         assert np.array_equal(got, full)
