@@ -12,8 +12,9 @@ The values (:func:`best_response_values`, :func:`nash_conv`) come from the
 fused pass of :func:`solvers._kernels.policy_metrics`: one forward pass adds
 each terminal's counterfactual value to its player's last sequence, then
 information sets are maximised from the last to the first (the
-sequence-form best response; all players at once, with the expected
-values in the same pass).
+sequence-form best response; all players at once). The expected values are
+the same sequence values weighted by each player's own reach of the
+sequence.
 
 NashConv (Lanctot et al. 2017, "A Unified Game-Theoretic Approach to
 Multiagent Reinforcement Learning", NeurIPS) is

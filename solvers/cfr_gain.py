@@ -9,9 +9,13 @@ the sum over players of the value of unilaterally switching from the baseline
 to the CFR strategy while everybody else keeps the baseline. It is a
 unilateral-deviation gain like NashConv (Lanctot et al. 2017), with the CFR
 strategy in place of a best response, so ``CFR-Gain <= NashConv(sigma_base)``.
-All players' deviation values come from one forward pass over the node arrays
-(the fused pass of :func:`solvers._kernels.policy_metrics`, which carries each
-player's reach under both profiles): O(num_nodes * num_players).
+All players' deviation values come from sums over sequences: one forward
+pass over the node arrays (:func:`solvers._kernels.metric_rows`) adds, at each
+terminal, the baseline's counterfactual value to every player's last
+sequence; ``u_i(sigma_CFR,i, sigma_base,-i)`` is then the sum of those values
+weighted by player ``i``'s reach of each sequence under ``sigma_CFR``
+(:func:`solvers._kernels.policy_metrics`): O(num_nodes * num_players) once
+per baseline, O(num_infosets) per evaluated profile after that.
 """
 
 from __future__ import annotations
