@@ -88,6 +88,7 @@ _best_response_sets = metrics._best_response_sets
 _policy_metrics_2p = metrics._policy_metrics_2p
 _policy_metrics_any = metrics._policy_metrics_any
 _sequence_values = metrics._sequence_values
+_metric_rows_any = metrics._metric_rows_any
 
 #: Every module a kernel's machine code depends on (one cache-consistency group).
 MODULES = (common, cfr, metrics, curves)

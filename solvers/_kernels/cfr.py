@@ -13,17 +13,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from solvers._kernels.common import CHANCE, TERMINAL, internal_end, jit
+from solvers._kernels.common import CHANCE, TERMINAL, U, internal_end, jit
 from solvers._kernels.metrics import metric_rows, policy_metrics
 
 
 @jit
 def regret_matching(regret, num_actions, infoset_player, p, out):
     """Regret matching (Hart & Mas-Colell 2000) on the infosets of ``p`` (all if ``p < 0``)."""
-    for s in range(regret.shape[0]):
+    for s in range(U(regret.shape[0])):
         if p >= 0 and infoset_player[s] != p:
             continue
-        na = num_actions[s]
+        na = U(num_actions[s])
         total = 0.0
         for a in range(na):
             r = regret[s, a]
@@ -41,10 +41,10 @@ def regret_matching(regret, num_actions, infoset_player, p, out):
 @jit
 def post_update_regrets(regret, num_actions, infoset_player, p, rm_plus, pos_factor, neg_factor):
     """Discounts (DCFR/LCFR) and clips (RM+) the cumulative regrets of ``p``."""
-    for s in range(regret.shape[0]):
+    for s in range(U(regret.shape[0])):
         if p >= 0 and infoset_player[s] != p:
             continue
-        for a in range(num_actions[s]):
+        for a in range(U(num_actions[s])):
             r = regret[s, a]
             if r >= 0.0:
                 r *= pos_factor
@@ -58,8 +58,8 @@ def post_update_regrets(regret, num_actions, infoset_player, p, rm_plus, pos_fac
 @jit
 def normalize_rows(cumulative, num_actions, out):
     """Average policy: normalised cumulative policy, uniform where it is all zero."""
-    for s in range(cumulative.shape[0]):
-        na = num_actions[s]
+    for s in range(U(cumulative.shape[0])):
+        na = U(num_actions[s])
         total = 0.0
         for a in range(na):
             total += cumulative[s, a]
@@ -69,7 +69,7 @@ def normalize_rows(cumulative, num_actions, out):
         else:
             for a in range(na):
                 out[s, a] = 1.0 / na
-        for a in range(na, cumulative.shape[1]):
+        for a in range(na, U(cumulative.shape[1])):
             out[s, a] = 0.0
 
 
@@ -80,8 +80,9 @@ def prefill_terminal_values(tt, num_players, val):
     terminals = tt[14]
     n = tt[0].shape[0]
     for p in range(num_players):
+        off = U(p * n)
         for z in terminals:
-            val[p * n + z] = returns[z, p]
+            val[off + U(z)] = returns[U(z), p]
 
 
 @jit
@@ -137,47 +138,48 @@ def cfr_pass_alternating(tt, current, regret, cumulative, p, weight, own, cf, va
     num_actions = tt[10]
     n = kind.shape[0]
     m = internal_end(kind, parent)
-    off = p * n
+    off = U(p * n)
     own[0] = 1.0
     cf[0] = 1.0
-    for h in range(1, end):
-        q = parent[h]
+    for h in range(U(1), U(end)):  # unsigned indices throughout (see common.U)
+        q = U(parent[h])
         if kind[q] == CHANCE:
             own[h] = own[q]
             cf[h] = cf[q] * chance_prob[h]
         else:
-            s = current[infoset[q], child_rank[h]]
+            s = current[U(infoset[q]), U(child_rank[h])]
             if player[q] == p:
                 own[h] = own[q] * s
                 cf[h] = cf[q]
             else:
                 own[h] = own[q]
                 cf[h] = cf[q] * s
-    for h in range(m - 1, -1, -1):
+    for hs in range(m - 1, -1, -1):
+        h = U(hs)
         k = kind[h]
         if k == TERMINAL:
             continue
-        fc = first_child[h] + off
-        nc = num_children[h]
+        fc = U(first_child[h])
+        nc = U(num_children[h])
         v = 0.0
         if k == CHANCE:
             for j in range(nc):
-                v += chance_prob[fc - off + j] * val[fc + j]
+                v += chance_prob[fc + j] * val[off + fc + j]
         else:
-            s = infoset[h]
+            s = U(infoset[h])
             for j in range(nc):
-                v += current[s, j] * val[fc + j]
+                v += current[s, j] * val[off + fc + j]
             if player[h] == p:
                 c = cf[h]
                 sreach[s] += own[h]
                 for j in range(nc):
-                    regret[s, j] += c * (val[fc + j] - v)
+                    regret[s, j] += c * (val[off + fc + j] - v)
         val[off + h] = v
-    for s in range(infoset_player.shape[0]):
+    for s in range(U(infoset_player.shape[0])):
         if infoset_player[s] == p:
             o = sreach[s] * weight
             sreach[s] = 0.0
-            for j in range(num_actions[s]):
+            for j in range(U(num_actions[s])):
                 cumulative[s, j] += o * current[s, j]
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from solvers._kernels.common import CHANCE, TERMINAL, internal_end, jit
+from solvers._kernels.common import CHANCE, TERMINAL, U, internal_end, jit
 
 
 @jit
@@ -161,11 +161,12 @@ def deviation_values(tt, num_players, deviation, base, reach2, out):
 @jit
 def _best_response_sets(infoset_player, num_actions, width, q, iset_parent, choice, br):
     """Sequence-form best response over counterfactual values ``q`` (see :func:`policy_metrics`)."""
-    for s in range(infoset_player.shape[0] - 1, -1, -1):
+    for ss in range(infoset_player.shape[0] - 1, -1, -1):
+        s = U(ss)  # unsigned indices (see common.U)
         best = -np.inf
-        best_a = 0
-        base = s * width
-        for a in range(num_actions[s]):
+        best_a = U(0)
+        base = s * U(width)
+        for a in range(U(num_actions[s])):
             v = q[base + a]
             if v > best:
                 best = v
@@ -173,9 +174,9 @@ def _best_response_sets(infoset_player, num_actions, width, q, iset_parent, choi
         choice[s] = best_a
         par = iset_parent[s]
         if par >= 0:
-            q[par] += best
+            q[U(par)] += best
         else:
-            br[infoset_player[s]] += best
+            br[U(infoset_player[s])] += best
 
 
 @jit
@@ -196,14 +197,14 @@ def _sequence_values(
     for i in range(ev.shape[0]):
         ev[i] = br[i]
         dev[i] = qb[k + i] if want_dev else 0.0
-    for s in range(infoset_player.shape[0]):
+    for s in range(U(infoset_player.shape[0])):  # unsigned indices (see common.U)
         par = iset_parent[s]
-        above = 1.0 if par < 0 else rw[par]
-        i = infoset_player[s]
-        base = s * width
+        above = 1.0 if par < 0 else rw[U(par)]
+        i = U(infoset_player[s])
+        base = s * U(width)
         e = ev[i]
         d = dev[i]
-        for a in range(num_actions[s]):
+        for a in range(U(num_actions[s])):
             r = above * policy[s, a]
             rw[base + a] = r
             e += r * q[base + a]
@@ -230,40 +231,56 @@ def metric_rows(
     reach under ``baseline``: CFR-Gain's deviation values are then a sum over
     sequences (:func:`_sequence_values`), not a sum over terminals. ``breach``
     (``[N, p]``) is scratch for the baseline reaches; terminal rows are never
-    written. The products are formed in path order, as in the evaluation.
+    written. The products are formed in path order, as in the evaluation;
+    two players have a specialised body that gives the same bits.
     """
+    if num_players == 2:
+        _metric_rows_2p(tt, tval, baseline, want_dev, chance_reach, seq, iset_parent, breach, qb)
+    else:
+        _metric_rows_any(
+            tt, num_players, tval, baseline, want_dev, chance_reach, seq, iset_parent, breach, qb
+        )
+
+
+@jit
+def _metric_rows_any(
+    tt, num_players, tval, baseline, want_dev, chance_reach, seq, iset_parent, breach, qb
+):
+    """:func:`metric_rows` for any number of players."""
     kind, player, parent, child_rank, chance_prob, infoset, returns, first_child, num_children = tt[
         :9
     ]
     np_ = num_players
-    width = baseline.shape[1]
+    width = U(baseline.shape[1])
     for k in range(qb.shape[0]):
         qb[k] = 0.0
-    root = qb.shape[0] - np_
+    root = U(qb.shape[0] - np_)
     chance_reach[0] = 1.0
     for i in range(np_):
         seq[0, i] = -1
         breach[0, i] = 1.0
-    for h in range(internal_end(kind, parent)):
+    for hs in range(internal_end(kind, parent)):
+        h = U(hs)  # unsigned indices throughout (see common.U)
         kh = kind[h]
         if kh == TERMINAL:
             continue
-        fc = first_child[h]
+        fc = U(first_child[h])
         chance = kh == CHANCE
         ph = -1 if chance else player[h]
-        s = -1 if chance else infoset[h]
-        if s >= 0:
+        s = U(0) if chance else U(infoset[h])
+        if not chance:
             iset_parent[s] = seq[h, ph]
-        for jj in range(num_children[h]):
+        c_h = chance_reach[h]
+        for jj in range(U(num_children[h])):
             z = fc + jj
-            c = chance_reach[h] * chance_prob[z] if chance else chance_reach[h]
+            c = c_h * chance_prob[z] if chance else c_h
             eb = 1.0 if chance else baseline[s, jj]
             if kind[z] != TERMINAL:
                 chance_reach[z] = c
                 for i in range(np_):
                     seq[z, i] = seq[h, i]
                     breach[z, i] = breach[h, i]
-                if s >= 0:
+                if not chance:
                     seq[z, ph] = s * width + jj
                     breach[z, ph] = breach[h, ph] * eb
                 continue
@@ -274,8 +291,87 @@ def metric_rows(
                 for j in range(np_):
                     if j != i:
                         o *= breach[h, j] * eb if j == ph else breach[h, j]
-                sq = s * width + jj if ph == i and s >= 0 else seq[h, i]
-                qb[sq if sq >= 0 else root + i] += o * tval[i, z]
+                if ph == i:
+                    qb[s * width + jj] += o * tval[i, z]
+                else:
+                    sq = seq[h, i]
+                    qb[U(sq) if sq >= 0 else root + U(i)] += o * tval[i, z]
+
+
+@jit
+def _metric_rows_2p(tt, tval, baseline, want_dev, chance_reach, seq, iset_parent, breach, qb):
+    """:func:`metric_rows` for two players: the general body's products, unrolled."""
+    kind, player, parent, child_rank, chance_prob, infoset, returns, first_child, num_children = tt[
+        :9
+    ]
+    width = U(baseline.shape[1])
+    for k in range(qb.shape[0]):
+        qb[k] = 0.0
+    root = U(qb.shape[0] - 2)
+    chance_reach[0] = 1.0
+    seq[0, 0] = -1
+    seq[0, 1] = -1
+    breach[0, 0] = 1.0
+    breach[0, 1] = 1.0
+    for hs in range(internal_end(kind, parent)):
+        h = U(hs)  # unsigned indices throughout (see common.U)
+        kh = kind[h]
+        if kh == TERMINAL:
+            continue
+        fc = U(first_child[h])
+        nc = U(num_children[h])
+        c_h = chance_reach[h]
+        b0 = breach[h, 0]
+        b1 = breach[h, 1]
+        s0 = seq[h, 0]
+        s1 = seq[h, 1]
+        # Where each player's terminal sums go: its last sequence, or its root entry.
+        t0 = U(s0) if s0 >= 0 else root
+        t1 = U(s1) if s1 >= 0 else root + U(1)
+        if kh == CHANCE:
+            for jj in range(nc):
+                z = fc + jj
+                c = c_h * chance_prob[z]
+                if kind[z] != TERMINAL:
+                    chance_reach[z] = c
+                    seq[z, 0] = s0
+                    seq[z, 1] = s1
+                    breach[z, 0] = b0
+                    breach[z, 1] = b1
+                elif want_dev:
+                    qb[t0] += c * b1 * tval[0, z]
+                    qb[t1] += c * b0 * tval[1, z]
+            continue
+        s = U(infoset[h])
+        base = s * width
+        if player[h] == 0:
+            iset_parent[s] = s0
+            for jj in range(nc):
+                z = fc + jj
+                eb = baseline[s, jj]
+                if kind[z] != TERMINAL:
+                    chance_reach[z] = c_h
+                    seq[z, 0] = base + jj
+                    seq[z, 1] = s1
+                    breach[z, 0] = b0 * eb
+                    breach[z, 1] = b1
+                elif want_dev:
+                    qb[base + jj] += c_h * b1 * tval[0, z]
+                    qb[t1] += c_h * (b0 * eb) * tval[1, z]
+        else:
+            iset_parent[s] = s1
+            for jj in range(nc):
+                z = fc + jj
+                eb = baseline[s, jj]
+                if kind[z] != TERMINAL:
+                    chance_reach[z] = c_h
+                    seq[z, 0] = s0
+                    seq[z, 1] = base + jj
+                    breach[z, 0] = b0
+                    breach[z, 1] = b1 * eb
+                elif want_dev:
+                    qb[t0] += c_h * (b1 * eb) * tval[0, z]
+                    qb[base + jj] += c_h * b0 * tval[1, z]
 
 
 @jit
@@ -288,16 +384,17 @@ def _policy_metrics_2p(tt, tval, policy, chance_reach, seq, reach, q, br):
     kind, player, parent, child_rank, chance_prob, infoset, returns, first_child, num_children = tt[
         :9
     ]
-    width = policy.shape[1]
+    width = U(policy.shape[1])
     br0 = br1 = 0.0
     reach[0, 0] = 1.0
     reach[0, 1] = 1.0
-    for h in range(internal_end(kind, parent)):
+    for hs in range(internal_end(kind, parent)):
+        h = U(hs)  # unsigned indices throughout (see common.U)
         kh = kind[h]
         if kh == TERMINAL:
             continue
-        fc = first_child[h]
-        nc = num_children[h]
+        fc = U(first_child[h])
+        nc = U(num_children[h])
         c_h = chance_reach[h]
         r0 = reach[h, 0]
         r1 = reach[h, 1]
@@ -314,15 +411,15 @@ def _policy_metrics_2p(tt, tval, policy, chance_reach, seq, reach, q, br):
                 o0 = c * r1 * tval[0, z]
                 o1 = c * r0 * tval[1, z]
                 if s0 >= 0:
-                    q[s0] += o0
+                    q[U(s0)] += o0
                 else:
                     br0 += o0
                 if s1 >= 0:
-                    q[s1] += o1
+                    q[U(s1)] += o1
                 else:
                     br1 += o1
             continue
-        s = infoset[h]
+        s = U(infoset[h])
         base = s * width
         if player[h] == 0:
             for jj in range(nc):
@@ -335,7 +432,7 @@ def _policy_metrics_2p(tt, tval, policy, chance_reach, seq, reach, q, br):
                 q[base + jj] += c_h * r1 * tval[0, z]
                 o1 = c_h * (r0 * e) * tval[1, z]
                 if s1 >= 0:
-                    q[s1] += o1
+                    q[U(s1)] += o1
                 else:
                     br1 += o1
         else:
@@ -348,7 +445,7 @@ def _policy_metrics_2p(tt, tval, policy, chance_reach, seq, reach, q, br):
                     continue
                 o0 = c_h * (r1 * e) * tval[0, z]
                 if s0 >= 0:
-                    q[s0] += o0
+                    q[U(s0)] += o0
                 else:
                     br0 += o0
                 q[base + jj] += c_h * r0 * tval[1, z]

@@ -68,10 +68,31 @@ def test_fused_pass_equals_the_separate_passes(name):
 def test_two_player_kernel_gives_the_general_kernels_bits(name):
     tree = TREES[name]()
     probs = solvers.check_policy(tree, random_policy(tree, 7))
-    base = solvers.check_policy(tree, solvers.pure_policy(tree, first_action))
+    base = solvers.check_policy(tree, random_policy(tree, 8))  # mixed: products' order shows
     two, general = MetricBuffers(tree), MetricBuffers(tree)
     two.run(tree, probs, base)
-    general.run(tree, probs, base)  # the rows and the baseline sums, then the terminal sums again:
+    general.run(tree, probs, base)
+    # The general bodies over the same buffers: the rows and the baseline sums, then the
+    # terminal sums; every array must come out with the two-player bodies' bits.
+    walked = tree.collapsed
+    _kernels._metric_rows_any(
+        walked.kernel_arrays,
+        2,
+        walked.returns_by_player,
+        base,
+        True,
+        general.chance_reach,
+        general.seq,
+        general.iset_parent,
+        general.reach,
+        general.qb,
+    )
+    interior = _kernels.internal_end(walked.kind, walked.parent)
+    live = walked.kind[:interior] != _kernels.TERMINAL  # terminal rows are never written
+    assert np.array_equal(two.chance_reach[:interior][live], general.chance_reach[:interior][live])
+    assert np.array_equal(two.seq[:interior][live], general.seq[:interior][live])
+    assert np.array_equal(two.iset_parent, general.iset_parent)
+    assert np.array_equal(two.qb, general.qb)
     general.q[:] = 0.0
     general.br[:] = 0.0
     _kernels._policy_metrics_any(
