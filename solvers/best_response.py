@@ -71,7 +71,9 @@ class MetricBuffers:
     """
 
     def __init__(self, tree: GameTree) -> None:
-        n, p = tree.collapsed.num_nodes, tree.num_players
+        walked, p = tree.collapsed, tree.num_players
+        # Rows below the end of the interior only: the kernels never touch the trailing leaves'.
+        n = _kernels.internal_end(walked.kind, walked.parent)
         k = tree.num_infosets * tree.max_actions
         self.reach = np.empty((n, p))
         self.chance_reach = np.empty(n)
