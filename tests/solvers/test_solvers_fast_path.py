@@ -157,6 +157,22 @@ def test_step_equals_run_then_separate_metrics(name, variant):
     assert np.array_equal(stepped.current_policy().probs, plain.current_policy().probs)
 
 
+def test_step_results_are_their_own_copies():
+    """A step's record is not the solver's buffer: later steps leave it alone."""
+    tree = TREES["kuhn3"]()
+    baseline = solvers.pure_policy(tree, first_action)
+    solver = solvers.CFRSolver(tree)
+    first = solver.step(baseline)
+    kept = first.record.copy()
+    later = [solver.step(baseline) for _ in range(5)]
+    assert np.array_equal(first.record, kept)
+    assert not np.array_equal(later[-1].record, kept)
+    assert first.num_players == 3
+    assert first.nash_conv == pytest.approx(first.nash_conv_per_player.sum(), abs=1e-12)
+    assert first.cfr_gain == pytest.approx(first.cfr_gain_per_player.sum(), abs=1e-12)
+    assert first.policy_values.shape == (3,)
+
+
 def test_evaluate_without_baseline_and_baseline_change():
     tree = TREES["kuhn"]()
     solver = solvers.CFRSolver(tree).run(20)
