@@ -331,13 +331,14 @@ def parallel_section() -> None:
         clock=time.perf_counter,
     )
     print()
-    print(f"3. Parallel workers: cfr_curves(processes={workers}) against processes=1 (threads,")
-    print("   kernels release the GIL; same curves; wall time, needs an idle machine); first pool")
-    print(f"   call {start_s * 1e3:.1f} ms")
+    print(f"3. Parallel workers: cfr_curves(processes={workers}) against processes=1 (this thread")
+    print("   and kept threads, the kernels release the GIL; same curves; wall time, needs an idle")
+    print(f"   machine); first pool call {start_s * 1e3:.1f} ms")
     rows = [(ARGS.trees, ARGS.iterations)]
-    rows += [(2, its) for its in (10, 50, 200)]
+    # Growing work on two trees (MIN_POOL_WORK), then many small trees (MIN_TREE_WORK).
+    rows += [(2, its) for its in (10, 25, 50, 200)] + [(ARGS.trees, its) for its in (3, 10, 30)]
     print(
-        f"   {'trees x iters':>13} {'walked n-it':>11} {'1 worker s':>11} {f'{workers} workers s':>11} {'speed-up':>9}  load"
+        f"   {'trees x iters':>13} {'walked n-it':>11} {'1 worker s':>11} {f'{workers} workers s':>11} {'speed-up':>9}  load  default"
     )
     speedups = {}
     for num, its in rows:
@@ -354,9 +355,12 @@ def parallel_section() -> None:
         )
         work = sum(t.collapsed.num_nodes for t in sub) * its  # nodes walked
         speedups[(num, its)] = med["serial"] / med["pool"]
+        # What processes=None would choose for this call (on this machine's cores).
+        default = solvers.pool.resolve_processes(None, None, work, num)
         print(
             f"   {f'{num}x{its}':>13} {work:>11.3g} {med['serial']:>11.4f} {med['pool']:>11.4f} "
-            f"{speedups[(num, its)]:>8.2f}x  {os.getloadavg()[0]:.2f}"
+            f"{speedups[(num, its)]:>8.2f}x  {os.getloadavg()[0]:.2f}  "
+            f"{'pool' if default > 1 else 'one thread'}"
         )
     pooled = solvers.cfr_curves(trees, baselines, 20, processes=workers)
     serial = solvers.cfr_curves(trees, baselines, 20, processes=1)
@@ -364,8 +368,9 @@ def parallel_section() -> None:
         pooled.cfr_gain, serial.cfr_gain
     )
     print(
-        f"   pooled curves identical to serial: {same}; threshold MIN_POOL_WORK = "
-        f"{solvers.pool.MIN_POOL_WORK:.3g} node-iterations"
+        f"   pooled curves identical to serial: {same}\n   default: what processes=None picks; it pools from "
+        f"MIN_POOL_WORK = {solvers.pool.MIN_POOL_WORK:.3g} node-iterations in all and "
+        f"MIN_TREE_WORK = {solvers.pool.MIN_TREE_WORK:.3g} per tree"
     )
     s = speedups[(ARGS.trees, ARGS.iterations)]
     goal(

@@ -38,7 +38,7 @@ from solvers.best_response import (
 )
 from solvers.cfr import VARIANTS, CFRResult, CFRSolver, CFRVariant, IterationMetrics, run_cfr
 from solvers.cfr_gain import CFRGainResult, cfr_gain, deviation_values
-from solvers.curves import Curves, cfr_curves, make_schedule, ratio_or_nan, shutdown_pool
+from solvers.curves import Curves, cfr_curves, make_schedule, ratio_or_nan
 from solvers.diagnostics import DegeneracyCounts, TreeDegeneracy, degeneracy_counts
 from solvers.efg import to_efg
 from solvers.policy import (
@@ -53,6 +53,7 @@ from solvers.policy import (
     to_tabular_policy,
     uniform_policy,
 )
+from solvers.pool import shutdown_pool
 from solvers.studies import (
     GeneralisationResult,
     WholeGameResult,

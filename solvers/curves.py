@@ -30,7 +30,6 @@ O(num_nodes * num_players + len(schedule) * num_players).
 
 from __future__ import annotations
 
-import concurrent.futures
 import contextlib
 import csv
 import dataclasses
@@ -48,7 +47,7 @@ from solvers import _kernels
 from solvers.cfr import CFRVariant, resolve_variant
 from solvers.game_tree import GameTree
 from solvers.policy import PolicyLike, TreePolicy, check_policy
-from solvers.pool import resolve_processes, shutdown_pool, worker_pool
+from solvers.pool import resolve_processes, run_spread
 
 DEFAULT_RATIO_RTOL = 1e-9
 """Default relative threshold below which NashConv counts as zero for the ratio."""
@@ -423,13 +422,14 @@ def cfr_curves(
         alternating_updates: Overrides the variant's update scheme.
         ratio_rtol: The ratio is NaN where ``nash_conv <= ratio_rtol *
             tree.payoff_scale``.
-        processes: Parallel workers: threads of this process (the compiled
-            kernels release the GIL), kept for later calls
-            (:func:`shutdown_pool` stops them). ``1`` solves in the calling
+        processes: Parallel workers: this thread and threads of this
+            process (the compiled kernels release the GIL), kept for later
+            calls (:func:`solvers.shutdown_pool` stops them). ``1`` solves in the calling
             thread; ``None`` (default) uses ``os.cpu_count()`` workers when
             the work (nodes walked, ``tree.collapsed.num_nodes``, times
-            iterations) is at least :data:`solvers.pool.MIN_POOL_WORK`, else the calling
-            thread. In the first call
+            iterations) is at least :data:`solvers.pool.MIN_POOL_WORK` in
+            all and :data:`solvers.pool.MIN_TREE_WORK` per tree, else the
+            calling thread. In the first call
             of a process the first tree runs in the calling thread (it loads
             the compiled kernels before any worker does). Results are
             identical whatever the number of workers.
@@ -507,22 +507,12 @@ def cfr_curves(
     else:
         # Largest trees first, so that no worker is left with a big one at the end.
         pending = sorted(range(first, len(trees)), key=lambda i: -trees[i].collapsed.num_nodes)
-        pool = worker_pool(jobs)
-        futures = {
-            pool.submit(
-                _tree_curves, trees[i], base_arrays[i], int(iterations), record, resolved
-            ): i
-            for i in pending
-        }
-        try:
-            for future in concurrent.futures.as_completed(futures):
-                done(futures[future], future.result())
-        except concurrent.futures.BrokenExecutor:
-            shutdown_pool()  # start afresh next time
-            raise
-        finally:
-            for future in futures:
-                future.cancel()
+        run_spread(
+            pending,
+            lambda i: _tree_curves(trees[i], base_arrays[i], int(iterations), record, resolved),
+            jobs,
+            done,
+        )
 
     nc_pp = np.stack([r[0] for r in results])
     gain_pp = np.stack([r[1] for r in results])

@@ -1,28 +1,55 @@
 """The worker threads of :func:`solvers.curves.cfr_curves`, kept between calls.
 
 The kernels release the GIL (numba ``nogil``), so threads run trees in
-parallel without pickling them; the pool is started once and reused, and
-small work stays in the calling thread (:data:`MIN_POOL_WORK`).
+parallel without pickling them. :func:`run_spread` runs the calling thread
+as one of the workers, next to ``workers - 1`` kept threads (started once,
+reused); every worker takes the next task from a shared iterator, and the
+results come back to the calling thread. Small work stays in the calling
+thread (:data:`MIN_POOL_WORK`, :data:`MIN_TREE_WORK`).
+
+Why not one future per tree: on two cores that cost about 40 us per tree
+(the caller woken for every completion, three threads taking turns at the
+GIL), so 30 fruit-shaped trees x 10 iterations ran at 0.46x one thread's
+speed and 30 x 1000 at 1.88x; with the calling thread working and tasks
+taken from one iterator the same runs gave 0.98x and 1.96x
+(interleaved medians, same process).
 """
 
 from __future__ import annotations
 
 import concurrent.futures
 import os
+import queue
 import threading
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import numpy as np
 
-__all__ = ["MIN_POOL_WORK", "resolve_processes", "shutdown_pool", "worker_pool"]
+__all__ = [
+    "MIN_POOL_WORK",
+    "MIN_TREE_WORK",
+    "resolve_processes",
+    "run_spread",
+    "shutdown_pool",
+    "worker_pool",
+]
 
-MIN_POOL_WORK = 2_000_000
+MIN_POOL_WORK = 50_000
 """Node-iterations (sum over trees of the nodes walked, ``tree.collapsed.num_nodes``,
-times iterations) below which ``processes=None`` solves in the calling thread. ``benchmarks/solvers.py``
-(section 3) times one against two workers on growing work: on the shared
-2-core machine two workers were still slower at 3.5e5 node-iterations (a few
-milliseconds of work, where waking the threads and waiting for the slower
-one cost as much as they save) and faster at 2.6e7; 2e6 node-iterations is
-about 20 ms of work at 1e8 node-iterations/s."""
+times iterations) below which ``processes=None`` solves in the calling thread.
+On two fruit-shaped trees two workers ran at 0.58x one's speed at 7.3e3
+node-iterations (waking a thread costs more than the work), 0.86x at 1.8e4,
+1.15-1.22x at 3.7e4 and 1.68x at 1.5e5 (shared 2-core machine;
+``benchmarks/solvers.py``, section 3, prints such rows)."""
+
+MIN_TREE_WORK = 3_000
+"""Node-iterations per tree (on average) below which ``processes=None`` solves in
+the calling thread, whatever the total: a tree's Python part (allocations,
+two kernel calls) holds the GIL for about 20 us, so on trees that small the
+threads mostly take turns. Measured with two workers: 0.59-0.78x on 600
+fruit-shaped trees at 365-1,095 node-iterations each, 0.65-0.68x on 2,000
+Kuhn trees at 58-290; 0.98-1.79x from 3.5e3 per tree (30-600 trees)."""
 
 _POOL: concurrent.futures.ThreadPoolExecutor | None = None
 _POOL_SIZE = 0
@@ -55,7 +82,14 @@ def shutdown_pool() -> None:
 
 
 def resolve_processes(processes: int | None, n_jobs: int | None, work: int, num_trees: int) -> int:
-    """Workers for :func:`~solvers.curves.cfr_curves`: ``processes`` checked, or chosen from ``work``."""
+    """Workers for :func:`~solvers.curves.cfr_curves`: ``processes`` checked, or chosen from the work.
+
+    Args:
+        processes: The caller's choice (``None``: decide from the work).
+        n_jobs: Deprecated alias of ``processes``.
+        work: Node-iterations of the call (nodes walked times iterations, summed over trees).
+        num_trees: Trees in the call.
+    """
     if n_jobs is not None:
         if processes is not None:
             raise ValueError(
@@ -63,7 +97,7 @@ def resolve_processes(processes: int | None, n_jobs: int | None, work: int, num_
             )
         processes = n_jobs
     if processes is None:
-        if work < MIN_POOL_WORK:
+        if work < MIN_POOL_WORK or work < MIN_TREE_WORK * num_trees:
             return 1
         processes = os.cpu_count() or 1
     elif (
@@ -74,3 +108,72 @@ def resolve_processes(processes: int | None, n_jobs: int | None, work: int, num_
             "(all cores when the work is large enough)"
         )
     return max(1, int(processes))
+
+
+def run_spread(
+    tasks: Iterable[int],
+    fn: Callable[[int], Any],
+    workers: int,
+    done: Callable[[int, Any], None],
+) -> None:
+    """Runs ``fn(task)`` for every task on the calling thread and ``workers - 1`` kept threads.
+
+    Tasks are taken in the given order from one shared iterator (put the
+    largest first, so that no worker is left with a big one at the end).
+    ``done(task, result)`` is called in the calling thread, in completion
+    order. The first exception raised by ``fn`` (in any thread) is re-raised
+    here once the calling thread has seen it; the other workers then take no
+    new task.
+
+    Args:
+        tasks: Task ids, in the order to start them.
+        fn: The work of one task; called from several threads at once.
+        workers: Threads in all, the calling thread included (>= 2).
+        done: Receives each task's result in the calling thread.
+    """
+    pending = iter(tasks)
+    lock = threading.Lock()
+    stop = threading.Event()
+    results: queue.SimpleQueue = queue.SimpleQueue()
+
+    def take() -> int | None:
+        if stop.is_set():
+            return None
+        with lock:
+            return next(pending, None)
+
+    def helper() -> None:
+        while (task := take()) is not None:
+            try:
+                results.put((task, fn(task), None))
+            except BaseException as exc:  # handed to the calling thread, which raises it
+                stop.set()
+                results.put((task, None, exc))
+                return
+
+    def hand_over_ready() -> None:
+        """``done`` for every result already back, without waiting for more."""
+        while True:
+            try:
+                task, result, exc = results.get_nowait()
+            except queue.Empty:
+                return
+            if exc is not None:
+                raise exc
+            done(task, result)
+
+    pool = worker_pool(workers - 1)
+    try:
+        helpers = [pool.submit(helper) for _ in range(workers - 1)]
+    except (RuntimeError, concurrent.futures.BrokenExecutor):
+        shutdown_pool()  # start afresh next time
+        raise
+    try:
+        while (task := take()) is not None:
+            done(task, fn(task))
+            hand_over_ready()
+        for future in helpers:  # the helpers' last tasks
+            future.result()
+        hand_over_ready()
+    finally:
+        stop.set()  # after an exception here, the helpers take no new task

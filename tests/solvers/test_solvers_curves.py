@@ -2,6 +2,8 @@
 
 import csv
 import math
+import threading
+import time
 
 import numpy as np
 import pyspiel
@@ -202,3 +204,58 @@ def test_bad_processes(fruit_trees, bad):
 def test_processes_and_n_jobs_conflict(fruit_trees):
     with pytest.raises(ValueError, match="not both"):
         solvers.cfr_curves(fruit_trees, solvers.uniform_policy, 2, processes=1, n_jobs=1)
+
+
+def test_default_workers_follow_both_thresholds(monkeypatch):
+    """processes=None pools only when the work is large in all and per tree."""
+    from solvers.pool import MIN_POOL_WORK, MIN_TREE_WORK, resolve_processes
+
+    monkeypatch.setattr("os.cpu_count", lambda: 4)
+    assert resolve_processes(None, None, MIN_POOL_WORK - 1, 1) == 1
+    assert resolve_processes(None, None, MIN_POOL_WORK, 2) == 4
+    # The same total spread over trees too small to be worth a worker each.
+    many = MIN_POOL_WORK // MIN_TREE_WORK + 1
+    assert resolve_processes(None, None, MIN_POOL_WORK, many) == 1
+    assert resolve_processes(None, None, MIN_TREE_WORK * many, many) == 4
+    # An explicit choice is kept whatever the work.
+    assert resolve_processes(3, None, 1, 1000) == 3
+    assert resolve_processes(None, 2, 1, 1000) == 2
+
+
+def test_run_spread_runs_each_task_once_and_reports_in_the_calling_thread():
+    from solvers.pool import run_spread
+
+    caller = threading.get_ident()
+    ran_in, reported = {}, []
+
+    def fn(i):
+        time.sleep(0.002)  # sleeping releases the GIL: both threads take tasks
+        ran_in[i] = threading.get_ident()
+        return i * i
+
+    def done(i, result):
+        assert threading.get_ident() == caller
+        reported.append((i, result))
+
+    run_spread(range(20), fn, 2, done)
+    assert sorted(reported) == [(i, i * i) for i in range(20)]
+    assert len(set(ran_in.values())) == 2  # the calling thread and one helper
+
+
+@pytest.mark.parametrize("where", ["helper", "caller"])
+def test_run_spread_raises_the_first_failure_and_stays_usable(where):
+    from solvers.pool import run_spread
+
+    caller = threading.get_ident()
+
+    def fn(i):
+        time.sleep(0.002)
+        if (threading.get_ident() == caller) == (where == "caller"):
+            raise RuntimeError(f"task {i} failed")
+        return i
+
+    with pytest.raises(RuntimeError, match="failed"):
+        run_spread(range(20), fn, 2, lambda i, r: None)
+    got = []
+    run_spread(range(6), lambda i: i, 2, lambda i, r: got.append(r))  # the kept pool still works
+    assert sorted(got) == list(range(6))
