@@ -3,7 +3,9 @@
 The rules follow the deception benchmark of ``003`` (eight players, Night and Day,
 bidding 0-10 for the right to speak, debate, vote to exile) and the role set of
 GRATR (``002``: witch, guard and seer).  No pyspiel and no LLM here: the OpenSpiel
-adapter is :mod:`games.werewolf.game`.
+adapter is :mod:`games.werewolf.game`.  The vocabulary and the actions (with their
+ids and JSON) are :mod:`games.werewolf.actions`, the table settings
+:mod:`games.werewolf.config`; this module re-exports both.
 
 The game is a sequence of single-actor steps, so it maps onto a turn-based
 OpenSpiel game one to one.  Randomness is explicit: every random event (dealing a
@@ -43,11 +45,43 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
+
+# The vocabulary, actions and settings live in their own modules; the rules re-export them.
+from games.werewolf.actions import (
+    CHECK_RESULTS,
+    MAX_BID,
+    ROLES,
+    SPECIAL_ROLES,
+    SPEECH_ACTS,
+    TEAM_RESULTS,
+    TONES,
+    Action,
+    Bid,
+    Save,
+    Skip,
+    SpeechAct,
+    Target,
+    action_from_json,
+    action_to_json,
+    action_to_string,
+    decode_action,
+    encode_action,
+    num_distinct_actions,
+)
+from games.werewolf.config import (
+    DRAW,
+    PRESETS,
+    VILLAGERS,
+    WEREWOLVES,
+    Config,
+    RoleSet,
+    preset,
+    team_of,
+)
 
 __all__ = [
     "Action",
@@ -95,336 +129,9 @@ __all__ = [
     "winner_of",
 ]
 
-ROLES = ("villager", "werewolf", "seer", "doctor", "witch", "guard")
-TONES = ("assertive", "calm", "submissive", "any")
-SPEECH_ACTS = ("claim", "accuse", "defend", "share_check", "nothing")
-CHECK_RESULTS = (*ROLES, "not_werewolf")
-TEAM_RESULTS = ("werewolf", "not_werewolf")
-SPECIAL_ROLES = ("seer", "doctor", "witch", "guard")
-MAX_BID = 10
 
 CHANCE = -1  # the same ids as pyspiel.PlayerId, so the adapter passes them through
 TERMINAL = -4
-
-WEREWOLVES = "werewolves"
-VILLAGERS = "villagers"
-DRAW = "draw"
-
-# --------------------------------------------------------------------------- config
-
-
-@dataclass(frozen=True)
-class RoleSet:
-    """How many players hold each role."""
-
-    werewolf: int = 2
-    villager: int = 4
-    seer: int = 1
-    doctor: int = 1
-    witch: int = 0
-    guard: int = 0
-
-    def __post_init__(self) -> None:
-        for role in ROLES:
-            n = getattr(self, role)
-            if not isinstance(n, int) or n < 0:
-                raise ValueError(f"RoleSet: {role} count must be an integer >= 0, got {n!r}")
-        for role in SPECIAL_ROLES:
-            if getattr(self, role) > 1:
-                raise ValueError(
-                    f"RoleSet: at most one {role} (got {getattr(self, role)}); "
-                    "set the extra players to villager"
-                )
-        if self.num_players > MAX_PLAYERS:
-            raise ValueError(
-                f"RoleSet: {self.num_players} players, more than the {MAX_PLAYERS} a table seats"
-            )
-        if self.werewolf < 1:
-            raise ValueError("RoleSet: needs at least one werewolf")
-        if self.werewolf >= self.num_players - self.werewolf:
-            raise ValueError(
-                f"RoleSet: {self.werewolf} werewolves among {self.num_players} players already "
-                "win at the start; add villagers or remove werewolves"
-            )
-
-    @property
-    def num_players(self) -> int:
-        return sum(getattr(self, r) for r in ROLES)
-
-    def count(self, role: str) -> int:
-        return getattr(self, role)
-
-    def as_dict(self) -> dict[str, int]:
-        return {r: getattr(self, r) for r in ROLES}
-
-    @classmethod
-    def parse(cls, spec: str) -> RoleSet:
-        """``"werewolf:2,seer:1,doctor:1,villager:4"`` -> RoleSet (unnamed roles 0).
-
-        Entries may also be separated by ``/`` (OpenSpiel game strings split on commas).
-        """
-        counts = dict.fromkeys(ROLES, 0)
-        for part in filter(None, (p.strip() for p in re.split(r"[,/]", spec))):
-            role, _, n = part.partition(":")
-            if role not in counts or not n.strip().isdigit():
-                raise ValueError(
-                    f"RoleSet.parse: bad entry {part!r}; use role:count with role in {ROLES}"
-                )
-            counts[role] = int(n)
-        return cls(**counts)
-
-
-#: Most players at one table (prompts, trees and logs grow with it; a bound readers check).
-MAX_PLAYERS = 32
-
-
-@dataclass(frozen=True)
-class Config:
-    """Settings of one game."""
-
-    roles: RoleSet = field(default_factory=RoleSet)
-    seer_reveals: str = "role"  # "role" (arena) or "team" (gratr: werewolf / not)
-    debate_turns: int = 3
-    exile: str = "majority"  # or "plurality"
-    max_rounds: int = 10
-    reveal_roles: bool = False
-
-    def __post_init__(self) -> None:
-        if self.seer_reveals not in ("role", "team"):
-            raise ValueError(
-                f"Config: seer_reveals must be 'role' or 'team', got {self.seer_reveals!r}"
-            )
-        if self.exile not in ("majority", "plurality"):
-            raise ValueError(f"Config: exile must be 'majority' or 'plurality', got {self.exile!r}")
-        if not 0 <= self.debate_turns <= 50:
-            raise ValueError(f"Config: debate_turns must be in [0, 50], got {self.debate_turns}")
-        if not 1 <= self.max_rounds <= 100:
-            raise ValueError(f"Config: max_rounds must be in [1, 100], got {self.max_rounds}")
-
-    @property
-    def num_players(self) -> int:
-        return self.roles.num_players
-
-    @property
-    def check_results(self) -> tuple[str, ...]:
-        """What the seer can learn (and claim to have learnt)."""
-        return ROLES if self.seer_reveals == "role" else TEAM_RESULTS
-
-    def as_dict(self) -> dict[str, Any]:
-        d = dataclasses.asdict(self)
-        d["roles"] = self.roles.as_dict()
-        return d
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> Config:
-        """The config :meth:`as_dict` wrote.
-
-        Raises:
-          ValueError: ``d`` is not such a mapping (unknown or missing fields, wrong types).
-        """
-        if not isinstance(d, Mapping) or not isinstance(d.get("roles"), Mapping):
-            raise ValueError("Config.from_dict: expected an object with a 'roles' object")
-        try:
-            return cls(**{**d, "roles": RoleSet(**d["roles"])})
-        except TypeError as exc:
-            raise ValueError(f"Config.from_dict: {exc}") from None
-
-
-PRESETS: dict[str, Config] = {
-    "arena": Config(RoleSet(werewolf=2, villager=4, seer=1, doctor=1), seer_reveals="role"),
-    "gratr": Config(
-        RoleSet(werewolf=3, villager=2, seer=1, doctor=0, witch=1, guard=1), seer_reveals="team"
-    ),
-}
-
-
-def preset(name: str, **overrides: Any) -> Config:
-    """A preset config (``arena`` or ``gratr``) with optional field overrides."""
-    if name not in PRESETS:
-        raise ValueError(f"preset: unknown preset {name!r}; choose one of {sorted(PRESETS)}")
-    return dataclasses.replace(PRESETS[name], **overrides)
-
-
-def team_of(role: str) -> str:
-    return WEREWOLVES if role == "werewolf" else VILLAGERS
-
-
-# --------------------------------------------------------------------------- actions
-
-
-@dataclass(frozen=True)
-class Target:
-    """Choose a player: werewolf target, protect, unmask, poison or exile vote."""
-
-    player: int
-
-
-@dataclass(frozen=True)
-class Skip:
-    """Decline (the witch keeps a potion)."""
-
-
-@dataclass(frozen=True)
-class Save:
-    """The witch saves tonight's victim."""
-
-
-@dataclass(frozen=True)
-class Bid:
-    """Eagerness to speak next, 0-10."""
-
-    amount: int
-
-    def __post_init__(self) -> None:
-        if not 0 <= self.amount <= MAX_BID:
-            raise ValueError(f"Bid: amount must be in [0, {MAX_BID}], got {self.amount}")
-
-
-@dataclass(frozen=True)
-class SpeechAct:
-    """A public statement, as a speech act with a tone.
-
-    ``claim``: "I am ``role``"; ``accuse``: "``target`` is a werewolf"; ``defend``:
-    "``target`` is not a werewolf"; ``share_check``: "I checked ``target``: ``result``"
-    (which also claims the seer); ``nothing``: nothing new.
-    """
-
-    kind: str
-    tone: str
-    target: int | None = None
-    role: str | None = None
-    result: str | None = None
-
-    def __post_init__(self) -> None:
-        if self.kind not in SPEECH_ACTS:
-            raise ValueError(f"SpeechAct: kind must be one of {SPEECH_ACTS}, got {self.kind!r}")
-        if self.tone not in TONES:
-            raise ValueError(f"SpeechAct: tone must be one of {TONES}, got {self.tone!r}")
-        needs_target = self.kind in ("accuse", "defend", "share_check")
-        if needs_target != (self.target is not None):
-            raise ValueError(
-                f"SpeechAct: {self.kind} {'needs' if needs_target else 'takes no'} target"
-            )
-        if (self.kind == "claim") != (self.role is not None) or (
-            self.role is not None and self.role not in ROLES
-        ):
-            raise ValueError(f"SpeechAct: claim needs a role in {ROLES}; other kinds take none")
-        if (self.kind == "share_check") != (self.result is not None) or (
-            self.result is not None and self.result not in CHECK_RESULTS
-        ):
-            raise ValueError(
-                f"SpeechAct: share_check needs a result in {CHECK_RESULTS}; other kinds take none"
-            )
-
-    def describe(self) -> str:
-        if self.kind == "claim":
-            return f"claims to be the {self.role}"
-        if self.kind == "accuse":
-            return f"accuses P{self.target} of being a werewolf"
-        if self.kind == "defend":
-            return f"defends P{self.target} (not a werewolf)"
-        if self.kind == "share_check":
-            return f"says they checked P{self.target}: {self.result}"
-        return "says nothing new"
-
-
-Action = Target | Skip | Save | Bid | SpeechAct
-
-
-def action_to_json(action: Action) -> dict[str, Any]:
-    """A structured action as a JSON-ready dict (``{"type": ..., fields...}``)."""
-    d = {"type": type(action).__name__}
-    d.update({k: v for k, v in dataclasses.asdict(action).items() if v is not None})
-    return d
-
-
-def action_from_json(d: Mapping[str, Any]) -> Action:
-    kinds = {"Target": Target, "Skip": Skip, "Save": Save, "Bid": Bid, "SpeechAct": SpeechAct}
-    if d.get("type") not in kinds:
-        raise ValueError(f"action_from_json: unknown action type {d.get('type')!r}")
-    return kinds[d["type"]](**{k: v for k, v in d.items() if k != "type"})
-
-
-# Integer encoding, used by the OpenSpiel adapter (N = number of players):
-#   [0, N)            Target(p)
-#   N                 Skip()
-#   N + 1             Save()
-#   [N+2, N+13)       Bid(0..10)
-#   N + 13 + 4*s + t  SpeechAct with tone TONES[t] and "speech slot" s, where
-#     s = 0                         nothing
-#     s = 1 + i                     claim ROLES[i]                  (6 slots)
-#     s = 7 + p                     accuse p                        (N slots)
-#     s = 7 + N + p                 defend p                        (N slots)
-#     s = 7 + 2N + 7*p + r          share_check p, CHECK_RESULTS[r] (7N slots)
-def num_distinct_actions(num_players: int) -> int:
-    return num_players + 13 + len(TONES) * (7 + 9 * num_players)
-
-
-def encode_action(num_players: int, action: Action) -> int:
-    """The integer id of a structured action (see the table above)."""
-    n = num_players
-    if isinstance(action, Target):
-        return action.player
-    if isinstance(action, Skip):
-        return n
-    if isinstance(action, Save):
-        return n + 1
-    if isinstance(action, Bid):
-        return n + 2 + action.amount
-    if isinstance(action, SpeechAct):
-        if action.kind == "nothing":
-            slot = 0
-        elif action.kind == "claim":
-            slot = 1 + ROLES.index(action.role)
-        elif action.kind == "accuse":
-            slot = 7 + action.target
-        elif action.kind == "defend":
-            slot = 7 + n + action.target
-        else:
-            slot = 7 + 2 * n + 7 * action.target + CHECK_RESULTS.index(action.result)
-        return n + 13 + len(TONES) * slot + TONES.index(action.tone)
-    raise TypeError(f"encode_action: not an action: {action!r}")
-
-
-def decode_action(num_players: int, action_id: int) -> Action:
-    """The structured action of an integer id (inverse of :func:`encode_action`)."""
-    n = num_players
-    a = int(action_id)
-    if not 0 <= a < num_distinct_actions(n):
-        raise ValueError(f"decode_action: id {a} out of range for {n} players")
-    if a < n:
-        return Target(a)
-    if a == n:
-        return Skip()
-    if a == n + 1:
-        return Save()
-    if a < n + 13:
-        return Bid(a - n - 2)
-    slot, t = divmod(a - n - 13, len(TONES))
-    tone = TONES[t]
-    if slot == 0:
-        return SpeechAct("nothing", tone)
-    if slot < 7:
-        return SpeechAct("claim", tone, role=ROLES[slot - 1])
-    if slot < 7 + n:
-        return SpeechAct("accuse", tone, target=slot - 7)
-    if slot < 7 + 2 * n:
-        return SpeechAct("defend", tone, target=slot - 7 - n)
-    p, r = divmod(slot - 7 - 2 * n, len(CHECK_RESULTS))
-    return SpeechAct("share_check", tone, target=p, result=CHECK_RESULTS[r])
-
-
-def action_to_string(action: Action) -> str:
-    if isinstance(action, Target):
-        return f"P{action.player}"
-    if isinstance(action, Skip):
-        return "skip"
-    if isinstance(action, Save):
-        return "save"
-    if isinstance(action, Bid):
-        return f"bid {action.amount}"
-    return f"[{action.tone}] {action.describe()}"
-
 
 # --------------------------------------------------------------------------- state
 
