@@ -197,25 +197,26 @@ class CachedModel(ChatModel):
         self._conn = open_cache_db(self.path, busy_timeout)
 
     # -- identity mirrors the inner model -------------------------------------------------
+    # (Read-only properties over ChatModel's class attributes: the mirror is not settable.)
 
-    @property  # type: ignore[override]
-    def backend(self) -> str:
+    @property
+    def backend(self) -> str:  # type: ignore[override]
         return self.inner.backend
 
-    @property  # type: ignore[override]
-    def model(self) -> str:
+    @property
+    def model(self) -> str:  # type: ignore[override]
         return self.inner.model
 
     @property
     def spec(self) -> str:
         return self.inner.spec
 
-    @property  # type: ignore[override]
-    def max_concurrency(self) -> int:
+    @property
+    def max_concurrency(self) -> int:  # type: ignore[override]
         return self.inner.max_concurrency
 
-    @property  # type: ignore[override]
-    def remote(self) -> bool:
+    @property
+    def remote(self) -> bool:  # type: ignore[override]
         return self.inner.remote
 
     # -- database -------------------------------------------------------------------------
@@ -268,8 +269,8 @@ class CachedModel(ChatModel):
             raise CacheError(f"cache: cannot write {self.path}: {exc}") from exc
         if inserted:
             return response.text, response.usage
-        stored = self._lookup(key)
-        return stored if stored is not None else (response.text, response.usage)
+        first = self._lookup(key)
+        return first if first is not None else (response.text, response.usage)
 
     # -- leases: one process pays for an in-flight call, the others wait -------------------
 

@@ -14,6 +14,7 @@ tables created in one immediate transaction).
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import sqlite3
@@ -27,6 +28,7 @@ __all__ = [
     "INFLIGHT_COLUMNS",
     "SCHEMA_VERSION",
     "check_cache_file",
+    "cached_requests",
     "check_cache_schema",
     "open_cache_db",
 ]
@@ -153,6 +155,28 @@ def check_cache_file(path: str | os.PathLike[str]) -> None:
         check_cache_schema(conn, str(p))
     finally:
         conn.close()
+
+
+def cached_requests(path: str | os.PathLike[str]) -> list[dict[str, object]]:
+    """The requests of every finished call a cache file holds (read-only), oldest first.
+
+    Each is the stored request JSON (``task``, ``messages``, ``seed``,
+    ``schema``, ...): what a command actually asked, for checks that a game
+    honours an option (its structured answers, its seed).
+
+    Raises:
+      ConfigurationError: a file that is not a gt-llm cache.
+    """
+    p = Path(path)
+    if not p.is_file():
+        return []
+    check_cache_file(p)
+    conn = sqlite3.connect(f"{p.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        rows = conn.execute("SELECT request_json FROM calls ORDER BY created_at, key").fetchall()
+    finally:
+        conn.close()
+    return [json.loads(r[0]) for r in rows]
 
 
 def _set_wal(conn: sqlite3.Connection, busy_timeout: float) -> str:

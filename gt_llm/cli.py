@@ -26,6 +26,7 @@ import importlib
 import logging
 import sys
 from collections.abc import Callable, Sequence
+from types import TracebackType
 from typing import NoReturn
 
 import gt_llm
@@ -304,7 +305,9 @@ def _configure_logging(verbose: int, quiet: bool) -> None:
         handler.addFilter(RedactingFilter())
 
 
-def _redacting_excepthook(kind, value, tb) -> None:  # type: ignore[no-untyped-def]
+def _redacting_excepthook(
+    kind: type[BaseException], value: BaseException, tb: TracebackType | None
+) -> None:
     # An unexpected error still prints its traceback, without the secrets it may quote.
     import traceback
 

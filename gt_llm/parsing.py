@@ -136,7 +136,7 @@ class ParseStats:
         with self._lock:
             getattr(self, kind)[task] += n
 
-    def to_dict(self) -> dict[str, dict[str, int]]:
+    def to_dict(self) -> dict[str, Any]:
         with self._lock:
             return {
                 "parsed": dict(self.parsed),

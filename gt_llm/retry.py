@@ -123,7 +123,7 @@ def call_with_retry(
     clock: Callable[[], float] = time.monotonic,
     label: str = "call",
     describe: Callable[[BaseException], str] = lambda e: f"{type(e).__name__}: {e}",
-    before_attempt: Callable[[], None] | None = None,
+    before_attempt: Callable[[], object] | None = None,
 ) -> T:
     """Runs ``fn`` until it succeeds, a failure is not retryable, or the policy says stop.
 

@@ -196,7 +196,10 @@ def _git_commit() -> str | None:
 def _normalise(settings: Mapping[str, Any]) -> dict[str, Any]:
     # Settings as they read back from JSON, so that a stored and a fresh copy compare equal.
     try:
-        return json.loads(json.dumps(dict(settings), sort_keys=True, default=str))
+        normalised: dict[str, Any] = json.loads(
+            json.dumps(dict(settings), sort_keys=True, default=str)
+        )
+        return normalised
     except (TypeError, ValueError) as exc:
         raise ResultsError(f"prepare_results_dir: settings are not JSON-like ({exc})") from None
 

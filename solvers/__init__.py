@@ -38,7 +38,8 @@ from solvers.best_response import (
 )
 from solvers.cfr import VARIANTS, CFRResult, CFRSolver, CFRVariant, IterationMetrics, run_cfr
 from solvers.cfr_gain import CFRGainResult, cfr_gain, deviation_values
-from solvers.curves import Curves, cfr_curves, make_schedule, ratio_or_nan
+from solvers.curve_data import Curves, ratio_or_nan
+from solvers.curves import cfr_curves, make_schedule
 from solvers.diagnostics import DegeneracyCounts, TreeDegeneracy, degeneracy_counts
 from solvers.efg import to_efg
 from solvers.policy import (

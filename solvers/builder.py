@@ -50,6 +50,10 @@ class TreeBuilder:
             raise ValueError(f"TreeBuilder: num_players={num_players}; pass at least 1")
         self.num_players = int(num_players)
         self.game_name = game_name
+        self._reset()
+
+    def _reset(self) -> None:
+        """Empties the builder: no node, no information set."""
         self._reset_buffers()
         self._has_root = False
         self._iset_ids: dict[str, int] = {}
@@ -269,7 +273,7 @@ class TreeBuilder:
         }
         keys, actions = self._iset_keys, self._iset_actions
         if release:
-            self.__init__(self.num_players, game_name=self.game_name)
+            self._reset()
         return canonical_tree(
             columns,
             num_players=self.num_players,

@@ -28,18 +28,12 @@ OpenSpiel's ``open_spiel.python.algorithms.cfr``/``discounted_cfr`` solvers
 (and ``pyspiel.CFRSolver``/``CFRPlusSolver``). Their average policies and
 ours agree to rounding error only for a limited number of iterations: the
 iterates are chaotic, so differences in the last bit (a different summation
-order) grow. Measured on Leduc poker with CFR+ against ``pyspiel``: max
-difference of the average policies 5e-13 at 50 iterations, 2e-10 at 100,
-then 1e-2 at 200 and 6.5e-3 at 500 (NashConv 0.0018866 vs 0.0018773). The
-same happens to our solver alone when the payoffs are scaled by 1 + 2**-50
-(9e-14 at 50 iterations, 4e-11 at 100, 6e-3 at 200, 1e-2 at 500), so it is
-the dynamics, not a bug on either side. Both runs converge alike; they are
-not the same sequence beyond ~100 iterations. Three players amplify faster:
-3-player Leduc CFR+ differs from pyspiel by 2e-12 at 20 iterations and 3e-6
-at 50, and multiplying the counterfactual reach in OpenSpiel's order (per
-player, chance last) leaves that unchanged (3.1e-6). The
-solver shape is
-OpenSpiel's: :meth:`CFRSolver.evaluate_and_update_policy`,
+order) grow, faster with three players than with two. The same happens to
+our solver alone when the payoffs are perturbed in the last bit, so it is
+the dynamics, not a bug on either side: both runs converge alike without
+being the same sequence. (The measured differences are in
+``docs/architecture.md``, "Exactness", and ``benchmarks/solvers.py``.) The
+solver shape is OpenSpiel's: :meth:`CFRSolver.evaluate_and_update_policy`,
 :meth:`CFRSolver.current_policy`, :meth:`CFRSolver.average_policy`.
 
 Each iteration is one forward and one backward pass over the node arrays per
@@ -53,6 +47,7 @@ the full walk.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import numpy as np
 
@@ -88,14 +83,15 @@ class CFRVariant:
 
     def kernel_args(self) -> tuple[bool, bool, float, bool, float, float]:
         """(alternating, rm_plus, gamma, discount, alpha, beta) for the kernels."""
-        discount = self.discount_alpha is not None
+        alpha, beta = self.discount_alpha, self.discount_beta
+        discount = alpha is not None
         return (
             bool(self.alternating_updates),
             bool(self.regret_matching_plus),
             float(self.averaging_exponent),
             discount,
-            float(self.discount_alpha if discount else 0.0),
-            float(self.discount_beta if discount and self.discount_beta is not None else 0.0),
+            float(alpha if alpha is not None else 0.0),
+            float(beta if discount and beta is not None else 0.0),
         )
 
 
@@ -120,11 +116,12 @@ def resolve_variant(
     if isinstance(variant, CFRVariant):
         resolved = variant
     else:
-        resolved = VARIANTS.get(str(variant).lower())
-        if resolved is None:
+        named = VARIANTS.get(str(variant).lower())
+        if named is None:
             raise ValueError(
                 f"{caller}: unknown variant {variant!r}; use one of {sorted(VARIANTS)} or a CFRVariant"
             )
+        resolved = named
     if alternating_updates is not None and alternating_updates != resolved.alternating_updates:
         resolved = dataclasses.replace(resolved, alternating_updates=bool(alternating_updates))
     return resolved
@@ -145,9 +142,8 @@ class IterationMetrics:
     Returned by :meth:`CFRSolver.step` and :meth:`CFRSolver.evaluate`; the
     same numbers as :func:`solvers.nash_conv` and :func:`solvers.cfr_gain` of
     ``solver.average_policy()`` (to rounding: one fused pass computes them).
-    The per-player values are views of ``record``, made when read: a step
-    on a small tree takes a few microseconds, and building three arrays for
-    every step (0.5 us) would be a tenth of it.
+    The per-player values are views of ``record``, made when read, so that a
+    step does not build three arrays its caller may never read.
 
     Attributes:
         iteration: Completed iterations when evaluated.
@@ -275,7 +271,7 @@ class CFRSolver:
         self._mbuf = _EMPTY_F
         self._ibuf = _EMPTY_I
         self._baseline: object = None
-        self._baseline_probs = None
+        self._baseline_probs: np.ndarray | None = None
         self._bind()
         _kernels.regret_matching(
             self._regret, tree.infoset_num_actions, tree.infoset_player, -1, self._current
@@ -304,7 +300,7 @@ class CFRSolver:
         self._calls: dict[tuple[bool, bool], tuple] = {}
         # The last step's baseline, compiled entry and full argument tuple (step's fast path).
         self._step_baseline: object = _UNSET
-        self._step_entry = None
+        self._step_entry: Any = None  # a compiled entry point (untyped machine code)
         self._step_args: tuple = ()
 
     def __getstate__(self) -> dict:
@@ -364,7 +360,8 @@ class CFRSolver:
             self._step_entry(*self._step_args)
             self._iteration += 1
             return IterationMetrics._from_out(self._iteration, self._out.copy())
-        return self._call(1, baseline, evaluate=True)
+        self._call(1, baseline, evaluate=True)
+        return self._metrics()
 
     def evaluate(self, baseline: PolicyLike | None = None) -> IterationMetrics:
         """NashConv (and CFR-Gain against ``baseline``) of the current average policy.
@@ -380,14 +377,20 @@ class CFRSolver:
         Raises:
             ValueError: If ``baseline`` does not fit the tree.
         """
-        return self._call(0, baseline, evaluate=True)
+        self._call(0, baseline, evaluate=True)
+        return self._metrics()
+
+    def _metrics(self) -> IterationMetrics:
+        """The metrics row of the last evaluating call (the kernel's output, copied)."""
+        return IterationMetrics._from_out(self._iteration, self._out.copy())
 
     def _call(
         self, iterations: int, baseline: PolicyLike | None, *, evaluate: bool = False
-    ) -> IterationMetrics | None:
+    ) -> None:
+        """Runs ``iterations`` iterations, then (``evaluate``) the metrics, in one compiled call."""
         want_dev = baseline is not None
         if evaluate:
-            if want_dev and baseline is not self._baseline:
+            if baseline is not None and baseline is not self._baseline:
                 self._set_baseline(baseline)
             elif not self._mbuf.size:
                 self._allocate_metrics()
@@ -400,9 +403,6 @@ class CFRSolver:
             self._step_baseline, self._step_entry, self._step_args = baseline, entry, args
         entry(*args)
         self._iteration += iterations
-        if not evaluate:
-            return None
-        return IterationMetrics._from_out(self._iteration, self._out.copy())
 
     def _resolve(self, evaluate: bool, want_dev: bool) -> tuple:
         """The compiled code and trailing arguments of :func:`_kernels.cfr_step` for one call kind."""
@@ -477,14 +477,14 @@ def compiled_entry(kernel, args: tuple):
     """The machine code ``kernel`` runs for arguments typed like ``args`` (internal).
 
     A numba dispatcher types every argument at each call to pick its
-    compiled overload: about 1 us for the 30-odd arguments (counting the
-    tree's arrays) of :func:`_kernels.cfr_step`, a seventh of a small step.
+    compiled overload, a fixed cost per call that grows with the 30-odd
+    arguments (counting the tree's arrays) of :func:`_kernels.cfr_step`.
     A solver's arguments keep their types for its lifetime (same buffers;
     only ints and bools change), so it picks the overload once (loading or
     compiling it like the first call would) and calls its entry point
-    directly. Typing through numba costs ~150 us, as much as 20 steps, so
-    the choice is also remembered per :func:`_type_key` of the arguments.
-    Without numba the (plain Python) kernel itself.
+    directly. Typing through numba is itself slow, so the choice is also
+    remembered per :func:`_type_key` of the arguments. Without numba the
+    (plain Python) kernel itself.
     """
     if not hasattr(kernel, "overloads"):
         return kernel

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import decimal
 import re
+from collections.abc import Iterable
 from fractions import Fraction
 
 import numpy as np
@@ -81,7 +82,7 @@ def _fraction_text(value: Fraction) -> str:
     return f"{value.numerator}/{value.denominator}"
 
 
-def chance_numbers(probs) -> list[str]:
+def chance_numbers(probs: Iterable[float]) -> list[str]:
     """One chance node's outcome probabilities as ``.efg`` numbers summing to exactly one.
 
     Fractions (``1/3``) where one with a denominator below 2**31 (the limit of
@@ -93,11 +94,11 @@ def chance_numbers(probs) -> list[str]:
         ValueError: If the others already sum to more than one.
     """
     values = [float(p) for p in probs]
-    fractions = [_fraction(p) for p in values[:-1]]
-    if all(f is not None for f in fractions):
-        last = 1 - sum(fractions, Fraction(0))
-        if last >= 0 and last.denominator <= _MAX_DENOMINATOR:
-            return [_fraction_text(f) for f in [*fractions, last]]
+    fractions = [f for f in (_fraction(p) for p in values[:-1]) if f is not None]
+    if len(fractions) == len(values[:-1]):  # every one reproduced by a fraction
+        last_fraction = 1 - sum(fractions, Fraction(0))
+        if last_fraction >= 0 and last_fraction.denominator <= _MAX_DENOMINATOR:
+            return [_fraction_text(f) for f in [*fractions, last_fraction]]
     with decimal.localcontext() as context:
         context.prec = 1000  # exact for any sum of float reprs
         decimals = [decimal.Decimal(repr(p)) for p in values[:-1]]
@@ -174,10 +175,10 @@ def to_efg(tree: GameTree, *, title: str | None = None) -> str:
         nc = int(num_children[h])
         if k == CHANCE:
             chance_counter += 1
-            acts = [int(a) for a in tree.action[fc : fc + nc]]
-            labels = [str(a) for a in acts]
+            outcomes = [int(a) for a in tree.action[fc : fc + nc]]
+            labels = [str(a) for a in outcomes]
             if not chance_table.fits(labels):
-                labels = [f"{a}~c{chance_counter}" for a in acts]
+                labels = [f"{a}~c{chance_counter}" for a in outcomes]
             chance_table.commit(labels)
             numbers = chance_numbers(tree.chance_prob[fc : fc + nc])
             body = " ".join(f"{_quote(lab)} {p}" for lab, p in zip(labels, numbers, strict=True))

@@ -264,7 +264,7 @@ class GameTree:
         """
         from solvers.canonical import canonical_tree  # it builds GameTree objects
 
-        columns = {
+        columns: dict[str, object] = {
             "parent": parent,
             "kind": kind,
             "action": action,

@@ -221,14 +221,14 @@ def pure_policy(tree: GameTree, choose: Callable[[str, tuple[int, ...]], int]) -
 
 def policy_from_fn(
     tree: GameTree,
-    fn: Callable[[str, tuple[int, ...]], Mapping[int, float] | Sequence[float]],
+    fn: Callable[[str, tuple[int, ...]], Mapping[int, float] | Sequence[float] | np.ndarray],
     *,
     atol: float = NORMALIZATION_ATOL,
 ) -> TreePolicy:
     """Builds a profile from ``fn(infoset_key, legal_actions)``.
 
     ``fn`` returns either ``{action id: probability}`` (missing actions get 0)
-    or a sequence of probabilities aligned with ``legal_actions``.
+    or a sequence (or array) of probabilities aligned with ``legal_actions``.
 
     Raises:
         ValueError: If a returned distribution is not normalised or names an
@@ -293,7 +293,7 @@ def policy_from_dict(
         )
     base = default.probs if default is not None else np.zeros((tree.num_infosets, tree.max_actions))
 
-    def fn(key: str, legal: tuple[int, ...]) -> Mapping[int, float] | Sequence[float]:
+    def fn(key: str, legal: tuple[int, ...]) -> Mapping[int, float] | np.ndarray:
         if key in mapping:
             return mapping[key]
         return base[tree.key_to_infoset[key], : len(legal)]

@@ -7,12 +7,11 @@ reused); every worker takes the next task from a shared iterator, and the
 results come back to the calling thread. Small work stays in the calling
 thread (:data:`MIN_POOL_WORK`, :data:`MIN_TREE_WORK`).
 
-Why not one future per tree: on two cores that cost about 40 us per tree
-(the caller woken for every completion, three threads taking turns at the
-GIL), so 30 fruit-shaped trees x 10 iterations ran at 0.46x one thread's
-speed and 30 x 1000 at 1.88x; with the calling thread working and tasks
-taken from one iterator the same runs gave 0.98x and 1.96x
-(interleaved medians, same process).
+Why not one future per tree: a future costs a fixed overhead per tree (the
+caller woken for every completion, three threads taking turns at the GIL),
+which on short runs outweighs the parallel work and makes them slower than
+one thread; with the calling thread working and tasks taken from one
+iterator that overhead is gone.
 """
 
 from __future__ import annotations
@@ -37,19 +36,17 @@ __all__ = [
 
 MIN_POOL_WORK = 50_000
 """Node-iterations (sum over trees of the nodes walked, ``tree.collapsed.num_nodes``,
-times iterations) below which ``processes=None`` solves in the calling thread.
-On two fruit-shaped trees two workers ran at 0.58x one's speed at 7.3e3
-node-iterations (waking a thread costs more than the work), 0.86x at 1.8e4,
-1.15-1.22x at 3.7e4 and 1.68x at 1.5e5 (shared 2-core machine;
-``benchmarks/solvers.py``, section 3, prints such rows)."""
+times iterations) below which ``processes=None`` solves in the calling thread:
+on less work, waking a thread costs more than the work it takes over, so
+threads are slower than one. Set from measurement (``benchmarks/solvers.py``,
+section 3)."""
 
 MIN_TREE_WORK = 3_000
 """Node-iterations per tree (on average) below which ``processes=None`` solves in
 the calling thread, whatever the total: a tree's Python part (allocations,
-two kernel calls) holds the GIL for about 20 us, so on trees that small the
-threads mostly take turns. Measured with two workers: 0.59-0.78x on 600
-fruit-shaped trees at 365-1,095 node-iterations each, 0.65-0.68x on 2,000
-Kuhn trees at 58-290; 0.98-1.79x from 3.5e3 per tree (30-600 trees)."""
+two kernel calls) holds the GIL, so on trees that small the threads mostly
+take turns and are slower than one: the GIL-held part dominates. Set from
+measurement (``benchmarks/solvers.py``, section 3)."""
 
 _POOL: concurrent.futures.ThreadPoolExecutor | None = None
 _POOL_SIZE = 0

@@ -10,7 +10,8 @@ payoffs are random and general-sum. With ``players=(0, 1, 0)``, 4 actions
 and 2 outcomes the tree has 877 nodes and 512 leaves.
 
 The construction is vectorised (NumPy) and goes through
-:meth:`GameTree.from_arrays`, so million-node trees take about a second.
+:meth:`GameTree.from_arrays` (no per-node Python loop), so it also builds
+large trees for benchmarks.
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ from __future__ import annotations
 import ctypes
 import logging
 import sys
+from typing import Any
 
 from solvers.builder import TreeBuilder
 from solvers.game_tree import GameTree
@@ -56,10 +57,9 @@ def _return_free_heap() -> None:
     """Gives the heap the walk freed back to the operating system (glibc only).
 
     The walk creates and frees millions of small Python objects; glibc keeps
-    the freed memory in its arenas, so without this the process stays about
-    0.4x the tree's size larger than it needs to (measured: +210 MiB of
-    resident memory after materialising 3-player Leduc, whose tree stores
-    153 MiB; +155 MiB after ``malloc_trim``).
+    the freed memory in its arenas, so without this the process keeps a
+    sizeable fraction of the tree's size as resident memory it no longer
+    needs.
     """
     if not sys.platform.startswith("linux"):
         return
@@ -100,7 +100,9 @@ def materialize(game, *, max_nodes: int = DEFAULT_MAX_NODES) -> GameTree:
     name = game.get_type().short_name
     builder = TreeBuilder(game.num_players(), game_name=name)
     # Depth-first; a stack entry is (state, parent node, action, chance prob or None).
-    stack = [(game.new_initial_state(), None, None, None)]
+    stack: list[tuple[Any, int | None, int | None, float | None]] = [  # Any: pyspiel.State
+        (game.new_initial_state(), None, None, None)
+    ]
     while stack:
         state, parent, action, prob = stack.pop()
         if len(builder) >= max_nodes:

@@ -6,7 +6,7 @@ open a page from disk, wait until its scripts marked it rendered, evaluate
 expressions, click at an element's position (real mouse events) and take a
 screenshot — no Playwright, no WebSocket library.
 
-Used by the browser tests (``tests/games/test_views_browser.py``) and by
+Used by the browser tests (``tests/games/test_views.py``) and by
 ``benchmarks/views.py``. :func:`find_chromium` says why a test is skipped.
 """
 
@@ -80,12 +80,25 @@ class Browser:
         self._buf = b""
         self._next_id = 0
         self.events: list[dict[str, Any]] = []
+        self.session: str | None = None
+        # Where each frame's scripts run: an out-of-process frame (a sandboxed srcdoc frame on
+        # Chromium with IsolateSandboxedIframes) is its own target, attached here as a child of
+        # this page only; an in-process frame is a default execution context of the page.
+        self._frame_sessions: dict[str, str] = {}
+        self._frame_contexts: dict[str, int] = {}
         target = self.call("Target.createTarget", url="about:blank")["targetId"]
         self.session = self.call("Target.attachToTarget", targetId=target, flatten=True)[
             "sessionId"
         ]
         self.call("Page.enable", session=True)
         self.call("Runtime.enable", session=True)
+        self.call(
+            "Target.setAutoAttach",
+            session=True,
+            autoAttach=True,
+            waitForDebuggerOnStart=False,
+            flatten=True,
+        )
         self.call(
             "Emulation.setDeviceMetricsOverride",
             session=True,
@@ -112,12 +125,15 @@ class Browser:
         msg, self._buf = self._buf.split(b"\0", 1)
         return json.loads(msg)
 
-    def call(self, method: str, *, session: bool = False, timeout: float = 30, **params: Any):
-        """Sends one command and returns its result (events seen meanwhile are kept)."""
+    def call(self, method: str, *, session: bool | str = False, timeout: float = 30, **params: Any):
+        """Sends one command and returns its result (events seen meanwhile are kept).
+
+        ``session=True`` sends it to the page, a session id to that target (a frame).
+        """
         self._next_id += 1
         msg: dict[str, Any] = {"id": self._next_id, "method": method, "params": params}
         if session:
-            msg["sessionId"] = self.session
+            msg["sessionId"] = self.session if session is True else session
         os.write(self._to_child, json.dumps(msg).encode() + b"\0")
         while True:
             answer = self._read(timeout)
@@ -126,6 +142,30 @@ class Browser:
                     raise BrowserError(f"chromium {method}: {answer['error']}")
                 return answer.get("result", {})
             self.events.append(answer)
+            self._track(answer)
+
+    def _track(self, event: dict[str, Any]) -> None:
+        """Keeps the page's frame targets and frame execution contexts up to date."""
+        method, params = event.get("method"), event.get("params", {})
+        if event.get("sessionId") != self.session:
+            return  # only this page's own children and contexts
+        if method == "Target.attachedToTarget":
+            info = params["targetInfo"]
+            if info["type"] == "iframe":  # an out-of-process frame: its target id is its frame id
+                self._frame_sessions[info["targetId"]] = params["sessionId"]
+        elif method == "Target.detachedFromTarget":
+            gone = params.get("sessionId")
+            self._frame_sessions = {f: s for f, s in self._frame_sessions.items() if s != gone}
+        elif method == "Runtime.executionContextCreated":
+            context = params["context"]
+            aux = context.get("auxData", {})
+            if aux.get("isDefault") and aux.get("frameId"):
+                self._frame_contexts[aux["frameId"]] = context["id"]
+        elif method == "Runtime.executionContextDestroyed":
+            gone = params.get("executionContextId")
+            self._frame_contexts = {f: c for f, c in self._frame_contexts.items() if c != gone}
+        elif method == "Runtime.executionContextsCleared":
+            self._frame_contexts.clear()
 
     # -- page ----------------------------------------------------------------
 
@@ -143,14 +183,19 @@ class Browser:
             time.sleep(0.01)
         return time.perf_counter() - start
 
-    def eval(self, expression: str) -> Any:
-        """The value of a JavaScript expression in the page (JSON-serialisable)."""
+    def eval(
+        self, expression: str, *, session: bool | str = True, context: int | None = None
+    ) -> Any:
+        """The value of a JavaScript expression in the page (JSON-serialisable), or in a
+        frame's target (``session``) or execution context (``context``)."""
+        where = {} if context is None else {"contextId": context}
         r = self.call(
             "Runtime.evaluate",
-            session=True,
+            session=session,
             expression=expression,
             returnByValue=True,
             awaitPromise=True,
+            **where,
         )
         if "exceptionDetails" in r:
             raise BrowserError(f"chromium: {expression[:60]!r} threw {r['exceptionDetails']}")
@@ -167,32 +212,52 @@ class Browser:
         return value
 
     def frame_eval(self, expression: str, *, timeout: float = 10) -> Any:
-        """The value of an expression in the page's first ``<iframe>`` once it is rendered.
+        """The value of an expression in the page's first ``<iframe>`` once it is rendered
+        (its ``data-ready`` mark is set).
 
-        A sandboxed frame runs in its own process (its own target): attach to it.
+        The frame is found from the ``<iframe>`` element itself, never from the browser's
+        list of targets, which also holds other pages' frames (a new-tab page's, an
+        extension's). Its scripts run either in its own target (out of process, as Chromium
+        puts a sandboxed frame) or in a context of the page (in process, older Chromium);
+        both are looked up again on each try, since the frame moves when its document commits.
         """
         deadline = time.monotonic() + timeout
+        why, error = "the page has no frame", ""
         while True:
-            frames = [
-                t for t in self.call("Target.getTargets")["targetInfos"] if t["type"] == "iframe"
-            ]
-            if frames:
-                break
+            where, ready = None, False
+            try:
+                where = self._frame_target()
+                if where is not None:
+                    why = "the frame did not finish rendering"
+                    ready = self.eval(
+                        "document.body && document.body.dataset.ready === '1'", **where
+                    )
+            except BrowserError as e:  # a document or the frame's process was just replaced
+                error = f" (last try: {e})"
+            if ready and where is not None:
+                return self.eval(expression, **where)
             if time.monotonic() > deadline:
-                raise BrowserError("chromium: the page has no frame")
-            time.sleep(0.05)
-        session = self.call("Target.attachToTarget", targetId=frames[0]["targetId"], flatten=True)[
-            "sessionId"
-        ]
-        main, self.session = self.session, session
+                raise BrowserError(f"chromium: {why}{error}")
+            time.sleep(0.02)
+
+    def _frame_target(self) -> dict[str, Any] | None:
+        """Where the page's first ``<iframe>`` runs scripts (``eval`` keywords), or None yet."""
+        element = self.call(
+            "Runtime.evaluate", session=True, expression="document.querySelector('iframe')"
+        )["result"]
+        if "objectId" not in element:
+            return None
         try:
-            while not self.eval("document.body && document.body.dataset.ready === '1'"):
-                if time.monotonic() > deadline:
-                    raise BrowserError("chromium: the frame did not finish rendering")
-                time.sleep(0.02)
-            return self.eval(expression)
+            frame = self.call("DOM.describeNode", session=True, objectId=element["objectId"])[
+                "node"
+            ].get("frameId")
         finally:
-            self.session = main
+            self.call("Runtime.releaseObject", session=True, objectId=element["objectId"])
+        if frame in self._frame_sessions:
+            return {"session": self._frame_sessions[frame]}
+        if frame in self._frame_contexts:
+            return {"context": self._frame_contexts[frame]}
+        return None
 
     def click(self, selector: str) -> None:
         """A real mouse click (pressed and released) at the centre of the element."""

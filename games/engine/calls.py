@@ -26,9 +26,9 @@ drivers take any value that is not a generator as an already finished step.
 from __future__ import annotations
 
 import dataclasses
-import inspect
+import types
 from collections.abc import Callable, Generator, Sequence
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, overload
 
 from gt_llm.chat import ChatModel, ChatRequest
 from gt_llm.parsing import Parsed, ParsePolicy, ParseStats, complete_parsed_batch
@@ -107,17 +107,44 @@ def _answer(
     return out
 
 
+# The overloads type both uses: a step (``R`` is what it returns) and a step-or-result
+# (``Step[R] | R``, as GameLogic.step returns); one signature with ``Step[R] | R`` alone
+# would leave ``R`` unsolved for a plain step.
+@overload
 def run_sync(
     gen: Step[R],
     model: ChatModel,
     *,
     policy: ParsePolicy | None = None,
     stats: ParseStats | None = None,
-) -> R:
-    """Runs one step, answering its calls as they come; returns the step's result."""
+) -> R: ...
+
+
+@overload
+def run_sync(
+    gen: Step[R] | R,
+    model: ChatModel,
+    *,
+    policy: ParsePolicy | None = None,
+    stats: ParseStats | None = None,
+) -> R: ...
+
+
+def run_sync(
+    gen: Any,
+    model: ChatModel,
+    *,
+    policy: ParsePolicy | None = None,
+    stats: ParseStats | None = None,
+) -> Any:
+    """Runs one step, answering its calls as they come; returns the step's result.
+
+    ``gen`` may also be the result of a step that makes no call (returned as it is).
+    """
     return run_batched([gen], model, policy=policy, stats=stats)[0]
 
 
+@overload
 def run_batched(
     gens: Sequence[Step[R]],
     model: ChatModel,
@@ -126,7 +153,30 @@ def run_batched(
     stats: ParseStats | None = None,
     max_concurrency: int | None = None,
     on_round: Callable[[int], None] | None = None,
-) -> list[R]:
+) -> list[R]: ...
+
+
+@overload
+def run_batched(
+    gens: Sequence[Step[R] | R],
+    model: ChatModel,
+    *,
+    policy: ParsePolicy | None = None,
+    stats: ParseStats | None = None,
+    max_concurrency: int | None = None,
+    on_round: Callable[[int], None] | None = None,
+) -> list[R]: ...
+
+
+def run_batched(
+    gens: Sequence[Any],
+    model: ChatModel,
+    *,
+    policy: ParsePolicy | None = None,
+    stats: ParseStats | None = None,
+    max_concurrency: int | None = None,
+    on_round: Callable[[int], None] | None = None,
+) -> list[Any]:
     """Runs many steps together: each round's calls go out as one batch.
 
     Args:
@@ -147,13 +197,15 @@ def run_batched(
     policy = policy or ParsePolicy()
     stats = stats if stats is not None else ParseStats()
     results: list[Any] = [None] * len(gens)
+    running: dict[int, Step[Any]] = {}
     pending: dict[int, Any] = {}
     for i, g in enumerate(gens):
-        if not inspect.isgenerator(g):
+        if not isinstance(g, types.GeneratorType):
             results[i] = g  # a step that made no call: its result as it is
             continue
+        running[i] = g
         try:
-            pending[i] = g.send(None)
+            pending[i] = next(g)
         except StopIteration as stop:
             results[i] = stop.value
     while pending:
@@ -176,7 +228,7 @@ def run_batched(
         for i, (a, b, is_list) in spans.items():
             value = answers[a:b] if is_list else answers[a]
             try:
-                nxt[i] = gens[i].send(value)
+                nxt[i] = running[i].send(value)
             except StopIteration as stop:
                 results[i] = stop.value
         pending = nxt

@@ -11,7 +11,11 @@ never skips. The checks:
 * ``determinism`` — two game objects, the same seed: the same trajectory,
   information states and returns;
 * ``private_info`` — no player's information state holds another player's
-  private information, and each player's holds its own;
+  private information, and each player's holds its own (a secret is matched
+  as a whole token: ``bid=1`` is not found in ``bid=10``);
+* ``answers`` — every request of a game that calls a model carries its
+  task's JSON schema when the game's ``structured`` parameter is on (the
+  default), and none when it is off (read back from the call cache);
 * ``perfect_recall`` — in the materialised tree (``solvers.materialize``),
   the nodes of an information set share their player's own history;
 * ``builder`` — the game's tree builder gives the tree ``solvers.materialize``
@@ -23,14 +27,15 @@ never skips. The checks:
 
 :func:`conformance_cases` lists every (check, game string) of a game,
 :func:`check_game` runs them all and returns the failures; the test module
-``tests/games/test_conformance.py`` is a list of game names.
+``tests/games/test_conformance.py`` runs them on every registered game.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyspiel
@@ -44,6 +49,7 @@ __all__ = [
     "CHECKS",
     "ConformanceCase",
     "ConformanceError",
+    "check_answers",
     "check_builder",
     "check_determinism",
     "check_game",
@@ -86,11 +92,11 @@ def check_random_sim(spec: GameSpec, game_string: str) -> None:
     )
 
 
-def _trajectory(game: pyspiel.Game, seed: int) -> list[tuple]:
+def _trajectory(game: pyspiel.Game, seed: int) -> list[tuple[Any, ...]]:
     """A random play-through: every action with every player's information state."""
     rng = np.random.default_rng(seed)
     state = game.new_initial_state()
-    out: list[tuple] = []
+    out: list[tuple[Any, ...]] = []
     while not state.is_terminal():
         infos = tuple(
             "" if state.is_chance_node() else state.information_state_string(p)
@@ -113,6 +119,11 @@ def check_determinism(spec: GameSpec, game_string: str) -> None:
         _require(len(first) >= 2, spec, "determinism", f"{game_string}: no move was made")
 
 
+def _holds(info: str, secret: str) -> bool:
+    """``secret`` occurs in ``info`` as a whole token: ``bid=1`` is not in ``bid=10``."""
+    return re.search(rf"(?<!\w){re.escape(secret)}(?!\w)", info) is not None
+
+
 def check_private_info(spec: GameSpec, game_string: str) -> None:
     """No information state holds another player's private information; each holds its own."""
     private_info = spec.conformance.private_info
@@ -123,6 +134,7 @@ def check_private_info(spec: GameSpec, game_string: str) -> None:
         "ConformanceParams.private_info is missing: give private_info(state, player) -> the "
         "strings only that player may know (e.g. its valuation or role)",
     )
+    assert private_info is not None  # _require raised otherwise
     game = pyspiel.load_game(game_string)
     n = game.num_players()
     checked = 0
@@ -135,17 +147,17 @@ def check_private_info(spec: GameSpec, game_string: str) -> None:
                 for q in range(n):
                     info = state.information_state_string(q)
                     _require(
-                        all(s in info for s in secrets[q]),
+                        all(_holds(info, s) for s in secrets[q]),
                         spec,
                         "private_info",
                         f"{game_string}: player {q}'s information state lacks its own "
-                        f"private information {sorted(secrets[q] - {s for s in secrets[q] if s in info})}",
+                        f"private information {sorted(s for s in secrets[q] if not _holds(info, s))}",
                     )
                     for p in range(n):
                         # A secret q holds as well (the same valuation, say) is not leaked.
                         for secret in secrets[p] - secrets[q] if p != q else ():
                             _require(
-                                secret not in info,
+                                not _holds(info, secret),
                                 spec,
                                 "private_info",
                                 f"{game_string}: player {q} sees player {p}'s {secret!r}",
@@ -173,7 +185,7 @@ def _tree_strings(spec: GameSpec, check: str) -> tuple[str, ...]:
     return strings
 
 
-def _own_history(tree: GameTree, node: int, player: int) -> tuple:
+def _own_history(tree: GameTree, node: int, player: int) -> tuple[Any, ...]:
     """The (infoset key, action) sequence of ``player`` on the path to ``node``."""
     from solvers import DECISION
 
@@ -216,6 +228,10 @@ def check_perfect_recall(spec: GameSpec, game_string: str) -> None:
         )
 
 
+#: A node to add: its history, its parent, the action from the parent and its probability.
+_Pending = tuple[tuple[int, ...], int | None, int | None, float | None]
+
+
 def replay_tree(game: pyspiel.Game) -> GameTree:
     """The game tree built by replaying each node's history from a new initial state.
 
@@ -233,11 +249,9 @@ def replay_tree(game: pyspiel.Game) -> GameTree:
             state.apply_action(a)
         return state
 
-    queue: list[tuple[tuple[int, ...], int | None, int | None, float | None]] = [
-        ((), None, None, None)
-    ]
+    queue: list[_Pending] = [((), None, None, None)]
     while queue:
-        nxt = []
+        nxt: list[_Pending] = []
         for history, parent, action, prob in queue:
             state = state_at(history)
             if state.is_terminal():
@@ -304,12 +318,59 @@ def check_builder(spec: GameSpec, game_string: str) -> None:
     same(all(np.allclose(pb[k], pw[k], atol=1e-9) for k in pb), "its CFR policy (50 iterations)")
 
 
-#: The checks, in the order they run; the first three run on every game string, the
+def _with_params(game_string: str, **params: object) -> pyspiel.Game:
+    """``game_string``'s game with some parameters replaced."""
+    game = pyspiel.load_game(game_string)
+    return pyspiel.load_game(game.get_type().short_name, {**game.get_parameters(), **params})
+
+
+def check_answers(spec: GameSpec, game_string: str) -> None:
+    """Every request a game sends declares its answer (the JSON schema) when asked to.
+
+    Runs on games that call a model through the engine (a ``cache`` game
+    parameter): the random games' calls go to a fresh cache file, and every
+    stored request must carry its task's schema when the game's
+    ``structured`` parameter is true (its default), and none when it is false.
+    A task without ``answer=`` on its ``PromptTemplate``, or a game that
+    renders without ``structured=``, fails here.
+    """
+    import tempfile
+
+    from gt_llm.cache_store import cached_requests
+
+    params = pyspiel.load_game(game_string).get_parameters()
+    if "cache" not in params:
+        return  # not an engine game that calls a model (e.g. pure rules)
+    structured = bool(params.get("structured", True))
+    with tempfile.TemporaryDirectory(prefix="gt-llm-answers-") as tmp:
+        path = f"{tmp}/calls.sqlite"
+        game = _with_params(game_string, cache=path)
+        for seed in range(spec.conformance.num_sims):
+            rng = np.random.default_rng(seed)
+            state = game.new_initial_state()
+            while not state.is_terminal():
+                _play(state, rng)
+        requests = cached_requests(path)
+    wrong = sorted(
+        {str(r["task"]) for r in requests if (r.get("schema") is not None) != structured}
+    )
+    _require(
+        not wrong,
+        spec,
+        "answers",
+        f"{game_string}: {'no' if structured else 'a'} JSON schema on the requests of "
+        f"{', '.join(wrong)}; declare the answer (PromptTemplate(answer=..., answer_line=...)) "
+        "and render with structured= from the game's `structured` parameter",
+    )
+
+
+#: The checks, in the order they run; the first four run on every game string, the
 #: last two on every tree game string.
 CHECKS: dict[str, Callable[[GameSpec, str], None]] = {
     "random_sim": check_random_sim,
     "determinism": check_determinism,
     "private_info": check_private_info,
+    "answers": check_answers,
     "perfect_recall": check_perfect_recall,
     "builder": check_builder,
 }
@@ -336,11 +397,12 @@ class ConformanceCase:
         """
         if self.game_string is None:
             _tree_strings(self.spec, self.check)  # fails, naming what to add
+        assert self.game_string is not None  # _tree_strings raised otherwise
         self._check_short_name()
         CHECKS[self.check](self.spec, self.game_string)
 
     def _check_short_name(self) -> None:
-        short = pyspiel.load_game(self.game_string).get_type().short_name
+        short = pyspiel.load_game(str(self.game_string)).get_type().short_name
         _require(
             short == self.spec.short_name,
             self.spec,

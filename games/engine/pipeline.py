@@ -83,7 +83,8 @@ def build_and_solve(
     iterations: int,
     tree_name: Callable[[SG], str] | None = None,
     cfr_variant: str = "cfr",
-    subgame: Callable[..., SG] = Subgame,
+    # A TypeVar parameter cannot have a default (mypy issue 3737): without subgame= SG is Subgame.
+    subgame: Callable[..., SG] = Subgame,  # type: ignore[assignment]
     game_name: str | Callable[[S], str] = "",
     run: ResultsDir | str | os.PathLike[str] | None = None,
     slug: str = "",

@@ -39,11 +39,14 @@ Outcomes = Sequence[tuple[int, float]]
 class GameLogic(Protocol[S]):
     """A game whose moves are realised by LLM calls.
 
-    Attributes:
-      num_players: Number of (non-chance) players.
+    ``num_players`` is read-only: a plain attribute, a frozen dataclass field or
+    a property all satisfy it.
     """
 
-    num_players: int
+    @property
+    def num_players(self) -> int:
+        """Number of (non-chance) players."""
+        ...
 
     def is_terminal(self, state: S) -> bool:
         """True when the game is over."""
@@ -65,8 +68,13 @@ class GameLogic(Protocol[S]):
         """The chance node after a decision (e.g. the LLM seed); empty for none."""
         ...
 
-    def step(self, state: S, action: int, outcome: int | None) -> Step[S]:
-        """The LLM calls that realise ``action`` (and ``outcome``); returns the next state."""
+    def step(self, state: S, action: int, outcome: int | None) -> Step[S] | S:
+        """The LLM calls that realise ``action`` (and ``outcome``); returns the next state.
+
+        A move that needs no call may return the next state itself (the drivers
+        of :mod:`games.engine.calls` take any value that is not a generator as
+        a finished step).
+        """
         ...
 
     def information_state(self, state: S, player: int) -> str:

@@ -88,13 +88,21 @@ class GameSpec:
       add_parser: ``add_parser(subparsers)`` adds the game's command group and
         sets ``func(args) -> int`` on each command.
       conformance: Small parameters for the conformance suite.
+      commands: Small end-to-end runs of every command the game adds, on the
+        scripted stand-in, run in order by the command test
+        (``tests/games/test_commands.py``) in an empty folder that ``{tmp}``
+        stands for; each is the argument list after ``gt-llm``, and a later
+        one may read what an earlier one wrote (``replay`` a ``play --log``).
+        Every command of the game must appear in one (the test names a
+        missing one); a game with no commands gives none.
     """
 
     name: str
     short_name: str
     help: str
-    add_parser: Callable[[argparse._SubParsersAction], None]
+    add_parser: Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]
     conformance: ConformanceParams
+    commands: tuple[tuple[str, ...], ...] = ()
 
 
 _SPECS: dict[str, GameSpec] = {}
@@ -204,7 +212,9 @@ def broken_games() -> tuple[GameLoadError, ...]:
         return tuple(_BROKEN[k] for k in sorted(_BROKEN))
 
 
-def add_command_parsers(subparsers: argparse._SubParsersAction) -> list[str]:
+def add_command_parsers(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> list[str]:
     """Adds ``gt-llm <game> ...`` for every registered game (the ``gt-llm`` plugin hook).
 
     Returns:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import copy
 import threading
 from collections.abc import Callable, Hashable, Sequence
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 import numpy as np
 import pyspiel
@@ -46,6 +46,7 @@ __all__ = [
     "EngineState",
     "InformationStateObserver",
     "RootCache",
+    "StringObserver",
     "engine_game_info",
     "engine_game_type",
     "shared_model",
@@ -65,6 +66,9 @@ DEFAULT_CACHE = ":memory:"
 NO_CACHE = "none"
 
 _Utility = pyspiel.GameType.Utility
+# OpenSpiel's player ids of chance and terminal states, as ints.
+_CHANCE_ID: int = pyspiel.PlayerId.CHANCE
+_TERMINAL_ID: int = pyspiel.PlayerId.TERMINAL
 
 
 def engine_game_type(
@@ -176,6 +180,24 @@ class RootCache(Generic[K, V]):
             return self._values[key]
 
 
+class StringObserver(Protocol):
+    """What an engine game's ``make_py_observer`` returns: a string observer.
+
+    OpenSpiel's Python observation API calls :meth:`set_from` and
+    :meth:`string_from` (a string-only observer also holds an empty ``tensor``
+    and ``dict``). :class:`InformationStateObserver` is the engine's; a game
+    may return its own (fruit trading honours the observation type).
+    """
+
+    def set_from(self, state: pyspiel.State, player: int) -> None:
+        """Updates the (empty) tensor from ``state``."""
+        ...
+
+    def string_from(self, state: pyspiel.State, player: int) -> str:
+        """What ``player`` observes in ``state``, as a string."""
+        ...
+
+
 class InformationStateObserver:
     """String-only observer: a player's information state (perfect recall)."""
 
@@ -191,7 +213,8 @@ class InformationStateObserver:
         pass
 
     def string_from(self, state: pyspiel.State, player: int) -> str:
-        return state.information_state_string(player)
+        text: str = state.information_state_string(player)
+        return text
 
 
 class EngineGame(pyspiel.Game, Generic[S]):
@@ -202,7 +225,7 @@ class EngineGame(pyspiel.Game, Generic[S]):
     :attr:`state_class`.
     """
 
-    state_class: type[EngineState] = None  # type: ignore[assignment]  # set below
+    state_class: type[EngineState[Any]] = None  # type: ignore[assignment]  # set below
 
     def setup_logic(
         self,
@@ -231,8 +254,8 @@ class EngineGame(pyspiel.Game, Generic[S]):
         self.parse_stats = ParseStats()
         self._roots: RootCache[int, S] = RootCache()
 
-    def run(self, gen: Step[S]) -> S:
-        """Runs one step with the game's model, parse policy and counters."""
+    def run(self, gen: Step[S] | S) -> S:
+        """Runs one step (or takes a ready state) with the game's model, parse policy and counters."""
         return run_sync(gen, self.model, policy=self.parse_policy, stats=self.parse_stats)
 
     def num_roots(self) -> int:
@@ -246,7 +269,7 @@ class EngineGame(pyspiel.Game, Generic[S]):
         """The name of the root chance outcome ``index``."""
         return f"root={index}"
 
-    def new_initial_state(self) -> EngineState:
+    def new_initial_state(self) -> EngineState[S]:
         return self.state_class(self)
 
     def build_tree(self, *, progress: bool = False) -> GameTree:
@@ -275,11 +298,11 @@ class EngineGame(pyspiel.Game, Generic[S]):
 
     def make_py_observer(
         self, iig_obs_type: Any = None, params: dict[str, Any] | None = None
-    ) -> InformationStateObserver:
+    ) -> StringObserver:
         return InformationStateObserver(iig_obs_type, params)
 
 
-class _Held:
+class _Held(Generic[S]):
     """The engine side of an :class:`EngineState`: the game state and a pending decision.
 
     OpenSpiel clones a Python state by deep-copying its attributes and
@@ -292,19 +315,19 @@ class _Held:
 
     __slots__ = ("inner", "pending", "stale")
 
-    def __init__(self, inner: Any = None, pending: int | None = None, stale: bool = False):
+    def __init__(self, inner: S | None = None, pending: int | None = None, stale: bool = False):
         self.inner = inner
         self.pending = pending
         self.stale = stale
 
-    def __deepcopy__(self, memo: dict) -> _Held:
+    def __deepcopy__(self, memo: dict[int, Any]) -> _Held[S]:
         return _Held(copy.deepcopy(self.inner, memo), self.pending, self.stale)
 
     def __reduce__(self) -> tuple[Any, tuple[()]]:
         return (_stale_held, ())
 
 
-def _stale_held() -> _Held:
+def _stale_held() -> _Held[Any]:
     return _Held(stale=True)
 
 
@@ -322,9 +345,9 @@ class EngineState(pyspiel.State, Generic[S]):
 
     def __init__(self, game: EngineGame[S]):
         super().__init__(game)
-        self._held = _Held(game.root_state(0) if game.num_roots() == 1 else None)
+        self._held: _Held[S] = _Held(game.root_state(0) if game.num_roots() == 1 else None)
 
-    def _node(self) -> _Held:
+    def _node(self) -> _Held[S]:
         held = self._held
         if held.stale:
             # Deserialised: OpenSpiel restored the history; replay it to rebuild the state.
@@ -351,19 +374,23 @@ class EngineState(pyspiel.State, Generic[S]):
         self._node().pending = value
 
     def get_game(self) -> EngineGame[S]:  # narrows the type for readers
-        return super().get_game()
+        game: EngineGame[S] = super().get_game()
+        return game
 
     def current_player(self) -> int:
         if self.inner is None or self.pending is not None:
-            return pyspiel.PlayerId.CHANCE
+            return _CHANCE_ID
         logic = self.get_game().logic
         if logic.is_terminal(self.inner):
-            return pyspiel.PlayerId.TERMINAL
+            return _TERMINAL_ID
         player = logic.current_player(self.inner)
-        return pyspiel.PlayerId.CHANCE if player == CHANCE else player
+        return _CHANCE_ID if player == CHANCE else player
 
     def _legal_actions(self, player: int) -> list[int]:
-        return [int(a) for a in self.get_game().logic.legal_actions(self.inner)]
+        # OpenSpiel asks only at decision states (never at the root chance node).
+        inner = self.inner
+        assert inner is not None
+        return [int(a) for a in self.get_game().logic.legal_actions(inner)]
 
     def chance_outcomes(self) -> list[tuple[int, float]]:
         game = self.get_game()
@@ -403,9 +430,10 @@ class EngineState(pyspiel.State, Generic[S]):
         )
 
     def returns(self) -> list[float]:
-        if not self.is_terminal():
+        inner = self.inner
+        if inner is None or not self.is_terminal():
             return [0.0] * self.get_game().num_players()
-        return [float(r) for r in self.get_game().logic.returns(self.inner)]
+        return [float(r) for r in self.get_game().logic.returns(inner)]
 
     def information_state_string(self, player: int | None = None) -> str:
         player = self.current_player() if player is None else player

@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 from tqdm.auto import tqdm
 
@@ -186,7 +186,7 @@ def add_to_builder(
         (node, parent, action, prob)
     ]
     while queue:
-        nxt = []
+        nxt: list[tuple[ExpandedNode[S], int | None, int | None, float | None]] = []
         for n, par, act, pr in queue:
             state = n.state
             if game.is_terminal(state) or not n.children:
@@ -261,7 +261,40 @@ class Subgame(Generic[S]):
         return self.root.states()
 
 
-SG = TypeVar("SG", bound=Subgame)
+SG = TypeVar("SG", bound=Subgame[Any])
+
+
+# Without ``subgame=`` the results are plain Subgames; with it, whatever it makes (a
+# TypeVar parameter cannot have a default, hence the two overloads).
+@overload
+def build_subgames(
+    game: GameLogic[S],
+    root_steps: Sequence[Any],
+    model: ChatModel,
+    *,
+    game_name: str | Callable[[S], str] = "",
+    policy: ParsePolicy | None = None,
+    stats: ParseStats | None = None,
+    max_concurrency: int | None = None,
+    progress: bool = True,
+    label: str = "",
+) -> list[Subgame[S]]: ...
+
+
+@overload
+def build_subgames(
+    game: GameLogic[S],
+    root_steps: Sequence[Any],
+    model: ChatModel,
+    *,
+    game_name: str | Callable[[S], str] = "",
+    subgame: Callable[..., SG],
+    policy: ParsePolicy | None = None,
+    stats: ParseStats | None = None,
+    max_concurrency: int | None = None,
+    progress: bool = True,
+    label: str = "",
+) -> list[SG]: ...
 
 
 def build_subgames(
@@ -270,13 +303,13 @@ def build_subgames(
     model: ChatModel,
     *,
     game_name: str | Callable[[S], str] = "",
-    subgame: Callable[..., SG] = Subgame,
+    subgame: Callable[..., Subgame[Any]] = Subgame,
     policy: ParsePolicy | None = None,
     stats: ParseStats | None = None,
     max_concurrency: int | None = None,
     progress: bool = True,
     label: str = "",
-) -> list[SG]:
+) -> list[Any]:
     """Expands the trees below several roots together and builds each one's game tree.
 
     Args:

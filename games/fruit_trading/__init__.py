@@ -64,5 +64,27 @@ register_game_spec(
             ),
             private_info=_private_info,
         ),
+        commands=(
+            (
+                *(
+                    "fruit-trading",
+                    "run",
+                    "--inits",
+                    "1",
+                    "--max-messages",
+                    "3",
+                    "--num-seeds",
+                    "1",
+                ),
+                *("--iterations", "5", "--no-generalisation", "--no-whole-game"),
+                *("--variants", "tone,tone+gratr", "--no-progress", "--out", "{tmp}/fruit"),
+            ),
+            ("fruit-trading", "figures", "--out", "{tmp}/fruit"),
+            (
+                *("fruit-trading", "compare", "{tmp}/fruit", "{tmp}/fruit", "--labels", "a,b"),
+                *("--out", "{tmp}/compare"),
+            ),
+            ("fruit-trading", "view", "{tmp}/fruit", "--variant", "tone+gratr"),
+        ),
     )
 )

@@ -27,13 +27,13 @@ from gt_llm.argtypes import non_negative_int, positive_int
 from solvers.cfr import VARIANTS as CFR_VARIANTS
 
 if TYPE_CHECKING:
-    from games.fruit_trading.experiment import ExperimentSettings
+    from games.fruit_trading.settings import ExperimentSettings
 
 logger = logging.getLogger(__name__)
 
 
 def _variants(text: str) -> tuple[str, ...]:
-    from games.fruit_trading.experiment import known_variants, variant_model
+    from games.fruit_trading.settings import known_variants, variant_model
 
     names = tuple(v.strip() for v in text.split(",") if v.strip())
     bad = []
@@ -57,7 +57,7 @@ def _variants(text: str) -> tuple[str, ...]:
 
 def settings_from_args(args: argparse.Namespace) -> ExperimentSettings:
     """The experiment ``fruit-trading run`` runs for these parsed options."""
-    from games.fruit_trading.experiment import ExperimentSettings
+    from games.fruit_trading.settings import ExperimentSettings
 
     return ExperimentSettings(
         inits=args.inits,

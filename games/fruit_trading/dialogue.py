@@ -345,7 +345,7 @@ def step(state: DialogueState, tone: str, seed: int) -> Step[DialogueState]:
     if tone not in TONES:
         raise ValueError(f"step: unknown tone {tone!r}; expected one of {TONES}")
     cfg = state.config
-    ask = {"seed": cfg.eval_seed, "structured": cfg.structured}
+    ask: dict[str, Any] = {"seed": cfg.eval_seed, "structured": cfg.structured}
     speaker = state.next_speaker()
     text = yield call(_message_request(state, speaker, tone, seed))
     state = dataclasses.replace(state, turns=state.turns + (Turn(speaker, tone, seed, text),))
@@ -405,7 +405,7 @@ def step(state: DialogueState, tone: str, seed: int) -> Step[DialogueState]:
                 **ask,
             )
         )
-        record = GuessRecord(
+        guess_record = GuessRecord(
             message=m,
             observer=receiver,
             guess=guess,
@@ -433,7 +433,7 @@ def step(state: DialogueState, tone: str, seed: int) -> Step[DialogueState]:
                 )
             beliefs[receiver] = beliefs[receiver].observe_all(evidence)
         state = dataclasses.replace(
-            state, beliefs=(beliefs[0], beliefs[1]), guesses=state.guesses + (record,)
+            state, beliefs=(beliefs[0], beliefs[1]), guesses=state.guesses + (guess_record,)
         )
     return state
 

@@ -47,18 +47,27 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from games.engine.pipeline import build_and_solve
-from games.engine.results import model_label
+from games.engine.pipeline import Solved, build_and_solve
+from games.engine.results import ModelLabel, model_label
 from games.fruit_trading import exports, report
 from games.fruit_trading.dialogue import Config, DialogueLogic
-from games.fruit_trading.rules import NAMINGS, POOLINGS
+from games.fruit_trading.settings import (
+    DEFAULT_VARIANTS,
+    NON_RESULT_SETTINGS,
+    TONE,
+    VARIANT_ALIASES,
+    WHOLE_GAME_SETTING,
+    ExperimentSettings,
+    known_variants,
+    variant_model,
+)
 from games.fruit_trading.studies import ANY, any_baseline, generalisation_study, whole_game_study
+from games.fruit_trading.tables import write_tables
 from games.fruit_trading.tree import (
     GAME_NAME,
     Subgame,
@@ -73,205 +82,27 @@ from gt_llm.safety import public_spec
 from runs.atomic import finite_or_none
 from runs.results import ResultsDir, prepare_results_dir
 from solvers import (
+    TreePolicy,
     cfr_curves,
     degeneracy_counts,
     studies,
 )
-from solvers.cfr import resolve_variant
+
+__all__ = [
+    "DEFAULT_VARIANTS",
+    "NON_RESULT_SETTINGS",
+    "TONE",
+    "VARIANT_ALIASES",
+    "WHOLE_GAME_SETTING",
+    "ExperimentResult",
+    "ExperimentSettings",
+    "known_variants",
+    "open_results",
+    "run_experiment",
+    "variant_model",
+]
 
 logger = logging.getLogger(__name__)
-
-#: The variant without an opponent model.
-TONE = "tone"
-#: Old variant names that still load: ``tone+belief`` was Dirichlet belief revision.
-VARIANT_ALIASES: dict[str, str] = {"tone+belief": "tone+dirichlet"}
-#: The paper's two variants, under their historical names (the default run).
-DEFAULT_VARIANTS: tuple[str, ...] = ("tone", "tone+belief")
-#: (names, pools) of the whole-game study: the same players, private information
-#: from small shared pools, so that information sets recur across initialisations.
-WHOLE_GAME_SETTING: tuple[str, str] = ("fixed", "shared")
-
-
-def variant_model(variant: str) -> str | None:
-    """The opponent model a variant names: ``tone`` -> None, ``tone+gratr`` -> ``gratr``.
-
-    ``tone+<name>`` accepts every registered opponent model
-    (:func:`gt_llm.opponents.opponent_models`); ``tone+belief`` is an alias of
-    ``tone+dirichlet``.
-
-    Raises:
-      ValueError: not ``tone`` or ``tone+<registered model>``.
-    """
-    from gt_llm.opponents import opponent_models
-
-    if variant == TONE:
-        return None
-    canonical = VARIANT_ALIASES.get(variant, variant)
-    head, _, model = canonical.partition("+")
-    if head != TONE or model not in opponent_models():
-        raise ValueError(
-            f"unknown variant {variant!r}; use tone or tone+MODEL with MODEL one of "
-            f"{', '.join(opponent_models())} (tone+belief = tone+dirichlet)"
-        )
-    return model
-
-
-def known_variants() -> list[str]:
-    """Every variant name :func:`variant_model` accepts (aliases last)."""
-    from gt_llm.opponents import opponent_models
-
-    return [TONE] + [f"{TONE}+{m}" for m in opponent_models()] + list(VARIANT_ALIASES)
-
-
-@dataclasses.dataclass(frozen=True)
-class ExperimentSettings:
-    """Settings of :func:`run_experiment` (defaults match the paper).
-
-    Attributes:
-      inits: Number of initialisations (subgames).
-      iterations: CFR iterations per subgame.
-      variants: Which of ``tone`` and ``tone+belief`` to run.
-      backend: Model spec for :func:`gt_llm.load_model`.
-      out: Output folder.
-      cache: SQLite cache path (default ``<out>/llm_cache.sqlite``).
-      max_messages: Messages per negotiation.
-      num_seeds: LLM seeds per message.
-      scenario_seed: Master seed of the initialisations.
-      payoff: ``"llm"`` or ``"exact"`` payoffs.
-      cfr_variant: CFR variant for :class:`solvers.CFRSolver`.
-      max_concurrency: Bound on concurrent LLM calls (default: the backend's).
-      requests_per_minute: Rate limit of a remote backend (e.g. Groq's
-        per-model limit); only calls that miss the cache count.
-      timeout: Per-call timeout of a remote backend, seconds (default: the backend's).
-      whole_game_iterations: CFR iterations for the whole game (default: ``iterations``).
-      generalisation: Run the generalisation study.
-      whole_game: Run the whole-game study.
-      progress: Show progress bars.
-      names: Player names, ``random`` (the paper) or ``fixed``; the whole-game
-        study always uses fixed names (see :func:`whole_game_study`).
-      pools: Endowment/valuation pools, ``per_init`` or ``shared`` (the
-        whole-game study always uses shared pools).
-      processes: Worker processes for the CFR solves (``solvers.cfr_curves``):
-        1 solves here, None uses every core when the work is large enough.
-      structured: Ask for JSON answers under each task's schema (``--structured on``).
-    """
-
-    inits: int = 30
-    iterations: int = 1000
-    variants: tuple[str, ...] = DEFAULT_VARIANTS
-    backend: str = "scripted"
-    out: str = "results/fruit"
-    cache: str | None = None
-    max_messages: int = 4
-    num_seeds: int = 2
-    scenario_seed: int = 0
-    payoff: str = "llm"
-    cfr_variant: str = "cfr"
-    max_concurrency: int | None = None
-    requests_per_minute: float | None = None
-    timeout: float | None = None
-    whole_game_iterations: int | None = None
-    generalisation: bool = True
-    whole_game: bool = True
-    progress: bool = True
-    processes: int | None = None
-    names: str = "random"
-    pools: str = "per_init"
-    structured: bool = True
-
-    def __post_init__(self) -> None:
-        if self.inits < 1:
-            raise ValueError(f"run_experiment: inits must be >= 1, got {self.inits}")
-        if self.iterations < 1:
-            raise ValueError(f"run_experiment: iterations must be >= 1, got {self.iterations}")
-        if not self.variants:
-            raise ValueError("run_experiment: give at least one variant (tone, tone+dirichlet)")
-        for v in self.variants:
-            try:
-                variant_model(v)
-            except ValueError as err:
-                raise ValueError(f"run_experiment: {err}") from None
-        if len(set(self.variants)) != len(self.variants):
-            raise ValueError(f"run_experiment: variants repeat a name: {list(self.variants)}")
-        if self.names not in NAMINGS:
-            raise ValueError(
-                f"run_experiment: names must be one of {', '.join(NAMINGS)}, got {self.names!r}"
-            )
-        if self.pools not in POOLINGS:
-            raise ValueError(
-                f"run_experiment: pools must be one of {', '.join(POOLINGS)}, got {self.pools!r}"
-            )
-        if self.processes is not None and self.processes < 1:
-            raise ValueError(
-                f"run_experiment: processes must be >= 1 (or None: all cores when worth it), "
-                f"got {self.processes}"
-            )
-        if self.max_messages < 2:
-            raise ValueError(f"run_experiment: max_messages must be >= 2, got {self.max_messages}")
-        if self.num_seeds < 1:
-            raise ValueError(f"run_experiment: num_seeds must be >= 1, got {self.num_seeds}")
-        if self.requests_per_minute is not None and not self.requests_per_minute > 0:
-            raise ValueError(
-                "run_experiment: requests_per_minute must be > 0 (or None for no limit), "
-                f"got {self.requests_per_minute}"
-            )
-        if self.timeout is not None and not self.timeout > 0:
-            raise ValueError(
-                f"run_experiment: timeout must be > 0 seconds (or None), got {self.timeout}"
-            )
-        if self.payoff not in ("llm", "exact"):
-            raise ValueError(
-                f"run_experiment: payoff must be 'llm' or 'exact', got {self.payoff!r}"
-            )
-        # Before any call: an unknown variant used to surface only after every tree was built.
-        resolve_variant(self.cfr_variant, caller="run_experiment: cfr_variant")
-        if self.whole_game_iterations is not None and self.whole_game_iterations < 1:
-            raise ValueError(
-                "run_experiment: whole_game_iterations must be >= 1 (or None), "
-                f"got {self.whole_game_iterations}"
-            )
-
-    @property
-    def cache_path(self) -> str:
-        return self.cache or os.path.join(self.out, "llm_cache.sqlite")
-
-    def results_settings(self) -> dict[str, Any]:
-        """The settings that determine the results, as the results folder's manifest records them.
-
-        Every field except those declared in :data:`NON_RESULT_SETTINGS`
-        (where and how calls are made: folder, cache, concurrency, rate,
-        timeout, progress bars, worker processes; the backend, which the
-        manifest records and compares on its own), so that a new field is
-        compared unless it is declared harmless, and a resumed run with
-        another ``--rpm`` is the same run.
-        """
-        return {
-            f.name: getattr(self, f.name)
-            for f in dataclasses.fields(self)
-            if f.name not in NON_RESULT_SETTINGS
-        }
-
-    def public(self) -> dict[str, Any]:
-        """Every setting, the backend as its public label (no credentials), for summaries."""
-        out = {k: v for k, v in dataclasses.asdict(self).items() if k != "progress"}
-        out["backend"] = public_spec(self.backend)
-        return out
-
-
-#: Fields of :class:`ExperimentSettings` that do not change the results (see
-#: :meth:`ExperimentSettings.results_settings`); every other field is compared.
-NON_RESULT_SETTINGS = frozenset(
-    {
-        "backend",
-        "out",
-        "cache",
-        "max_concurrency",
-        "requests_per_minute",
-        "timeout",
-        "progress",
-        "processes",
-    }
-)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -281,9 +112,6 @@ class ExperimentResult:
     out: Path
     summary: dict[str, Any]
     subgames: dict[str, list[Subgame]]
-
-
-# --- the run -----------------------------------------------------------------------
 
 
 def open_results(
@@ -328,15 +156,8 @@ def run_experiment(
     """
     own = results is None
     run = results if results is not None else open_results(settings)
-    out = run.path
     if model is None:
-        # None keeps a backend's default; the scripted backend ignores call options.
-        model = load_model(
-            settings.backend,
-            cache=settings.cache_path,
-            requests_per_minute=settings.requests_per_minute,
-            timeout=settings.timeout,
-        )
+        model = _load_model(settings)
     label = model_label(model)
     logger.info(
         "fruit trading: %s, %d inits, %d iterations",
@@ -351,217 +172,203 @@ def run_experiment(
         "variants": {},
     }
     subgames: dict[str, list[Subgame]] = {}
-    curves_by_variant = {}
     for variant in settings.variants:
-        opponent = variant_model(variant)
-        cfg = Config(
-            max_messages=settings.max_messages,
-            num_seeds=settings.num_seeds,
-            beliefs=opponent is not None,
-            opponent_model=opponent or Config.opponent_model,
-            scenario_seed=settings.scenario_seed,
-            payoff_source=settings.payoff,
-            names=settings.names,
-            pools=settings.pools,
-            structured=settings.structured,
+        summary["variants"][variant], subgames[variant] = _run_variant(
+            settings, variant, model, run, label, timings
         )
-        stats = ParseStats()
-        slug = variant.replace("+", "_")
-        tag = {"backend": label.backend, "model": label.model}
-        solved = build_and_solve(
-            DialogueLogic(cfg),
-            root_steps(range(settings.inits), cfg),
-            model,
-            baseline=any_baseline,
-            iterations=settings.iterations,
-            tree_name=lambda sg: f"init{sg.scenario.init}",
-            cfr_variant=settings.cfr_variant,
-            subgame=Subgame,
-            game_name=GAME_NAME,
-            run=run,
-            slug=slug,
-            tag=tag,
-            stats=stats,
-            max_concurrency=settings.max_concurrency,
-            processes=settings.processes,
-            progress=settings.progress,
-            label=f"[{variant}]",
-        )
-        timings[f"build_{variant}_s"] = solved.build_s
-        timings[f"solve_{variant}_s"] = solved.solve_s
-        sgs, curves, trees = solved.subgames, solved.curves, solved.trees
-        subgames[variant] = sgs
-        curves_by_variant[variant] = curves
-        ess = studies.ess_iterations(curves)
-        v: dict[str, Any] = {
-            "trees": [
-                {
-                    "init": sg.scenario.init,
-                    "nodes": sg.tree.num_nodes,
-                    "infosets": sg.tree.num_infosets,
-                    "terminals": sg.tree.num_terminals,
-                    "scenario": sg.scenario.to_dict(),
-                }
-                for sg in sgs
-            ],
-            "parse": stats.to_dict(),
-            "fallbacks": stats.to_dict()["total_fallbacks"],
-            "agreements": report.agreement_rates(sgs, settings.max_messages),
-            # Tables 2 and 3 of the paper: the last two messages (3 and 4 by default).
-            "payoff_signs": report.payoff_signs(
-                sgs, (settings.max_messages - 1, settings.max_messages)
-            ),
-            "payoff_disagreements": report.payoff_disagreements(sgs),
-            "final": studies.final_metrics(curves),
-            "ess_first_iteration": ess,
-            "opponent_model": opponent,
-            "degeneracy": degeneracy_counts(trees, baseline_action=ANY).to_dict(),
-        }
-        if opponent is not None:
-            v["guesses"] = report.guess_table(sgs)
-            v["guesses_distinct"] = report.guess_table_distinct(sgs)
-        # The final average policies come with the curves: no second CFR run per tree.
-        policies = solved.policies
-        # Through the results folder, so the manifest lists them and --force clears them.
-        policy_doc = exports.policy_document(sgs, policies, variant=variant, label=label)
-        run.write_json(f"policy_{slug}.json", policy_doc)
-        run.write_text(
-            f"dialogues_{slug}.jsonl",
-            exports.dialogue_lines(sgs, policies, variant=variant, label=label),
-        )
-        if settings.generalisation:
-            t0 = time.perf_counter()
-            v["generalisation"] = generalisation_study(trees, policies)
-            timings[f"generalisation_{variant}_s"] = time.perf_counter() - t0
-        if settings.whole_game:
-            t0 = time.perf_counter()
-            whole_sgs, whole_policies = sgs, policies
-            if (cfg.names, cfg.pools) != WHOLE_GAME_SETTING:
-                # With random names (or private information drawn per initialisation)
-                # information sets hardly recur across subgames and the whole game is
-                # the subgames side by side: solve it with fixed names and shared pools.
-                whole_sgs = build_subgames(
-                    range(settings.inits),
-                    dataclasses.replace(
-                        cfg, names=WHOLE_GAME_SETTING[0], pools=WHOLE_GAME_SETTING[1]
-                    ),
-                    model,
-                    policy=ParsePolicy(),
-                    stats=ParseStats(),
-                    max_concurrency=settings.max_concurrency,
-                    progress=settings.progress,
-                    label=f"[{variant}] fixed-name trees:",
-                )
-                whole_policies = list(
-                    cfr_curves(
-                        [sg.tree for sg in whole_sgs],
-                        any_baseline,
-                        settings.iterations,
-                        variant=settings.cfr_variant,
-                        schedule=[settings.iterations],
-                        processes=settings.processes,
-                    ).average_policies
-                )
-            v["whole_game"] = whole_game_study(
-                whole_sgs,
-                whole_policies,
-                settings.whole_game_iterations or settings.iterations,
-                settings.cfr_variant,
-            )
-            timings[f"whole_game_{variant}_s"] = time.perf_counter() - t0
-        summary["variants"][variant] = v
-
     if isinstance(model, CachedModel):
         summary["llm_calls"] = dataclasses.asdict(model.stats())
     summary["fallbacks_total"] = sum(v["fallbacks"] for v in summary["variants"].values())
     summary["timings"] = timings
-    _write_tables(run, summary)
+    _write_summary(run, summary)
+    if own:
+        run.finish()
+    return ExperimentResult(out=run.path, summary=summary, subgames=subgames)
+
+
+def _load_model(settings: ExperimentSettings) -> ChatModel:
+    """``settings.backend`` through the call cache at ``settings.cache_path``."""
+    # None keeps a backend's default; the scripted backend ignores call options.
+    return load_model(
+        settings.backend,
+        cache=settings.cache_path,
+        requests_per_minute=settings.requests_per_minute,
+        timeout=settings.timeout,
+    )
+
+
+def _run_variant(
+    settings: ExperimentSettings,
+    variant: str,
+    model: ChatModel,
+    run: ResultsDir,
+    label: ModelLabel,
+    timings: dict[str, float],
+) -> tuple[dict[str, Any], list[Subgame]]:
+    """One variant: its trees built and solved, its exports written, its studies run.
+
+    Returns:
+      The variant's part of the summary and its subgames; its timings go
+      into ``timings``.
+    """
+    opponent = variant_model(variant)
+    cfg = _dialogue_config(settings, opponent)
+    stats = ParseStats()
+    slug = variant.replace("+", "_")
+    solved = build_and_solve(
+        DialogueLogic(cfg),
+        root_steps(range(settings.inits), cfg),
+        model,
+        baseline=any_baseline,
+        iterations=settings.iterations,
+        tree_name=lambda sg: f"init{sg.scenario.init}",
+        cfr_variant=settings.cfr_variant,
+        subgame=Subgame,
+        game_name=GAME_NAME,
+        run=run,
+        slug=slug,
+        tag={"backend": label.backend, "model": label.model},
+        stats=stats,
+        max_concurrency=settings.max_concurrency,
+        processes=settings.processes,
+        progress=settings.progress,
+        label=f"[{variant}]",
+    )
+    timings[f"build_{variant}_s"] = solved.build_s
+    timings[f"solve_{variant}_s"] = solved.solve_s
+    sgs = solved.subgames
+    v = _variant_summary(settings, solved, stats, opponent)
+    # The final average policies come with the curves: no second CFR run per tree.
+    policies = solved.policies
+    # Through the results folder, so the manifest lists them and --force clears them.
+    run.write_json(
+        f"policy_{slug}.json",
+        exports.policy_document(sgs, policies, variant=variant, label=label),
+    )
+    run.write_text(
+        f"dialogues_{slug}.jsonl",
+        exports.dialogue_lines(sgs, policies, variant=variant, label=label),
+    )
+    if settings.generalisation:
+        t0 = time.perf_counter()
+        v["generalisation"] = generalisation_study(solved.trees, policies)
+        timings[f"generalisation_{variant}_s"] = time.perf_counter() - t0
+    if settings.whole_game:
+        t0 = time.perf_counter()
+        v["whole_game"] = _whole_game(settings, variant, cfg, model, sgs, policies)
+        timings[f"whole_game_{variant}_s"] = time.perf_counter() - t0
+    return v, sgs
+
+
+def _dialogue_config(settings: ExperimentSettings, opponent: str | None) -> Config:
+    """The dialogue game of a variant (``opponent``: its opponent model, None for tones only)."""
+    return Config(
+        max_messages=settings.max_messages,
+        num_seeds=settings.num_seeds,
+        beliefs=opponent is not None,
+        opponent_model=opponent or Config.opponent_model,
+        scenario_seed=settings.scenario_seed,
+        payoff_source=settings.payoff,
+        names=settings.names,
+        pools=settings.pools,
+        structured=settings.structured,
+    )
+
+
+def _variant_summary(
+    settings: ExperimentSettings,
+    solved: Solved[Subgame],
+    stats: ParseStats,
+    opponent: str | None,
+) -> dict[str, Any]:
+    """The paper's tables, the curves' final metrics and ESS, and the trees of one variant."""
+    sgs, curves = solved.subgames, solved.curves
+    v: dict[str, Any] = {
+        "trees": [
+            {
+                "init": sg.scenario.init,
+                "nodes": sg.tree.num_nodes,
+                "infosets": sg.tree.num_infosets,
+                "terminals": sg.tree.num_terminals,
+                "scenario": sg.scenario.to_dict(),
+            }
+            for sg in sgs
+        ],
+        "parse": stats.to_dict(),
+        "fallbacks": stats.to_dict()["total_fallbacks"],
+        "agreements": report.agreement_rates(sgs, settings.max_messages),
+        # Tables 2 and 3 of the paper: the last two messages (3 and 4 by default).
+        "payoff_signs": report.payoff_signs(
+            sgs, (settings.max_messages - 1, settings.max_messages)
+        ),
+        "payoff_disagreements": report.payoff_disagreements(sgs),
+        "final": studies.final_metrics(curves),
+        "ess_first_iteration": studies.ess_iterations(curves),
+        "opponent_model": opponent,
+        "degeneracy": degeneracy_counts(solved.trees, baseline_action=ANY).to_dict(),
+    }
+    if opponent is not None:
+        v["guesses"] = report.guess_table(sgs)
+        v["guesses_distinct"] = report.guess_table_distinct(sgs)
+    return v
+
+
+def _whole_game(
+    settings: ExperimentSettings,
+    variant: str,
+    cfg: Config,
+    model: ChatModel,
+    sgs: list[Subgame],
+    policies: list[TreePolicy],
+) -> dict[str, Any]:
+    """The whole-game study of one variant (:func:`whole_game_study`)."""
+    whole_sgs, whole_policies = sgs, policies
+    if (cfg.names, cfg.pools) != WHOLE_GAME_SETTING:
+        # With random names (or private information drawn per initialisation)
+        # information sets hardly recur across subgames and the whole game is
+        # the subgames side by side: solve it with fixed names and shared pools.
+        whole_sgs, whole_policies = _fixed_name_solutions(settings, variant, cfg, model)
+    return whole_game_study(
+        whole_sgs,
+        whole_policies,
+        settings.whole_game_iterations or settings.iterations,
+        settings.cfr_variant,
+    )
+
+
+def _fixed_name_solutions(
+    settings: ExperimentSettings, variant: str, cfg: Config, model: ChatModel
+) -> tuple[list[Subgame], list[TreePolicy]]:
+    """The subgames rebuilt with fixed names and shared pools, and their CFR policies."""
+    whole_sgs = build_subgames(
+        range(settings.inits),
+        dataclasses.replace(cfg, names=WHOLE_GAME_SETTING[0], pools=WHOLE_GAME_SETTING[1]),
+        model,
+        policy=ParsePolicy(),
+        stats=ParseStats(),
+        max_concurrency=settings.max_concurrency,
+        progress=settings.progress,
+        label=f"[{variant}] fixed-name trees:",
+    )
+    whole_policies = list(
+        cfr_curves(
+            [sg.tree for sg in whole_sgs],
+            any_baseline,
+            settings.iterations,
+            variant=settings.cfr_variant,
+            schedule=[settings.iterations],
+            processes=settings.processes,
+        ).average_policies
+    )
+    return whole_sgs, whole_policies
+
+
+def _write_summary(run: ResultsDir, summary: dict[str, Any]) -> None:
+    """The tables, ``summary.json``, ``tables.md`` and the figures drawn from them."""
+    write_tables(run, summary)
     # Strict JSON: NaN (e.g. a percentage over zero histories) is written as null.
     run.write_json("summary.json", finite_or_none(summary))
     run.write_text("tables.md", report.markdown_tables(summary) + "\n")
-    from games.fruit_trading import figures
+    from games.fruit_trading import figures  # matplotlib: loaded only to draw
 
-    figures.draw_all(out)
-    if own:
-        run.finish()
-    return ExperimentResult(out=out, summary=summary, subgames=subgames)
-
-
-#: Columns of Table 1 (``report.guess_table`` rows), so the CSV has a header without rows.
-_GUESS_COLUMNS = ("count", "message", "correct", "total", "percentage")
-
-
-def _write_tables(run: ResultsDir, summary: Mapping[str, Any]) -> None:
-    tag = {"backend": summary["backend"], "model": summary["model"]}
-    t1, f6, t23, ess, gen, whole = [], [], [], [], [], []
-    for variant, v in summary["variants"].items():
-        for r in v.get("guesses", []):
-            t1.append({"variant": variant, "count": "histories", **r, **tag})
-        for r in v.get("guesses_distinct", []):
-            t1.append({"variant": variant, "count": "distinct_dialogues", **r, **tag})
-        for r in v["agreements"]:
-            f6.append({"variant": variant, **r, **tag})
-        for r in v["payoff_signs"]:
-            t23.append({"variant": variant, **r, **tag})
-        for tr, it in zip(v["trees"], v["ess_first_iteration"], strict=True):
-            ess.append(
-                {
-                    "variant": variant,
-                    "init": tr["init"],
-                    "first_iteration_gain_above_nashconv": it,
-                    **tag,
-                }
-            )
-        if "generalisation" in v:
-            g = v["generalisation"]
-            for tr, own, tm, tp in zip(
-                v["trees"],
-                g["own_gain"],
-                g["transfer_gain_mean"],
-                g["transfer_positive_fraction"],
-                strict=True,
-            ):
-                gen.append(
-                    {
-                        "variant": variant,
-                        "init": tr["init"],
-                        "own_cfr_gain": own,
-                        "transfer_cfr_gain_mean": tm,
-                        "transfer_positive_fraction": tp,
-                        **tag,
-                    }
-                )
-        if "whole_game" in v:
-            w = v["whole_game"]
-            for name in ("whole_game_cfr", "per_subgame_cfr_assembled"):
-                whole.append(
-                    {
-                        "variant": variant,
-                        "profile": name,
-                        "nash_conv": w[name]["nash_conv"],
-                        "cfr_gain": w[name]["cfr_gain"],
-                        "iterations": w["iterations"],
-                        **tag,
-                    }
-                )
-            if "per_subgame_in_whole_game" in w:
-                legal = w["per_subgame_in_whole_game"]
-                whole.append(
-                    {
-                        "variant": variant,
-                        "profile": "per_subgame_cfr_reach_mixed",
-                        "nash_conv": legal["nash_conv"],
-                        "cfr_gain": legal["cfr_gain"],
-                        "iterations": w["iterations"],
-                        **tag,
-                    }
-                )
-    run.write_csv("table1_guesses.csv", t1, ("variant", *_GUESS_COLUMNS, *tag))
-    run.write_csv("fig6_agreements.csv", f6)
-    run.write_csv("table2_3_payoff_signs.csv", t23)
-    run.write_csv("ess.csv", ess)
-    # Only studies that ran (--no-generalisation / --no-whole-game leave no empty files).
-    if gen:
-        run.write_csv("generalisation.csv", gen)
-    if whole:
-        run.write_csv("whole_game.csv", whole)
+    figures.draw_all(run.path)

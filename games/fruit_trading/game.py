@@ -41,11 +41,13 @@ process-wide in-memory cache) or a ``model=`` passed to
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
 import pyspiel
 
+from games.engine.calls import Step
 from games.engine.spiel import (
     EngineGame,
     EngineState,
@@ -140,7 +142,7 @@ class FruitTradingGame(EngineGame[DialogueState]):
         self.setup_logic(
             DialogueLogic(self.config),
             model if model is not None else shared_model(str(p["backend"]), str(p["cache"])),
-            [lambda i=i: self._opening(i) for i in self.inits],
+            [functools.partial(self._opening, i) for i in self.inits],
         )
         game_info = engine_game_info(
             num_actions=len(TONES),
@@ -157,7 +159,7 @@ class FruitTradingGame(EngineGame[DialogueState]):
     ) -> FruitTradingObserver:
         return FruitTradingObserver(iig_obs_type, params)
 
-    def _opening(self, init: int):
+    def _opening(self, init: int) -> Step[DialogueState]:
         scenario = self.config.scenario(init)
         return opening_step(initial_state(scenario, self.config))
 

@@ -143,7 +143,7 @@ def payoff_disagreements(subgames: Sequence[Subgame]) -> dict[str, Any]:
             {
                 "message": r.message,
                 "llm": list(r.llm),
-                "exact": list(r.exact),
+                "exact": list(r.exact or ()),  # always set in ``differ``
                 "trade": r.trade_text,
             }
             for r in differ[:5]

@@ -151,8 +151,8 @@ def make_scenario(
         players.append(
             PrivateInfo(
                 name=chosen[p],
-                endowment=tuple(int(x) for x in e),
-                valuation=tuple(int(x) for x in v),
+                endowment=(int(e[0]), int(e[1]), int(e[2])),
+                valuation=(int(v[0]), int(v[1]), int(v[2])),
             )
         )
     tone = TONES[int(rng.integers(len(TONES)))]

@@ -279,7 +279,8 @@ def message(fields: Mapping[str, Any], rng: np.random.Generator) -> str:
             len(turns),
             draws.threshold,
         )
-        capped = tuple(int(x) for x in np.minimum(they_want, endow))
+        cap = np.minimum(they_want, endow)
+        capped: Basket = (int(cap[0]), int(cap[1]), int(cap[2]))
         gain = int(vals @ np.asarray(they_give) - vals @ np.asarray(capped))
         seen = -gain if draws.misread < MISREAD_PROB else gain
         if seen >= threshold:
@@ -290,7 +291,7 @@ def message(fields: Mapping[str, Any], rng: np.random.Generator) -> str:
                 return _compose(voice, fields["speaker"], fields["opponent"], body, draws)
             if sum(capped) > 0:
                 lead = f"I only have {basket_text(capped)} of what you ask for. "
-                return _propose(fields, voice, capped, they_give, draws, lead)  # type: ignore[arg-type]
+                return _propose(fields, voice, capped, they_give, draws, lead)
         if voice == "assertive" and seen <= BREAK_OFF_GAIN and draws.break_off < BREAK_OFF_PROB:
             return _compose(voice, fields["speaker"], fields["opponent"], _REJECT, draws)
     return _proposal(fields, style, draws)
@@ -299,7 +300,7 @@ def message(fields: Mapping[str, Any], rng: np.random.Generator) -> str:
 # --- evaluation tasks --------------------------------------------------------------------
 
 
-def _describe_offer(proposer: str, gives, receives) -> str:
+def _describe_offer(proposer: str, gives: Basket, receives: Basket) -> str:
     return f"{proposer} offered to give {basket_text(gives)} for {basket_text(receives)}."
 
 
@@ -321,10 +322,12 @@ def summarize_dialogue(fields: Mapping[str, Any], rng: np.random.Generator) -> s
         return f"{last['sender']} said they accept, but no specific trade was proposed."
     if _REJECTED.search(text):
         return f"{last['sender']} rejected the negotiation."
-    offer = _proposal_in(text)
-    if offer is not None:
+    proposal = _proposal_in(text)
+    if proposal is not None:
         lead = ("", "The negotiation continues. ")[draws.lead]
-        return f"{lead}{_describe_offer(str(last['sender']), *offer)} No one has accepted it yet."
+        return (
+            f"{lead}{_describe_offer(str(last['sender']), *proposal)} No one has accepted it yet."
+        )
     return f"{last['sender']} replied without a concrete proposal."
 
 
@@ -405,10 +408,10 @@ def guess_scores(turns: Sequence[Mapping[str, Any]], opponent: str) -> np.ndarra
             if offer is not None and offer[0] != opponent:
                 score += accepted_w * np.asarray(offer[1], dtype=float)
             continue
-        offer = _proposal_in(text)
-        if offer is not None:
-            score += asked_w * np.asarray(offer[1], dtype=float)
-            score += offered_w * np.asarray(offer[0], dtype=float)
+        proposal = _proposal_in(text)
+        if proposal is not None:
+            score += asked_w * np.asarray(proposal[1], dtype=float)
+            score += offered_w * np.asarray(proposal[0], dtype=float)
     return score
 
 

@@ -69,7 +69,7 @@ STYLES: dict[str, Style] = {
 }  # fmt: skip
 
 
-def blend_styles(mix: Sequence[float]) -> Style:
+def blend_styles(mix: Sequence[float] | np.ndarray) -> Style:
     """The style of tone "any": a mix of the concrete tones' numbers.
 
     The paper's "any" lets the model choose a tone, not necessarily one of the
@@ -143,20 +143,22 @@ def estimated_worth(believed_fruits: Sequence[str], trust: float | None = None) 
     return w * believed + (1.0 - w) * prior
 
 
-def _feasible(endowment: Sequence[int]) -> list[int]:
+def _feasible(endowment: Sequence[int] | np.ndarray) -> list[int]:
     """Indices of the candidates whose given basket the speaker owns."""
     endow = np.asarray(endowment)
     return [i for i, (g, _) in enumerate(CANDIDATES) if np.all(np.asarray(g) <= endow)]
 
 
-def _own_gains(idx: Sequence[int], valuation: Sequence[int]) -> np.ndarray:
+def _own_gains(idx: Sequence[int], valuation: Sequence[int] | np.ndarray) -> np.ndarray:
     vals = np.asarray(valuation, dtype=float)
     give = np.array([CANDIDATES[i][0] for i in idx], dtype=float)
     recv = np.array([CANDIDATES[i][1] for i in idx], dtype=float)
     return recv @ vals - give @ vals
 
 
-def best_gain(endowment: Sequence[int], valuation: Sequence[int]) -> float:
+def best_gain(
+    endowment: Sequence[int] | np.ndarray, valuation: Sequence[int] | np.ndarray
+) -> float:
     """The largest own gain of any candidate trade the speaker can make."""
     return float(_own_gains(_feasible(endowment), valuation).max())
 

@@ -88,9 +88,11 @@ def read_subgame(
     return leaves, entry, header
 
 
-def _policy_index(infosets: Mapping[str, Mapping[str, float]]) -> dict[tuple[str, str], dict]:
+def _policy_index(
+    infosets: Mapping[str, Mapping[str, float]],
+) -> dict[tuple[str, str], Mapping[str, float]]:
     """Policy rows keyed by (player name, history part of the key)."""
-    index = {}
+    index: dict[tuple[str, str], Mapping[str, float]] = {}
     for key, dist in infosets.items():
         head, sep, tail = key.partition("\n\nYour tones so far: ")
         if not sep or not head.startswith("You are "):

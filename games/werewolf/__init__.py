@@ -45,5 +45,42 @@ register_game_spec(
             private_info=private_info,
             num_sims=3,
         ),
+        commands=(
+            (
+                *("werewolf", "play", "--max-rounds", "2", "--debate-turns", "1"),
+                *("--log", "{tmp}/game.jsonl", "--out", "{tmp}/play"),
+            ),
+            ("werewolf", "replay", "{tmp}/game.jsonl"),
+            ("werewolf", "summary", "{tmp}/game.jsonl"),
+            (
+                *("werewolf", "play", "--games", "2", "--max-rounds", "2", "--debate-turns", "1"),
+                *("--no-progress", "--out", "{tmp}/series"),
+            ),
+            (
+                *("werewolf", "solve", "--days", "1", "--speakers", "1", "--iterations", "5"),
+                *("--models", "none,gratr", "--no-progress", "--out", "{tmp}/solve"),
+            ),
+            (
+                *(
+                    "werewolf",
+                    "arena",
+                    "--models",
+                    "gratr,none",
+                    "--games",
+                    "2",
+                    "--max-rounds",
+                    "2",
+                ),
+                *("--debate-turns", "1", "--no-progress", "--out", "{tmp}/arena"),
+            ),
+            (
+                *("werewolf", "graph", "{tmp}/arena/logs/gratr_vs_none/game_0000.jsonl"),
+                *("--player", "1", "--step", "10", "--out", "{tmp}/graph.json"),
+            ),
+            ("werewolf", "view", "{tmp}/game.jsonl", "--out", "{tmp}/game.html"),
+            ("werewolf", "view", "{tmp}/series"),
+            ("werewolf", "view", "{tmp}/arena", "--no-games"),
+            ("werewolf", "view", "{tmp}/solve"),
+        ),  # fmt: skip
     )
 )

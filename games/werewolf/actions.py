@@ -34,6 +34,7 @@ __all__ = [
     "decode_action",
     "encode_action",
     "num_distinct_actions",
+    "speech_act_from_json",
 ]
 
 ROLES = ("villager", "werewolf", "seer", "doctor", "witch", "guard")
@@ -138,6 +139,18 @@ def action_from_json(d: Mapping[str, Any]) -> Action:
     return kinds[d["type"]](**{k: v for k, v in d.items() if k != "type"})
 
 
+def speech_act_from_json(d: Mapping[str, Any]) -> SpeechAct:
+    """The :class:`SpeechAct` of a JSON action (a ``speech`` event's ``act``).
+
+    Raises:
+      ValueError: the JSON is another kind of action.
+    """
+    act = action_from_json(d)
+    if not isinstance(act, SpeechAct):
+        raise ValueError(f"speech_act_from_json: not a speech act: {d.get('type')!r}")
+    return act
+
+
 # Integer encoding, used by the OpenSpiel adapter (N = number of players):
 #   [0, N)            Target(p)
 #   N                 Skip()
@@ -169,12 +182,15 @@ def encode_action(num_players: int, action: Action) -> int:
             slot = 0
         elif action.kind == "claim":
             slot = 1 + ROLES.index(action.role)
-        elif action.kind == "accuse":
-            slot = 7 + action.target
-        elif action.kind == "defend":
-            slot = 7 + n + action.target
         else:
-            slot = 7 + 2 * n + 7 * action.target + CHECK_RESULTS.index(action.result)
+            target = action.target
+            assert target is not None  # accuse, defend and share_check name one (__post_init__)
+            if action.kind == "accuse":
+                slot = 7 + target
+            elif action.kind == "defend":
+                slot = 7 + n + target
+            else:
+                slot = 7 + 2 * n + 7 * target + CHECK_RESULTS.index(action.result)
         return n + 13 + len(TONES) * slot + TONES.index(action.tone)
     raise TypeError(f"encode_action: not an action: {action!r}")
 

@@ -17,7 +17,8 @@
   summary) and ``DIR/games.csv``, and prints the summary. Games run one after the
   other on the scripted backend (CPU-bound: threads would not help) and in a thread
   pool of ``--jobs`` games on a remote backend (its calls wait on the network);
-  through the cache an interrupted series resumes without paying twice;
+  through the cache an interrupted series resumes without paying twice (the
+  games themselves are played by :mod:`games.werewolf.series`);
 * ``gt-llm werewolf summary game.jsonl [...]`` prints the deception summary of one
   log (several logs: pooled);
 * ``gt-llm werewolf replay game.jsonl`` re-applies a log and checks it reaches the
@@ -30,13 +31,20 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
 
 from games.engine.cli_options import Writer, say
+from games.werewolf.series import (
+    PLAY_NON_RESULT_OPTIONS,
+    detection_line,
+    format_score,
+    one_game,
+    play_series,
+    series_settings,
+)
 
-__all__ = ["add_parser", "main", "show_estimate"]
+__all__ = ["PLAY_NON_RESULT_OPTIONS", "add_parser", "main", "show_estimate"]
 
 
 def _config(args: argparse.Namespace):
@@ -116,25 +124,6 @@ def _seats(config, human: int | None, stdin, write: Writer, rules_players: bool)
     return seats
 
 
-#: ``werewolf play`` options that do not change a series' results (beyond the shared ones).
-PLAY_NON_RESULT_OPTIONS = ("log", "human", "werewolf_command")
-
-
-def _series_settings(args: argparse.Namespace, config) -> dict:
-    """What determines a series' results (the results folder's manifest compares them).
-
-    Every parsed option but the declared non-result ones
-    (:data:`games.engine.cli_options.NON_RESULT_OPTIONS`,
-    :data:`PLAY_NON_RESULT_OPTIONS`), and the rules config they make.
-    """
-    from games.engine.cli_options import result_settings
-
-    return {
-        **result_settings(args, also_ignore=PLAY_NON_RESULT_OPTIONS),
-        "config": config.as_dict(),
-    }
-
-
 def _cache_path(args: argparse.Namespace) -> str:
     if args.cache:
         return args.cache
@@ -150,29 +139,6 @@ def _model(args: argparse.Namespace):
     return load_model(args.backend, cache=_cache_path(args), **model_options(args))
 
 
-def _one_game(args, config, seed: int, model, *, log, on_record=None, seats=None):
-    """Plays one game with the players the options name; returns (GameResult, summary|None)."""
-    from games.werewolf.play import runner
-    from games.werewolf.players.table import play_llm_game
-
-    if args.players == "rules":
-        result = runner.play_game(config, seats, seed=seed, log=log, on_record=on_record)
-        return result, None
-    result, table = play_llm_game(
-        config,
-        model,
-        seed=seed,
-        log=log,
-        on_record=on_record,
-        seats=seats,
-        history_limit=args.history,
-        max_concurrency=args.concurrency,
-        log_prompts=args.log_prompts,
-        structured=args.structured == "on",
-    )
-    return result, table.tracker.summary()
-
-
 def _play(args: argparse.Namespace, *, stdin=None, write: Writer = say) -> int:
     from games.werewolf.play.transcript import describe
 
@@ -186,10 +152,10 @@ def _play(args: argparse.Namespace, *, stdin=None, write: Writer = say) -> int:
         # holds another series; --force clears only the files its manifest lists).
         model = None if args.players == "rules" else prepare_model(args)
         try:
-            with results_folder(args, _series_settings(args, config), model) as run:
+            with results_folder(args, series_settings(args, config), model) as run:
                 if model is not None:
                     model = attach_cache(args, model)
-                return _play_many(args, config, model, write, run)
+                return play_series(args, config, model, write, run)
         finally:
             if model is not None:
                 model.close()
@@ -202,7 +168,7 @@ def _play(args: argparse.Namespace, *, stdin=None, write: Writer = say) -> int:
                 write(line)
 
         seats = _seats(config, args.human, stdin or sys.stdin, write, args.players == "rules")
-        result, _ = _one_game(
+        result, _ = one_game(
             args, config, args.seed, model, log=args.log, on_record=show, seats=seats
         )
     finally:
@@ -214,161 +180,6 @@ def _play(args: argparse.Namespace, *, stdin=None, write: Writer = say) -> int:
     if args.log:
         write(f"log written to {args.log}")
     return 0 if result.winner else 1
-
-
-def _play_many(args: argparse.Namespace, config, model, write: Writer, run) -> int:
-    from tqdm.auto import tqdm
-
-    from games.engine.results import model_label
-    from games.werewolf.deception.summary import pooled_summary
-    from games.werewolf.play import runner
-    from gt_llm.parsing import ParseStats
-    from runs.atomic import finite_or_none
-
-    out = run.path
-    logs = out / "logs"
-    logs.mkdir(parents=True, exist_ok=True)
-    seeds = [args.seed + i for i in range(args.games)]
-    # Games at a time only help when calls wait on a server; an in-process model
-    # (scripted, local) answers one call at a time anyway.
-    remote = model is not None and model.remote
-    jobs = min(args.jobs or 4, args.games) if remote else 1
-    start = time.perf_counter()
-    hits0 = _cache_stats(model)
-
-    def game(seed: int):
-        name = f"logs/game_{seed:06d}.jsonl"
-        # Listed as ours before it exists (and its partial name), so --force clears them.
-        log = run.record(name)
-        run.record(runner.partial_path(name).as_posix())
-        return _one_game(args, config, seed, model, log=log)
-
-    with tqdm(total=args.games, desc="werewolf games", disable=args.no_progress) as bar:
-        if jobs == 1:
-            played = []
-            for s in seeds:
-                played.append(game(s))
-                bar.update(1)
-        else:
-            played = _run_all(game, seeds, jobs, on_done=lambda: bar.update(1))
-    elapsed = time.perf_counter() - start
-    results = [r for r, _ in played]
-    label = "rule players (no LLM, no prompts)" if model is None else model_label(model).label
-    summary: dict = {
-        "players": label,
-        "config": config.as_dict(),
-        "seeds": [seeds[0], seeds[-1]],
-        "parallel": f"{jobs} game(s) at a time" + (" (threads)" if jobs > 1 else ""),
-        **runner.summarize(results),
-        "seconds_per_game": elapsed / args.games,
-    }
-    if model is not None:
-        calls = [r.extra["model_calls"] for r in results]
-        hits1 = _cache_stats(model)
-        summary["model_calls"] = {
-            "total": sum(calls),
-            "mean_per_game": sum(calls) / len(calls),
-            "new_backend_calls": hits1[1] - hits0[1],
-            "cache_hits": hits1[0] - hits0[0],
-        }
-        pooled = ParseStats.pooled([r.extra["parse_stats"] for r in results])
-        summary["fallbacks"] = pooled.to_dict()["total_fallbacks"]
-        summary["parse"] = {**pooled.to_dict(), "fallback_rate": pooled.fallback_rates()}
-        summary["defaulted_actions"] = sum(r.extra["defaulted"] for r in results)
-        summary["deception"] = pooled_summary([d for _, d in played]).to_dict()
-    run.write_json("summary.json", finite_or_none(summary))
-    run.write_csv(
-        "games.csv",
-        [
-            {
-                "seed": s,
-                "winner": r.winner,
-                "rounds": r.rounds,
-                "steps": r.steps,
-                "model_calls": (r.extra or {}).get("model_calls", 0),
-            }
-            for s, r in zip(seeds, results, strict=True)
-        ],
-        ("seed", "winner", "rounds", "steps", "model_calls"),
-    )
-    write(f"{args.games} games, players: {label}, preset {args.preset}:")
-    for team, w in summary["win_rates"].items():
-        lo, hi = w["ci95"]
-        write(f"  {team:10s} {w['count']:5d}  {w['rate']:.3f}  (95% CI {lo:.3f}-{hi:.3f})")
-    r = summary["rounds"]
-    write(f"  rounds: mean {r['mean']:.2f}, min {r['min']}, max {r['max']}")
-    if model is not None:
-        mc = summary["model_calls"]
-        write(
-            f"  model calls: {mc['mean_per_game']:.1f} per game, {mc['new_backend_calls']} new "
-            f"backend call(s), {mc['cache_hits']} from the cache"
-        )
-        write(_detection_line(summary["deception"]))
-        write(_parse_line(summary["parse"]))
-    write(
-        f"  {1000 * summary['seconds_per_game']:.1f} ms per game; summary in {out / 'summary.json'}"
-    )
-    return 0
-
-
-def _run_all(game, seeds: list[int], jobs: int, *, on_done) -> list:
-    """Plays ``game(seed)`` for every seed, ``jobs`` at a time; stops at the first failure.
-
-    A failed game (the server gone, the key refused, a full disk, a budget
-    spent) cancels every game still queued, lets the running ones end (each
-    within its retry budget) and raises the first failure, so a series says
-    what went wrong within the retry budget plus one game, not after every
-    queued game has waited out its own.
-    """
-    from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
-
-    pool = ThreadPoolExecutor(max_workers=jobs)
-    try:
-        futures = [pool.submit(game, s) for s in seeds]
-        for f in futures:
-            f.add_done_callback(lambda _f: on_done())
-        done, _ = wait(futures, return_when=FIRST_EXCEPTION)
-        failed = [f for f in futures if f in done and not f.cancelled() and f.exception()]
-        if failed:
-            for f in futures:
-                f.cancel()
-            raise failed[0].exception()  # type: ignore[misc]
-        return [f.result() for f in futures]
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-
-
-def _cache_stats(model) -> tuple[int, int]:
-    stats = getattr(model, "stats", None)
-    if stats is None:
-        return (0, 0)
-    s = stats()
-    return (s.hits, s.misses)
-
-
-def _fmt(x) -> str:
-    return "n/a" if x is None else f"{x:.3f}"
-
-
-def _parse_line(p: dict) -> str:
-    """Decisions, re-asks and fallbacks of a series, with the tasks that fell back."""
-    decisions = sum(p["parsed"].values()) + p["total_fallbacks"]
-    worst = ", ".join(
-        f"{task} {p['fallbacks'][task]}" for task in sorted(p["fallbacks"]) if p["fallbacks"][task]
-    )
-    return (
-        f"  answers: {decisions} decisions, {sum(p['reasks'].values())} re-asks, "
-        f"{p['total_fallbacks']} fallback(s)" + (f" ({worst})" if worst else "")
-    )
-
-
-def _detection_line(d: dict) -> str:
-    p, s = d["peer_detection"], d["self_detection"]
-    return (
-        f"  deception: {d['total_statements']} statements; peer precision {_fmt(p['precision'])} "
-        f"recall {_fmt(p['recall'])}; self precision {_fmt(s['precision'])} "
-        f"recall {_fmt(s['recall'])}"
-    )
 
 
 def _summary(args: argparse.Namespace, *, write: Writer = say) -> int:
@@ -398,13 +209,13 @@ def _summary(args: argparse.Namespace, *, write: Writer = say) -> int:
     d = s.to_dict()
     label = args.logs[0] if len(args.logs) == 1 else f"{len(args.logs)} logs (pooled)"
     write(f"Deception summary of {label}:")
-    write(_detection_line(d))
+    write(detection_line(d))
     write("  player  statements  self-reported  peer flags/analyses  peer-detected  avg suspicion")
     for p in s.players:
         write(
             f"  P{p.player:<6d}{p.statements:11d}{p.self_reported:15d}"
             f"{p.peer_flags:11d}/{p.peer_analyses:<9d}{p.peer_detected:14d}"
-            f"  {_fmt(p.average_suspicion)}"
+            f"  {format_score(p.average_suspicion)}"
         )
     if s.score_matrix is not None:
         write("  deception scores (row: observer, column: speaker):")

@@ -135,8 +135,8 @@ class Config:
         return d
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> Config:
-        """The config :meth:`as_dict` wrote.
+    def from_dict(cls, d: object) -> Config:
+        """The config :meth:`as_dict` wrote (``d``: any JSON value; it is checked).
 
         Raises:
           ValueError: ``d`` is not such a mapping (unknown or missing fields, wrong types).

@@ -71,6 +71,7 @@ from games.werewolf.actions import (
     decode_action,
     encode_action,
     num_distinct_actions,
+    speech_act_from_json,
 )
 from games.werewolf.config import (
     DRAW,
@@ -124,6 +125,7 @@ __all__ = [
     "num_distinct_actions",
     "preset",
     "returns",
+    "speech_act_from_json",
     "speech_options",
     "team_of",
     "winner_of",
@@ -269,11 +271,13 @@ def legal_actions(state: GameState, player: int | None = None) -> list[Action]:
     if phase == "night_witch_save":
         return [Save(), Skip()]
     if phase == "night_witch_poison":
-        return [Skip()] + [Target(p) for p in living if p != player]
+        return [Skip(), *(Target(p) for p in living if p != player)]
     if phase == "day_bid":
         return [Bid(b) for b in range(MAX_BID + 1)]
     if phase == "day_speak":
-        return speech_options(state, player)
+        return list(
+            _speech_options(state.num_players, player, state.alive, state.config.check_results)
+        )
     if phase == "day_vote":
         return [Target(p) for p in living if p != player]
     raise AssertionError(f"legal_actions: unhandled phase {phase}")
@@ -304,12 +308,13 @@ def _is_legal(state: GameState, player: int, action: Action) -> bool:
     if state.phase == "day_speak":  # the option list is long: check the fields instead
         if not isinstance(action, SpeechAct):
             return False
-        t = action.target
+        t = action.target  # None only for the kinds without a target
         if action.kind in ("accuse", "defend"):
-            return 0 <= t < state.num_players and t != player and state.alive[t]
+            return t is not None and 0 <= t < state.num_players and t != player and state.alive[t]
         if action.kind == "share_check":
             return (
-                0 <= t < state.num_players
+                t is not None
+                and 0 <= t < state.num_players
                 and t != player
                 and action.result in state.config.check_results
             )
@@ -334,11 +339,13 @@ def apply(state: GameState, player: int, action: Action | int) -> GameState:
     if actor == TERMINAL:
         raise ValueError("apply: the game is over")
     if actor == CHANCE:
+        if isinstance(action, Action):
+            raise TypeError(f"apply: a chance step takes an outcome int, not {action!r}")
         outcome = int(action)
         if outcome not in {o for o, _ in chance_outcomes(state)}:
             raise ValueError(f"apply: chance outcome {outcome} impossible in {state.phase}")
         return _advance(_apply_chance(state, outcome))
-    if not _is_legal(state, player, action):
+    if isinstance(action, int) or not _is_legal(state, player, action):  # an int never is
         raise ValueError(
             f"apply: {action_to_string(action) if not isinstance(action, int) else action} "
             f"is not legal for P{player} in {state.phase}"
@@ -366,8 +373,10 @@ def _apply_chance(state: GameState, outcome: int) -> GameState:
 
 
 def _apply_move(s: GameState, p: int, a: Action) -> GameState:
+    # ``a`` is legal (apply checked it), so each phase's action has that phase's type.
     wolves = s.living_with("werewolf")
     if s.phase == "night_wolves":
+        assert isinstance(a, Target)
         s = dataclasses.replace(s, wolf_votes=(*s.wolf_votes, (p, a.player)))
         s = _event(s, "wolf_vote", wolves, player=p, target=a.player)
         if not s.queue:
@@ -380,12 +389,15 @@ def _apply_move(s: GameState, p: int, a: Action) -> GameState:
             return _after_wolves(s)
         return s
     if s.phase == "night_doctor":
+        assert isinstance(a, Target)
         s = dataclasses.replace(s, protected=(*s.protected, a.player))
         return _event(s, "protect", (p,), player=p, target=a.player)
     if s.phase == "night_guard":
+        assert isinstance(a, Target)
         s = dataclasses.replace(s, protected=(*s.protected, a.player), guarded=a.player)
         return _event(s, "protect", (p,), player=p, target=a.player)
     if s.phase == "night_seer":
+        assert isinstance(a, Target)
         role = s.roles[a.player]
         if s.config.seer_reveals == "role":
             result = role
@@ -403,6 +415,7 @@ def _apply_move(s: GameState, p: int, a: Action) -> GameState:
             return _event(s, "witch_poison", (p,), player=p, target=a.player)
         return _event(s, "witch_poison", (p,), player=p, target=None)
     if s.phase == "day_bid":
+        assert isinstance(a, Bid)
         s = dataclasses.replace(s, bids=(*s.bids, (p, a.amount)))
         s = _event(s, "my_bid", (p,), player=p, amount=a.amount, turn=s.debate_turn)
         if not s.queue:
@@ -417,6 +430,7 @@ def _apply_move(s: GameState, p: int, a: Action) -> GameState:
         s = _event(s, "speech", None, player=p, turn=s.debate_turn, act=action_to_json(a))
         return _next_debate_turn(s)
     if s.phase == "day_vote":
+        assert isinstance(a, Target)
         s = dataclasses.replace(s, votes=(*s.votes, (p, a.player)))
         s = _event(s, "my_vote", (p,), player=p, target=a.player)
         if not s.queue:
@@ -628,6 +642,7 @@ def is_deceptive_in_truth(state: GameState, speaker: int, act: SpeechAct) -> boo
         return False
     if act.kind == "claim":
         return act.role != role
+    assert act.target is not None  # accuse, defend and share_check name a target
     if act.kind == "accuse":
         return known.get(act.target) == "not_werewolf"
     if act.kind == "defend":

@@ -84,7 +84,9 @@ def parse_chat_completion(body: bytes | str, *, where: str) -> tuple[str, Usage]
             f"response from {where} has no text in choices[0].message.content: "
             f"{one_line(json.dumps(first), 200)!r}"
         )
-    usage_obj = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    usage_obj = data.get("usage")
+    if not isinstance(usage_obj, dict):
+        usage_obj = {}
     usage = Usage(
         prompt_tokens=_as_int(usage_obj.get("prompt_tokens")),
         completion_tokens=_as_int(usage_obj.get("completion_tokens")),

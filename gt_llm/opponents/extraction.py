@@ -31,7 +31,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Sequence
-from typing import Generic, Literal, TypeVar
+from typing import Generic, Literal, TypedDict, TypeVar
 
 from gt_llm.chat import ChatModel, ChatRequest
 from gt_llm.errors import ParseError
@@ -141,7 +141,8 @@ def _score(text: str) -> float | None:
 
 
 def _records(text: str, size: int) -> tuple[list[list[str]], int]:
-    records, skipped = [], 0
+    records: list[list[str]] = []
+    skipped = 0
     for line in text.splitlines():
         groups = _GROUP.findall(line)
         if not groups:
@@ -309,6 +310,26 @@ def intents_to_evidence(
     )
 
 
+class _StatementArgsRequired(TypedDict):
+    players: Sequence[str]
+    self_id: str
+    self_role: str
+    statement: str
+    act: SpeechAct
+
+
+class StatementArgs(_StatementArgsRequired, total=False):
+    """The keyword arguments :func:`identity_request` and :func:`intent_request` share.
+
+    A caller asking both prompts about one statement builds them once and passes
+    them as ``**args`` to each (``unique``, ``impostor`` and ``seed`` are optional).
+    """
+
+    unique: Sequence[str]
+    impostor: str
+    seed: int
+
+
 def _common_fields(
     *, players: Sequence[str], self_id: str, self_role: str, statement: str, act: SpeechAct
 ) -> dict[str, object]:
@@ -441,7 +462,7 @@ def extract_statement_evidence(
     Returns:
       The identity evidence followed by the intent evidence.
     """
-    common = dict(
+    common = StatementArgs(
         players=players,
         self_id=self_id,
         self_role=self_role,
@@ -501,6 +522,7 @@ __all__ = [
     "Intent",
     "ParsedRecords",
     "SpeechAct",
+    "StatementArgs",
     "identity_request",
     "intent_request",
     "intents_to_evidence",

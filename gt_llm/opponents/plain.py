@@ -37,7 +37,7 @@ class PlainHistory(FactsMixin, HistoryMixin, OpponentModel):
     excluded: Mapping[str, frozenset[str]] = dataclasses.field(default_factory=dict)
 
     def observe(self, evidence: Evidence) -> PlainHistory:
-        return self._observe_message(evidence)._with_fact(evidence)  # type: ignore[no-any-return]
+        return self._observe_message(evidence)._with_fact(evidence)
 
     def belief(self, subject: str) -> Belief:
         self.context.check_subject("PlainHistory.belief", subject)

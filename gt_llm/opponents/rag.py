@@ -99,7 +99,7 @@ class NativeRag(FactsMixin, HistoryMixin, OpponentModel):
 
     def observe(self, evidence: Evidence) -> NativeRag:
         model = self._observe_message(evidence, keep_all=True)
-        return model._with_fact(evidence)  # type: ignore[no-any-return]
+        return model._with_fact(evidence)
 
     def belief(self, subject: str) -> Belief:
         self.context.check_subject(f"{type(self).__name__}.belief", subject)
@@ -149,6 +149,7 @@ class RerankRag(NativeRag):
         scores = bm25_scores(docs, query)
         order = sorted(range(len(docs)), key=lambda i: (-scores[i], -i))
         cand = [i for i in order[: k * self.rerank_factor] if scores[i] > 0]
+        key: dict[int, tuple[float, ...]]  # sort key per candidate
         if self.context.chat is not None:
             rel = self._llm_relevance(cand, query, subjects)
             key = {i: (-rel[j], j) for j, i in enumerate(cand)}

@@ -58,7 +58,8 @@ def kernel_dispatchers(modules: Sequence[ModuleType]) -> list[Any]:
             if (
                 isinstance(value, CPUDispatcher)
                 and value.py_func.__module__ in names
-                and getattr(value._cache, "cache_path", None) is not None
+                # numba's private per-dispatcher cache (not in its type hints)
+                and getattr(value._cache, "cache_path", None) is not None  # type: ignore[attr-defined]
             ):
                 found[id(value)] = value  # a kernel imported by another module counts once
     return list(found.values())

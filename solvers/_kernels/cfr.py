@@ -348,7 +348,7 @@ def solver_state(fstate, n, ni, na, p, alternating):
     the zeroed scratch ``sreach`` (``[ni]``, :func:`cfr_pass_alternating`);
     its size is :func:`solver_state_size`. One array instead of ten keeps the
     per-call cost of :func:`cfr_step` down (numba unboxes every array
-    argument at every call, ~40 ns each). Also called from Python
+    argument at every call). Also called from Python
     (``.py_func``) so that the solver's NumPy views share the layout.
     """
     k = ni * na

@@ -28,7 +28,7 @@ except ImportError:  # pragma: no cover
 
 #: Cast for array indices in the hot loops. numba gives every signed index a
 #: wrap-around check (a negative index counts from the end); an unsigned one
-#: has none, which made the CFR backward pass 25-30 % faster. Mixing uint64
+#: has none, which makes the CFR backward pass faster. Mixing uint64
 #: with int64 in arithmetic gives float64, so a loop casts its indices once
 #: and keeps them unsigned; ``-1`` sentinels are tested before the cast.
 U = np.uint64
@@ -48,7 +48,7 @@ def internal_end(kind, parent):
     their parents' order, and every non-terminal node has children (the
     canonical construction rejects one without), so the last node's parent
     is the last non-terminal node: O(1), not a scan over the trailing leaves
-    (~75 ns on the collapsed fruit-shaped tree, three times per step).
+    (it is called three times per step).
     """
     n = kind.shape[0]
     if n <= 1:

@@ -55,8 +55,7 @@ def curves_run(
     # once, so they share memory: a smaller working set is a faster iteration on
     # trees larger than the cache (the iteration is bound by what it touches).
     # Per-node rows are read and written below the end of the interior only (the trailing
-    # leaves never are): m rows, not n (on the benchmark's large tree a third), so the call
-    # faults in less fresh memory.
+    # leaves never are): m rows, not n, so the call faults in less fresh memory.
     mi = internal_end(tt[0], tt[2])
     mflat = np.empty(mi * max(2, num_players))
     mreach = mflat[: mi * num_players].reshape((mi, num_players))

@@ -18,6 +18,8 @@ import pytest
 import solvers
 from games.engine.conformance import (
     ConformanceError,
+    _holds,
+    check_answers,
     check_game,
     conformance_cases,
     replay_tree,
@@ -140,6 +142,7 @@ def test_a_complete_game_passes_every_check():
         "random_sim",
         "determinism",
         "private_info",
+        "answers",
         "perfect_recall",
         "builder",
     ]
@@ -189,3 +192,23 @@ def test_replay_tree_equals_materialize_for_an_openspiel_game():
     game = pyspiel.load_game("kuhn_poker")
     a, b = replay_tree(game), solvers.materialize(game)
     assert a.num_nodes == b.num_nodes and set(a.infoset_keys) == set(b.infoset_keys)
+
+
+def test_a_secret_is_matched_as_a_whole_token():
+    # A seat holding bid=10 does not leak another seat's bid=1 (a substring, not the value).
+    assert not _holds("bid=10 tone=calm", "bid=1")
+    assert _holds("bid=1 tone=calm", "bid=1") and _holds("x\nbid=1", "bid=1")
+    assert _holds("tone=calm.", "tone=calm") and not _holds("tone=calmer", "tone=calm")
+
+
+def test_a_task_without_an_answer_format_fails_the_answers_check(monkeypatch):
+    import games.ultimatum.game as ultimatum
+    from games.engine.registry import get_game_spec
+    from gt_llm.prompts import PromptBook
+
+    spec = get_game_spec("ultimatum")
+    check_answers(spec, "python_ultimatum")  # declared: passes
+    bare = dataclasses.replace(ultimatum.OFFER, answer=None, answer_line="")
+    monkeypatch.setattr(ultimatum, "PROMPTS", PromptBook([bare]))
+    with pytest.raises(ConformanceError, match=r"ultimatum \[answers\].*ultimatum\.offer"):
+        check_answers(spec, "python_ultimatum")

@@ -14,8 +14,9 @@ import solvers
 from games.engine.registry import get_game_spec
 from games.engine.spiel import EngineGame
 from games.werewolf import rules
-from games.werewolf.day import abstraction, build, game, state
+from games.werewolf.day import abstraction, build, game, roots, state
 from games.werewolf.day import steps as D
+from games.werewolf.day.ranking import suspicion_ranking
 from gt_llm.chat import ChatModel, ChatRequest, ChatResponse
 from gt_llm.opponents import Evidence, OpponentContext, make_opponent_model
 
@@ -71,7 +72,7 @@ def hand_day():
         abstraction=abstraction.Abstraction(tones=("any",), acts=("nothing", "accuse:least")),
     )
     for seed in range(60):
-        root = D._root_without_models(settings, seed)
+        root = roots._root_without_models(settings, seed)
         if root is None:
             continue
         a, b = root.speakers
@@ -166,12 +167,12 @@ def test_slots_follow_the_speakers_knowledge():
         abstraction=abstraction.Abstraction(tones=("calm",), acts=("defend:most", "accuse:least"))
     )
     for seed in range(40):
-        root = D._root_without_models(settings, seed)
+        root = roots._root_without_models(settings, seed)
         wolf = next((p for p in root.living if root.role(p) == "werewolf"), None)
         if wolf is None:
             continue
-        models = [D._initial_model(root, p) if root.start.alive[p] else None for p in range(8)]
-        ranking = D._ranking(root, models, (), wolf)
+        models = [roots._initial_model(root, p) if root.start.alive[p] else None for p in range(8)]
+        ranking = suspicion_ranking(root, models, (), wolf)
         partners = [q for q in root.living if q != wolf and root.role(q) == "werewolf"]
         assert list(ranking[: len(partners)]) == partners  # a werewolf suspects its partners most
         assert root.role(ranking[-1]) != "werewolf"
@@ -285,11 +286,11 @@ def test_day_models_are_built_and_pinned_like_the_arenas():
 
     settings = _settings(opponent_model="dirichlet")
     for seed in range(40):
-        root = D._root_without_models(settings, seed)
+        root = roots._root_without_models(settings, seed)
         wolf = next((p for p in root.living if root.role(p) == "werewolf"), None)
         if wolf is None:
             continue
-        m = D._initial_model(root, wolf)
+        m = roots._initial_model(root, wolf)
         arena = wb.make_seat_model("dirichlet", settings.config, wolf, "werewolf")
         # One threshold rule and one prior everywhere.
         assert m.threshold == arena.threshold == wb.BeliefSettings().threshold

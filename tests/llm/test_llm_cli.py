@@ -45,7 +45,11 @@ def test_help_lists_subcommands(child_env):
     assert proc.returncode == 0
     assert "backends" in proc.stdout and "ask" in proc.stdout
     # The game commands come from the games plugin, loaded by name in a fresh process.
-    assert all(g in proc.stdout for g in ("fruit-trading", "werewolf", "ultimatum"))
+    import games  # noqa: F401  (registers every game in this process too)
+    from games.engine.registry import registered_game_specs
+
+    commands = [s.name for s in registered_game_specs() if s.commands]
+    assert "fruit-trading" in commands and all(g in proc.stdout for g in commands)
     assert "failed to load" not in proc.stdout and proc.stderr == ""
 
 

@@ -100,6 +100,10 @@ def rebuild_trust_graph(records: Sequence[Mapping[str, Any]], player: int, step:
         if int(r.get("step", -1)) > step:
             break  # records are in step order
         model = state.model
+    from gt_llm.opponents import GratrModel  # loaded already (the seat beliefs use it)
+
+    if not isinstance(model, GratrModel):  # the belief_init record said gratr
+        raise ValueError(f"werewolf graph: seat {player}'s model is {model.name!r}, not gratr")
     return model
 
 

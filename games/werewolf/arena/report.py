@@ -32,6 +32,11 @@ def _fmt_rate(r: WinRate) -> str:
     return f"{r.rate:.2f} [{lo:.2f}, {hi:.2f}]"
 
 
+def _percent(x: float | None) -> float:
+    # No game on a side: no rate (NaN draws no bar rather than a false 0).
+    return 100 * x if x is not None else np.nan
+
+
 def win_rate_markdown(report: ArenaReport) -> str:
     """TWR / WWR / LWR of every model of every pair with 95 % Wilson intervals (Markdown)."""
     lines = [
@@ -63,13 +68,14 @@ def fig_win_rates(report: ArenaReport) -> Figure:
     kinds = ("TWR", "WWR", "LWR")
     for ax, s in zip(axes.flat, summaries, strict=False):
         a, b = s.pair
-        series, intervals = {}, {}
+        series: dict[str, list[float]] = {}
+        intervals: dict[str, tuple[list[float], list[float]]] = {}
         for m in (a, b):
             rows = [s.models[m].rates[k] for k in kinds]
-            # No game on a side: no rate (NaN draws no bar rather than a false 0).
-            series[m] = [100 * r.rate if r.rate is not None else np.nan for r in rows]
-            intervals[m] = tuple(
-                [100 * r.ci95[j] if r.ci95[j] is not None else np.nan for r in rows] for j in (0, 1)
+            series[m] = [_percent(r.rate) for r in rows]
+            intervals[m] = (
+                [_percent(r.ci95[0]) for r in rows],
+                [_percent(r.ci95[1]) for r in rows],
             )
         plot_grouped_bars(ax, list(kinds), series, fmt="%.0f", intervals=intervals)
         ax.set_ylim(0, 115)

@@ -17,6 +17,7 @@ __all__ = [
     "DEFAULT_TONES",
     "SLOTS",
     "Abstraction",
+    "split_tokens",
 ]
 
 
@@ -25,7 +26,8 @@ DEFAULT_TONES = TONES
 DEFAULT_ACTS = ("nothing", "accuse:most", "accuse:least", "defend:most")
 
 
-def _split(text: str | Sequence[str]) -> tuple[str, ...]:
+def split_tokens(text: str | Sequence[str]) -> tuple[str, ...]:
+    """``"calm/any"`` or ``"calm,any"`` (or a sequence) as a tuple of stripped tokens."""
     if isinstance(text, str):
         return tuple(t.strip() for t in text.replace(",", "/").split("/") if t.strip())
     return tuple(text)
@@ -48,8 +50,8 @@ class Abstraction:
     acts: tuple[str, ...] = DEFAULT_ACTS
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "tones", _split(self.tones))
-        object.__setattr__(self, "acts", _split(self.acts))
+        object.__setattr__(self, "tones", split_tokens(self.tones))
+        object.__setattr__(self, "acts", split_tokens(self.acts))
         if not self.tones or not self.acts:
             raise ValueError("Abstraction: give at least one tone and one act")
         bad = [t for t in self.tones if t not in TONES]
@@ -132,6 +134,7 @@ def _concrete(token: str, tone: str, ranking: Sequence[int]) -> SpeechAct | None
         return SpeechAct("nothing", tone)
     if kind == "claim":
         return SpeechAct("claim", tone, role=extra)
+    assert slot is not None  # accuse, defend and check name a slot (_parse_token)
     index = {"most": 0, "most2": 1, "least": -1, "least2": -2}[slot]
     if (index >= 0 and index >= len(ranking)) or (index < 0 and -index > len(ranking)):
         return None

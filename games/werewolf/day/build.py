@@ -1,17 +1,15 @@
-"""Batched building of Werewolf days: each day's expanded tree and game tree, and one tree
-over all days (a uniform chance node, then each day).
-"""
+"""Batched building of Werewolf days: each day's expanded tree and game tree."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from games.engine import tree as engine_tree
-from games.werewolf.day.state import SHORT_NAME, DayRoot, DaySettings, DayState
-from games.werewolf.day.steps import DayLogic, root_step
+from games.werewolf.day.roots import root_step
+from games.werewolf.day.state import DayRoot, DaySettings, DayState
+from games.werewolf.day.steps import DayLogic
 from gt_llm.chat import ChatModel
 from gt_llm.parsing import ParsePolicy, ParseStats
-from solvers import GameTree
 
 __all__ = [
     "DaySubgame",
@@ -58,12 +56,5 @@ def build_days(
 
 
 def day_tree_name(state: DayState) -> str:
+    """A day tree's name: its root's label."""
     return state.root.label()
-
-
-def whole_day_tree(subgames: Sequence[DaySubgame]) -> GameTree:
-    """A uniform chance node over the days, then each day's tree."""
-    game = DayLogic(subgames[0].day_root.settings)
-    return engine_tree.whole_game_tree(
-        game, [sg.root for sg in subgames], game_name=f"{SHORT_NAME}(game_seed=-1)"
-    )

@@ -20,9 +20,9 @@ from games.engine.cli_options import (
 )
 from games.werewolf import rules
 from games.werewolf.day.abstraction import DEFAULT_ACTS, DEFAULT_TONES
+from games.werewolf.day.roots import day_roots
 from games.werewolf.day.solve import SolveSettings, run_solve
 from games.werewolf.day.state import EXTRACTION, ORDERS
-from games.werewolf.day.steps import day_roots
 from games.werewolf.day.summary import report_lines
 from games.werewolf.estimate import check_solve, estimate_solve
 from gt_llm.argtypes import positive_int

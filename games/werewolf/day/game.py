@@ -21,9 +21,10 @@ from games.engine.spiel import (
     shared_model,
 )
 from games.werewolf import rules
-from games.werewolf.day.abstraction import DEFAULT_ACTS, DEFAULT_TONES, Abstraction
+from games.werewolf.day.abstraction import DEFAULT_ACTS, DEFAULT_TONES, Abstraction, split_tokens
+from games.werewolf.day.roots import day_roots, root_step
 from games.werewolf.day.state import SHORT_NAME, DaySettings, DayState
-from games.werewolf.day.steps import DayLogic, day_roots, root_step
+from games.werewolf.day.steps import DayLogic
 from games.werewolf.rules import Config
 from gt_llm.chat import ChatModel
 
@@ -76,7 +77,9 @@ def settings_from_params(params: dict[str, Any]) -> DaySettings:
         speakers=int(p["speakers"]),
         order=str(p["order"]),
         opponent_model=str(p["opponent_model"]),
-        abstraction=Abstraction(tones=str(p["tones"]), acts=str(p["acts"])),
+        abstraction=Abstraction(
+            tones=split_tokens(str(p["tones"])), acts=split_tokens(str(p["acts"]))
+        ),
         num_seeds=int(p["num_seeds"]),
         structured=bool(p["structured"]),
     )

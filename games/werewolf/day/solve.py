@@ -54,8 +54,9 @@ from games.werewolf.day.abstraction import DEFAULT_ACTS, DEFAULT_TONES, Abstract
 from games.werewolf.day.build import DaySubgame, day_tree_name
 from games.werewolf.day.exports import decisions_document
 from games.werewolf.day.figures import FIGURES, draw_all
+from games.werewolf.day.roots import day_roots, root_step
 from games.werewolf.day.state import EXTRACTION, DaySettings
-from games.werewolf.day.steps import DayLogic, day_roots, root_step
+from games.werewolf.day.steps import DayLogic
 from games.werewolf.day.summary import (
     DaySolveSummary,
     ModelResult,

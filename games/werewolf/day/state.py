@@ -144,7 +144,7 @@ class DayRoot:
     def past_acts(self) -> tuple[tuple[int, SpeechAct], ...]:
         """``(speaker, act)`` of every statement before the day's debate."""
         return tuple(
-            (int(e.data["player"]), rules.action_from_json(e.data["act"]))
+            (int(e.data["player"]), rules.speech_act_from_json(e.data["act"]))
             for e in self.start.events
             if e.kind == "speech"
         )

@@ -133,10 +133,13 @@ def strategy_by_role(
     return out
 
 
-def _tv(p: dict[str, float | None], q: dict[str, float | None]) -> float | None:
-    if any(v is None for v in p.values()) or any(v is None for v in q.values()):
+def _tv(p: Mapping[str, float | None], q: Mapping[str, float | None]) -> float | None:
+    """Total-variation distance of two distributions; None if either has an undefined entry."""
+    pv = {k: v for k, v in p.items() if v is not None}
+    qv = {k: v for k, v in q.items() if v is not None}
+    if len(pv) < len(p) or len(qv) < len(q):
         return None
-    return 0.5 * sum(abs(float(p[k]) - float(q[k])) for k in p)
+    return 0.5 * sum(abs(float(pv[k]) - float(qv[k])) for k in pv)
 
 
 def _side_gains(subgames: Sequence[DaySubgame], curves: Curves) -> list[dict[str, Any]]:

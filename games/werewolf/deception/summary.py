@@ -161,7 +161,11 @@ def pooled_summary(summaries: Sequence[DeceptionSummary]) -> DeceptionSummary:
     for p in range(n):
         rows = [s.players[p] for s in summaries]
         analyses = sum(r.peer_analyses for r in rows)
-        total = sum(r.average_suspicion * r.peer_analyses for r in rows if r.peer_analyses)
+        total = sum(
+            r.average_suspicion * r.peer_analyses
+            for r in rows
+            if r.peer_analyses and r.average_suspicion is not None  # None: no analyses
+        )
         players.append(
             PlayerDeception(
                 player=p,

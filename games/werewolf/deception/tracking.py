@@ -272,12 +272,14 @@ class DeceptionTracker:
             )
         peer = Detection()
         for a in self.peer_analyses:
-            if truth[a.statement] is not None:
-                peer = peer.add(a.deceptive, truth[a.statement])
+            deceptive = truth[a.statement]
+            if deceptive is not None:
+                peer = peer.add(a.deceptive, deceptive)
         own_reports = Detection()
-        for a in self.self_analyses:
-            if truth[a.statement] is not None:
-                own_reports = own_reports.add(a.deceptive, truth[a.statement])
+        for sa in self.self_analyses:
+            deceptive = truth[sa.statement]
+            if deceptive is not None:
+                own_reports = own_reports.add(sa.deceptive, deceptive)
         return DeceptionSummary(
             total_statements=len(analysed),
             players=tuple(players),

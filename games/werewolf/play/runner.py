@@ -247,8 +247,12 @@ def play_game(
     children = np.random.SeedSequence(seed).spawn(n + 1)
     chance_rng = np.random.default_rng(children[0])
     rngs = [np.random.default_rng(c) for c in children[1:]]
-    own_log = isinstance(log, (str, Path))
-    glog = GameLog(log) if own_log else log
+    # A path: the log is opened (and closed or aborted) here; an open GameLog is left open.
+    if isinstance(log, (str, Path)):
+        own_log: GameLog | None = GameLog(log)
+        glog: GameLog | None = own_log
+    else:
+        own_log, glog = None, log
 
     def emit(type_: str, **payload: Any) -> None:
         if glog is not None:
@@ -316,11 +320,12 @@ def play_game(
             **extra,
         )
     except BaseException:
-        if own_log:
-            glog.abort()  # the partial log beside, any previous log intact
+        if own_log is not None:
+            own_log.abort()  # the partial log beside, any previous log intact
         raise
-    if own_log:
-        glog.close()
+    if own_log is not None:
+        own_log.close()
+    assert state.winner is not None  # set with the last phase ("over")
     return GameResult(
         winner=state.winner,
         rounds=state.round,

@@ -84,6 +84,7 @@ from gt_llm.opponents import (
     ParsedRecords,
     PromptFields,
     SpeechAct,
+    StatementArgs,
     identity_request,
     intent_request,
     intents_to_evidence,
@@ -207,7 +208,8 @@ class SeatBeliefs:
         ctx = self.model_context
         hyps = ctx.hypotheses
         unique = tuple(r for r in SPECIAL_ROLES if self.config.roles.count(r) == 1)
-        common = dict(
+        assert ctx.self_id is not None  # a seat's context names the seat (seat_context)
+        common = StatementArgs(
             players=ctx.players,
             self_id=ctx.self_id,
             self_role=self.role,

@@ -57,11 +57,13 @@ class HumanPlayer:
     def act(self, view: Knowledge, legal: Sequence[Action], rng: np.random.Generator) -> Action:
         self._write(f"-- P{view.player} ({view.role}), round {view.round}")
         self._write(_QUESTIONS.get(view.phase, view.phase))
-        if legal and all(isinstance(a, SpeechAct) for a in legal):
-            return self._speech(list(legal))
-        if legal and all(isinstance(a, Bid) for a in legal):
+        speech = [a for a in legal if isinstance(a, SpeechAct)]
+        if legal and len(speech) == len(legal):
+            return self._speech(speech)
+        bids = [a for a in legal if isinstance(a, Bid)]
+        if legal and len(bids) == len(legal):
             # Bids are their own numbers: one line instead of eleven.
-            return legal[self._choose([str(a.amount) for a in legal], listed=False)]
+            return bids[self._choose([str(b.amount) for b in bids], listed=False)]
         labels = [action_to_string(a) for a in legal]
         return legal[self._choose(labels)]
 

@@ -456,7 +456,7 @@ def decide(
         choice = yield from step
         return Decision(Target(choice)) if choice in targets else default()
     if phase == "night_witch_save":
-        choice = yield from night_witch(
+        witch = yield from night_witch(
             view,
             [],
             victim=tonight_victim(knowledge),
@@ -464,9 +464,9 @@ def decide(
             can_poison=False,
             seed=seed,
         )
-        return Decision(Save() if choice.save else Skip())
+        return Decision(Save() if witch.save else Skip())
     if phase == "night_witch_poison":
-        choice = yield from night_witch(
+        witch = yield from night_witch(
             view,
             targets,
             victim=tonight_victim(knowledge),
@@ -474,12 +474,13 @@ def decide(
             can_poison=bool(targets),
             seed=seed,
         )
-        return Decision(Target(choice.poison) if choice.poison in targets else Skip())
+        return Decision(Target(witch.poison) if witch.poison in targets else Skip())
     if phase == "day_bid":
         amount = yield from bid(view, seed=seed)
         return Decision(Bid(amount)) if Bid(amount) in legal else default()
     if phase == "day_speak":
-        speech = yield from speak(view, **speech_menu(legal), seed=seed)
+        acts = [a for a in legal if isinstance(a, SpeechAct)]  # every legal action here
+        speech = yield from speak(view, **speech_menu(acts), seed=seed)
         if speech.act not in legal:
             return default()
         return Decision(speech.act, text=speech.text)

@@ -33,7 +33,7 @@ import functools
 import math
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from games.werewolf.players import prompts
 from games.werewolf.rules import SpeechAct
@@ -65,8 +65,12 @@ __all__ = [
     "read_unit",
 ]
 
-#: ``parse(text, fields) -> value``: a parser that validates against a request's fields.
-FieldParser = Callable[[str, Mapping[str, Any]], Any]
+
+class FieldParser(Protocol):
+    """``parse(text, fields) -> value``: a parser that validates against a request's fields."""
+
+    def __call__(self, text: str, fields: Mapping[str, Any]) -> Any: ...
+
 
 _PLAYER = re.compile(r"^\s*(?:player\s*)?(\d+)\s*$", re.IGNORECASE)
 

@@ -267,8 +267,9 @@ class LLMTable:
         out: dict[int, Action] = {}
         asks: list[tuple[int, Knowledge, list[Action], str]] = []
         for r in requests:
-            if self.seats[r.seat] is not None:
-                out[r.seat] = self.seats[r.seat].act(r.view, r.legal, r.rng)
+            seat = self.seats[r.seat]
+            if seat is not None:
+                out[r.seat] = seat.act(r.view, r.legal, r.rng)
                 continue
             early = self._early.pop(r.seat, None)
             if early is not None and early[0] == r.view and early[1] == r.legal:

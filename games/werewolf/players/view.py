@@ -228,7 +228,7 @@ def view_from_knowledge(
       history_limit: Keep only the last this many public messages (None: all).
       structured: Ask for structured answers (see :class:`PlayerView`).
     """
-    from games.werewolf.rules import action_from_json
+    from games.werewolf.rules import speech_act_from_json
 
     if history_limit is not None and history_limit < 1:
         raise ValueError(f"view_from_knowledge: history_limit must be >= 1, got {history_limit}")
@@ -241,7 +241,7 @@ def view_from_knowledge(
     num_speeches = 0
     for e in knowledge.events:
         if e.kind == "speech":
-            act = action_from_json(e.data["act"])
+            act = speech_act_from_json(e.data["act"])
             i = num_speeches
             num_speeches += 1
             text = texts.get(i) or prompts.plain_statement(act_dict(act))
@@ -325,7 +325,9 @@ def speech_menu(legal: Sequence[SpeechAct]) -> dict[str, list[Any]]:
     tones = [t for t in TONES if t != "any" and any(x.tone == t for x in legal)]
     if not tones and any(x.tone == "any" for x in legal):
         tones = ["any"]
-    targets = sorted({x.target for x in legal if x.kind in ("accuse", "defend")} - {None})
+    targets = sorted(
+        {x.target for x in legal if x.kind in ("accuse", "defend") and x.target is not None}
+    )
     roles = [r for r in ROLES if any(x.kind == "claim" and x.role == r for x in legal)]
     return {"acts": acts, "tones": tones, "targets": targets, "roles": roles}
 

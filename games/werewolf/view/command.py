@@ -39,7 +39,7 @@ def run_view(args: argparse.Namespace, *, write: Writer | None = None) -> int:
     if kind == "solve":
         write(str(write_solve_page(path, args.out)))
         return 0
-    pages = []
+    pages: list[Path] = []
     index = write_folder_pages(path, args.out, games=not args.no_games, on_page=pages.append)
     write(str(index))
     if pages:

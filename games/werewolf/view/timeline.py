@@ -22,7 +22,7 @@ import json
 import logging
 import os
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -128,198 +128,10 @@ def game_data(records: Sequence[Mapping[str, Any]], *, beliefs: bool = True) -> 
     header = records[0]
     config = header.get("config") or {}
     n = len(header.get("players") or []) or sum((config.get("roles") or {}).values())
-    roles: dict[int, str] = {}
-    items: list[dict[str, Any]] = []
-    statements: dict[int, dict[str, Any]] = {}
-    calls = _Calls()
-    step = 0
-    rnd = 1
-    last_bids: dict[str, Any] | None = None
-    result: dict[str, Any] | None = None
-    arena: dict[str, Any] | None = None
-    suspicion: list[dict[str, Any]] = []
-    speech_of_turn: dict[tuple[int, int], dict[str, Any]] = {}
-    bid_calls: list[dict[str, Any]] = []
-    vote_calls: list[dict[str, Any]] = []
-    night_calls: dict[int, list[dict[str, Any]]] = {}
-
-    def add(item: dict[str, Any]) -> dict[str, Any]:
-        item.setdefault("round", rnd)
-        item["step"] = step
-        items.append(item)
-        return item
-
+    timeline = _Timeline()
     for rec in records[1:]:
-        t = rec.get("type")
-        if "round" in rec and isinstance(rec.get("round"), int):
-            rnd = rec["round"]
-        if t == "llm_call":
-            calls.add(rec)
-        elif t == "action":
-            step = _int(rec.get("step"), step)
-            seat = _int(rec.get("player"))
-            phase = str(rec.get("phase", ""))
-            taken = calls.take(seat, _TASKS_OF_ACTION.get(phase, ()))
-            act = rec.get("action") or {}
-            if phase == "day_bid":
-                bid_calls.extend(taken)
-            elif phase == "day_vote":
-                vote_calls.extend(taken)
-            elif phase == "day_speak":
-                speech_of_turn[(rnd, seat)] = {"calls": taken, "act": act}
-            elif phase.startswith("night"):
-                # The private event that follows (wolf_vote, protect, check, ...) says
-                # what the action did; its raw answers go with it.
-                night_calls[seat] = night_calls.get(seat, []) + taken
-            else:
-                add({"k": "action", "seat": seat, "phase": phase, "action": act, "calls": taken})
-        elif t == "event":
-            kind = rec.get("kind")
-            data = {k: v for k, v in rec.items() if k not in ("type", "kind", "round")}
-            if kind == "role":
-                roles[_int(rec.get("player"))] = str(rec.get("role"))  # the roster shows it
-            elif kind == "phase":
-                stray = calls.rest()  # answers no record claimed (e.g. belief extraction)
-                if stray:
-                    add({"k": "calls", "calls": stray})
-                add({"k": "phase", "phase": rec.get("phase")})
-            elif kind == "deaths":
-                add(
-                    {
-                        "k": "deaths",
-                        "players": list(rec.get("players") or []),
-                        "roles": rec.get("roles"),
-                    }
-                )
-            elif kind == "exile":
-                add({"k": "exile", "player": rec.get("player"), "roles": rec.get("roles")})
-            elif kind == "bids":
-                last_bids = add(
-                    {
-                        "k": "bids",
-                        "turn": rec.get("turn"),
-                        "bids": _seat_map(rec.get("bids")),
-                        "calls": bid_calls,
-                    }
-                )
-                bid_calls = []
-            elif kind == "speaker":
-                pass  # the speech that follows says who spoke
-            elif kind == "speech":
-                seat = _int(rec.get("player"))
-                pending = speech_of_turn.pop((rnd, seat), {"calls": []})
-                item = add(
-                    {
-                        "k": "speech",
-                        "seat": seat,
-                        "turn": rec.get("turn"),
-                        "act": rec.get("act") or pending.get("act") or {},
-                        "calls": pending["calls"],
-                        "peers": [],
-                        "text": None,
-                    }
-                )
-                if last_bids is not None:
-                    last_bids["winner"] = seat
-                    last_bids = None
-                statements[len(statements)] = item
-            elif kind == "votes":
-                add({"k": "votes", "votes": _seat_map(rec.get("votes")), "calls": vote_calls})
-                vote_calls = []
-            elif kind == "game_over":
-                for p, r in _seat_map(rec.get("roles")).items():
-                    roles.setdefault(p, str(r))
-            elif kind in ("my_bid", "my_vote"):
-                pass  # the public bids / votes events carry the same numbers
-            else:
-                hidden = rec.get("visible_to") is not None
-                item = add({"k": "event", "kind": kind, "data": data, "hidden": hidden})
-                actor = _int(rec.get("player"))
-                if hidden and night_calls.get(actor):
-                    item["calls"] = night_calls.pop(actor)
-        elif t == "deception_statement":
-            sid = _int(rec.get("statement"))
-            item = statements.get(sid)
-            if item is None:  # a statement without its speech event: keep it anyway
-                item = add(
-                    {
-                        "k": "speech",
-                        "seat": _int(rec.get("speaker")),
-                        "act": {},
-                        "calls": [],
-                        "peers": [],
-                        "text": None,
-                    }
-                )
-                statements[sid] = item
-            item["sid"] = sid
-            item["text"] = rec.get("text")
-            item["truth"] = rec.get("deceptive")
-            if rec.get("act"):
-                item["act"] = {**item["act"], **rec["act"]}
-        elif t == "self_analysis":
-            item = statements.get(_int(rec.get("statement")))
-            if item is not None:
-                item["self"] = {k: rec.get(k) for k in ("deceptive", "kind", "confidence")}
-                item["calls"] += calls.take(_int(rec.get("speaker")), ("werewolf.self_analysis",))
-        elif t == "peer_analysis":
-            item = statements.get(_int(rec.get("statement")))
-            observer = _int(rec.get("observer"))
-            peer = {
-                k: rec.get(k)
-                for k in ("observer", "deceptive", "confidence", "suspicion", "reasoning")
-            }
-            got = calls.take(observer, ("werewolf.peer_analysis",))
-            if got:
-                peer["answer"] = got[0].get("answer")
-            if item is not None:
-                item["peers"].append(peer)
-            if rec.get("suspicion") is not None:
-                suspicion.append(
-                    {
-                        "step": step,
-                        "observer": observer,
-                        "subject": _int(rec.get("speaker")),
-                        "value": float(rec["suspicion"]),
-                    }
-                )
-        elif t == "scratchpad":
-            seat = _int(rec.get("seat"))
-            got = calls.take(seat, ("werewolf.scratchpad",))
-            add(
-                {
-                    "k": "scratchpad",
-                    "seat": seat,
-                    "text": rec.get("text"),
-                    "answer": got[0].get("answer") if got else None,
-                }
-            )
-        elif t == "result":
-            result = {k: v for k, v in rec.items() if k not in ("type", "deception")}
-            if isinstance(rec.get("roles"), list):
-                for p, r in enumerate(rec["roles"]):
-                    roles[p] = str(r)
-            result["deception"] = _deception_digest(rec.get("deception"))
-        elif t == "arena":
-            arena = {
-                k: rec.get(k)
-                for k in (
-                    "index",
-                    "seed",
-                    "wolf_model",
-                    "leader_model",
-                    "seats",
-                    "winner",
-                    "rounds",
-                )
-            }
-        elif t in ("chance", "belief_init", "belief_evidence", "belief_consult"):
-            if t == "chance":
-                step = max(step, _int(rec.get("step"), step))
-        # Unknown record types (fields other helpers add later) are ignored.
-    leftover = calls.rest() + [c for cs in night_calls.values() for c in cs]
-    if leftover:
-        add({"k": "calls", "calls": leftover})
+        timeline.read(rec)
+    timeline.finish()
     data: dict[str, Any] = {
         "kind": "werewolf-game",
         "seed": header.get("seed"),
@@ -327,18 +139,289 @@ def game_data(records: Sequence[Mapping[str, Any]], *, beliefs: bool = True) -> 
         "num_players": n,
         "model": header.get("model_label") or header.get("model") or header.get("backend"),
         "players": [p.get("name") for p in header.get("players") or []],
-        "roles": [roles.get(p) for p in range(n)],
-        "items": items,
-        "result": result,
-        "arena": arena,
-        "suspicion": suspicion,
-        "last_step": step,
+        "roles": [timeline.roles.get(p) for p in range(n)],
+        "items": timeline.items,
+        "result": timeline.result,
+        "arena": timeline.arena,
+        "suspicion": timeline.suspicion,
+        "last_step": timeline.step,
     }
     if beliefs:
         from games.werewolf.view.beliefs import encode_snapshots, replay_beliefs
 
         data["beliefs"] = encode_snapshots(replay_beliefs(records))
     return data
+
+
+class _Timeline:
+    """The timeline of one game, built record by record (:func:`game_data`).
+
+    Model calls wait (``calls``) for the record they answered; bids, votes,
+    speeches and night actions keep theirs until the public event that shows
+    them. Records and events of unknown types are ignored.
+    """
+
+    def __init__(self) -> None:
+        self.items: list[dict[str, Any]] = []
+        self.roles: dict[int, str] = {}
+        self.suspicion: list[dict[str, Any]] = []
+        self.result: dict[str, Any] | None = None
+        self.arena: dict[str, Any] | None = None
+        self.step = 0
+        self.rnd = 1
+        self.calls = _Calls()
+        self.statements: dict[int, dict[str, Any]] = {}  # statement id -> its speech item
+        self.last_bids: dict[str, Any] | None = None  # the bids item waiting for its winner
+        self.speech_of_turn: dict[tuple[int, int], dict[str, Any]] = {}
+        self.bid_calls: list[dict[str, Any]] = []
+        self.vote_calls: list[dict[str, Any]] = []
+        self.night_calls: dict[int, list[dict[str, Any]]] = {}
+
+    def add(self, item: dict[str, Any]) -> dict[str, Any]:
+        """Appends a timeline item at the current round and step."""
+        item.setdefault("round", self.rnd)
+        item["step"] = self.step
+        self.items.append(item)
+        return item
+
+    def read(self, rec: Mapping[str, Any]) -> None:
+        """Takes one record (after the header) into the timeline."""
+        if "round" in rec and isinstance(rec.get("round"), int):
+            self.rnd = rec["round"]
+        handler = _RECORDS.get(str(rec.get("type")))
+        if handler is not None:
+            handler(self, rec)
+
+    def finish(self) -> None:
+        """Shows the model calls no record claimed as one last item."""
+        leftover = self.calls.rest() + [c for cs in self.night_calls.values() for c in cs]
+        if leftover:
+            self.add({"k": "calls", "calls": leftover})
+
+    # --- records ---------------------------------------------------------------
+
+    def llm_call(self, rec: Mapping[str, Any]) -> None:
+        """A model call, kept until the record it answered."""
+        self.calls.add(rec)
+
+    def action(self, rec: Mapping[str, Any]) -> None:
+        """A decision: its calls go to the public event it leads to (or it is an item)."""
+        self.step = _int(rec.get("step"), self.step)
+        seat = _int(rec.get("player"))
+        phase = str(rec.get("phase", ""))
+        taken = self.calls.take(seat, _TASKS_OF_ACTION.get(phase, ()))
+        act = rec.get("action") or {}
+        if phase == "day_bid":
+            self.bid_calls.extend(taken)
+        elif phase == "day_vote":
+            self.vote_calls.extend(taken)
+        elif phase == "day_speak":
+            self.speech_of_turn[(self.rnd, seat)] = {"calls": taken, "act": act}
+        elif phase.startswith("night"):
+            # The private event that follows (wolf_vote, protect, check, ...) says
+            # what the action did; its raw answers go with it.
+            self.night_calls[seat] = self.night_calls.get(seat, []) + taken
+        else:
+            self.add({"k": "action", "seat": seat, "phase": phase, "action": act, "calls": taken})
+
+    def event(self, rec: Mapping[str, Any]) -> None:
+        """A rules event, by kind (:data:`_EVENTS`)."""
+        handler = _EVENTS.get(str(rec.get("kind")), _Timeline.other_event)
+        handler(self, rec)
+
+    def deception_statement(self, rec: Mapping[str, Any]) -> None:
+        """The statement's text and truth, on its speech item."""
+        sid = _int(rec.get("statement"))
+        item = self.statements.get(sid)
+        if item is None:  # a statement without its speech event: keep it anyway
+            item = self.add(
+                {
+                    "k": "speech",
+                    "seat": _int(rec.get("speaker")),
+                    "act": {},
+                    "calls": [],
+                    "peers": [],
+                    "text": None,
+                }
+            )
+            self.statements[sid] = item
+        item["sid"] = sid
+        item["text"] = rec.get("text")
+        item["truth"] = rec.get("deceptive")
+        if rec.get("act"):
+            item["act"] = {**item["act"], **rec["act"]}
+
+    def self_analysis(self, rec: Mapping[str, Any]) -> None:
+        """The speaker's own analysis, on the speech item."""
+        item = self.statements.get(_int(rec.get("statement")))
+        if item is not None:
+            item["self"] = {k: rec.get(k) for k in ("deceptive", "kind", "confidence")}
+            item["calls"] += self.calls.take(_int(rec.get("speaker")), ("werewolf.self_analysis",))
+
+    def peer_analysis(self, rec: Mapping[str, Any]) -> None:
+        """A listener's analysis, on the speech item; its suspicion score, on the curve."""
+        item = self.statements.get(_int(rec.get("statement")))
+        observer = _int(rec.get("observer"))
+        peer = {
+            k: rec.get(k) for k in ("observer", "deceptive", "confidence", "suspicion", "reasoning")
+        }
+        got = self.calls.take(observer, ("werewolf.peer_analysis",))
+        if got:
+            peer["answer"] = got[0].get("answer")
+        if item is not None:
+            item["peers"].append(peer)
+        if rec.get("suspicion") is not None:
+            self.suspicion.append(
+                {
+                    "step": self.step,
+                    "observer": observer,
+                    "subject": _int(rec.get("speaker")),
+                    "value": float(rec["suspicion"]),
+                }
+            )
+
+    def scratchpad(self, rec: Mapping[str, Any]) -> None:
+        """A seat's scratchpad, with the raw answer behind it."""
+        seat = _int(rec.get("seat"))
+        got = self.calls.take(seat, ("werewolf.scratchpad",))
+        self.add(
+            {
+                "k": "scratchpad",
+                "seat": seat,
+                "text": rec.get("text"),
+                "answer": got[0].get("answer") if got else None,
+            }
+        )
+
+    def game_result(self, rec: Mapping[str, Any]) -> None:
+        """The ``result`` record: the outcome, every role, a digest of the deception summary."""
+        result = {k: v for k, v in rec.items() if k not in ("type", "deception")}
+        if isinstance(rec.get("roles"), list):
+            for p, r in enumerate(rec["roles"]):
+                self.roles[p] = str(r)
+        result["deception"] = _deception_digest(rec.get("deception"))
+        self.result = result
+
+    def arena_record(self, rec: Mapping[str, Any]) -> None:
+        """The arena's game record (models, seats, winner)."""
+        self.arena = {k: rec.get(k) for k in _ARENA_FIELDS}
+
+    def chance(self, rec: Mapping[str, Any]) -> None:
+        """A chance outcome: only its step counts."""
+        self.step = max(self.step, _int(rec.get("step"), self.step))
+
+    # --- events ------------------------------------------------------------------
+
+    def role_event(self, rec: Mapping[str, Any]) -> None:
+        """A seat's role (not an item: the roster shows it)."""
+        self.roles[_int(rec.get("player"))] = str(rec.get("role"))
+
+    def phase_event(self, rec: Mapping[str, Any]) -> None:
+        """A new phase, after any calls still unclaimed."""
+        stray = self.calls.rest()  # answers no record claimed (e.g. belief extraction)
+        if stray:
+            self.add({"k": "calls", "calls": stray})
+        self.add({"k": "phase", "phase": rec.get("phase")})
+
+    def deaths_event(self, rec: Mapping[str, Any]) -> None:
+        """Night deaths."""
+        self.add(
+            {"k": "deaths", "players": list(rec.get("players") or []), "roles": rec.get("roles")}
+        )
+
+    def exile_event(self, rec: Mapping[str, Any]) -> None:
+        """The day's exile."""
+        self.add({"k": "exile", "player": rec.get("player"), "roles": rec.get("roles")})
+
+    def bids_event(self, rec: Mapping[str, Any]) -> None:
+        """A bidding round, with the bid calls; its winner comes with the next speech."""
+        self.last_bids = self.add(
+            {
+                "k": "bids",
+                "turn": rec.get("turn"),
+                "bids": _seat_map(rec.get("bids")),
+                "calls": self.bid_calls,
+            }
+        )
+        self.bid_calls = []
+
+    def speech_event(self, rec: Mapping[str, Any]) -> None:
+        """A speech item (its calls and act from the turn's action); the bids' winner."""
+        seat = _int(rec.get("player"))
+        pending = self.speech_of_turn.pop((self.rnd, seat), {"calls": []})
+        item = self.add(
+            {
+                "k": "speech",
+                "seat": seat,
+                "turn": rec.get("turn"),
+                "act": rec.get("act") or pending.get("act") or {},
+                "calls": pending["calls"],
+                "peers": [],
+                "text": None,
+            }
+        )
+        if self.last_bids is not None:
+            self.last_bids["winner"] = seat
+            self.last_bids = None
+        self.statements[len(self.statements)] = item
+
+    def votes_event(self, rec: Mapping[str, Any]) -> None:
+        """The day's ballots, with the vote calls."""
+        self.add({"k": "votes", "votes": _seat_map(rec.get("votes")), "calls": self.vote_calls})
+        self.vote_calls = []
+
+    def game_over_event(self, rec: Mapping[str, Any]) -> None:
+        """The roles revealed at the end (those not known yet)."""
+        for p, r in _seat_map(rec.get("roles")).items():
+            self.roles.setdefault(p, str(r))
+
+    def ignored_event(self, rec: Mapping[str, Any]) -> None:
+        """Nothing: ``speaker`` (the speech says who spoke), ``my_bid`` / ``my_vote``
+        (the public bids / votes carry the same numbers)."""
+
+    def other_event(self, rec: Mapping[str, Any]) -> None:
+        """Any other event, shown as is (private ones with the night action's calls)."""
+        data = {k: v for k, v in rec.items() if k not in ("type", "kind", "round")}
+        hidden = rec.get("visible_to") is not None
+        item = self.add({"k": "event", "kind": rec.get("kind"), "data": data, "hidden": hidden})
+        actor = _int(rec.get("player"))
+        if hidden and self.night_calls.get(actor):
+            item["calls"] = self.night_calls.pop(actor)
+
+
+_Handler = Callable[[_Timeline, Mapping[str, Any]], None]
+
+#: What each record type adds; other types (``belief_*``, later additions) are ignored.
+_RECORDS: dict[str, _Handler] = {
+    "llm_call": _Timeline.llm_call,
+    "action": _Timeline.action,
+    "event": _Timeline.event,
+    "deception_statement": _Timeline.deception_statement,
+    "self_analysis": _Timeline.self_analysis,
+    "peer_analysis": _Timeline.peer_analysis,
+    "scratchpad": _Timeline.scratchpad,
+    "result": _Timeline.game_result,
+    "arena": _Timeline.arena_record,
+    "chance": _Timeline.chance,
+}
+
+#: What each event kind adds; any other kind is :meth:`_Timeline.other_event`.
+_EVENTS: dict[str, _Handler] = {
+    "role": _Timeline.role_event,
+    "phase": _Timeline.phase_event,
+    "deaths": _Timeline.deaths_event,
+    "exile": _Timeline.exile_event,
+    "bids": _Timeline.bids_event,
+    "speaker": _Timeline.ignored_event,
+    "speech": _Timeline.speech_event,
+    "votes": _Timeline.votes_event,
+    "game_over": _Timeline.game_over_event,
+    "my_bid": _Timeline.ignored_event,
+    "my_vote": _Timeline.ignored_event,
+}
+
+#: The fields of an ``arena`` record the page shows.
+_ARENA_FIELDS = ("index", "seed", "wolf_model", "leader_model", "seats", "winner", "rounds")
 
 
 def _deception_digest(d: Any) -> dict[str, Any] | None:

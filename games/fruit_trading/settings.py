@@ -1,0 +1,222 @@
+"""Settings of the fruit-trading experiment (:mod:`games.fruit_trading.experiment`).
+
+The variants (``tone``: tones only; ``tone+MODEL``: tones plus the opponent
+model MODEL, any registered one; ``tone+belief`` is the old name of
+``tone+dirichlet``), :class:`ExperimentSettings` (checked when made, before
+any call) and which of them the results folder compares
+(:data:`NON_RESULT_SETTINGS`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Any
+
+from games.fruit_trading.rules import NAMINGS, POOLINGS
+from gt_llm.safety import public_spec
+from solvers.cfr import resolve_variant
+
+__all__ = [
+    "DEFAULT_VARIANTS",
+    "NON_RESULT_SETTINGS",
+    "TONE",
+    "VARIANT_ALIASES",
+    "WHOLE_GAME_SETTING",
+    "ExperimentSettings",
+    "known_variants",
+    "variant_model",
+]
+
+#: The variant without an opponent model.
+TONE = "tone"
+#: Old variant names that still load: ``tone+belief`` was Dirichlet belief revision.
+VARIANT_ALIASES: dict[str, str] = {"tone+belief": "tone+dirichlet"}
+#: The paper's two variants, under their historical names (the default run).
+DEFAULT_VARIANTS: tuple[str, ...] = ("tone", "tone+belief")
+#: (names, pools) of the whole-game study: the same players, private information
+#: from small shared pools, so that information sets recur across initialisations.
+WHOLE_GAME_SETTING: tuple[str, str] = ("fixed", "shared")
+
+
+def variant_model(variant: str) -> str | None:
+    """The opponent model a variant names: ``tone`` -> None, ``tone+gratr`` -> ``gratr``.
+
+    ``tone+<name>`` accepts every registered opponent model
+    (:func:`gt_llm.opponents.opponent_models`); ``tone+belief`` is an alias of
+    ``tone+dirichlet``.
+
+    Raises:
+      ValueError: not ``tone`` or ``tone+<registered model>``.
+    """
+    from gt_llm.opponents import opponent_models
+
+    if variant == TONE:
+        return None
+    canonical = VARIANT_ALIASES.get(variant, variant)
+    head, _, model = canonical.partition("+")
+    if head != TONE or model not in opponent_models():
+        raise ValueError(
+            f"unknown variant {variant!r}; use tone or tone+MODEL with MODEL one of "
+            f"{', '.join(opponent_models())} (tone+belief = tone+dirichlet)"
+        )
+    return model
+
+
+def known_variants() -> list[str]:
+    """Every variant name :func:`variant_model` accepts (aliases last)."""
+    from gt_llm.opponents import opponent_models
+
+    return [TONE] + [f"{TONE}+{m}" for m in opponent_models()] + list(VARIANT_ALIASES)
+
+
+@dataclasses.dataclass(frozen=True)
+class ExperimentSettings:
+    """Settings of :func:`run_experiment` (defaults match the paper).
+
+    Attributes:
+      inits: Number of initialisations (subgames).
+      iterations: CFR iterations per subgame.
+      variants: Which of ``tone`` and ``tone+belief`` to run.
+      backend: Model spec for :func:`gt_llm.load_model`.
+      out: Output folder.
+      cache: SQLite cache path (default ``<out>/llm_cache.sqlite``).
+      max_messages: Messages per negotiation.
+      num_seeds: LLM seeds per message.
+      scenario_seed: Master seed of the initialisations.
+      payoff: ``"llm"`` or ``"exact"`` payoffs.
+      cfr_variant: CFR variant for :class:`solvers.CFRSolver`.
+      max_concurrency: Bound on concurrent LLM calls (default: the backend's).
+      requests_per_minute: Rate limit of a remote backend (e.g. Groq's
+        per-model limit); only calls that miss the cache count.
+      timeout: Per-call timeout of a remote backend, seconds (default: the backend's).
+      whole_game_iterations: CFR iterations for the whole game (default: ``iterations``).
+      generalisation: Run the generalisation study.
+      whole_game: Run the whole-game study.
+      progress: Show progress bars.
+      names: Player names, ``random`` (the paper) or ``fixed``; the whole-game
+        study always uses fixed names (see :func:`whole_game_study`).
+      pools: Endowment/valuation pools, ``per_init`` or ``shared`` (the
+        whole-game study always uses shared pools).
+      processes: Worker processes for the CFR solves (``solvers.cfr_curves``):
+        1 solves here, None uses every core when the work is large enough.
+      structured: Ask for JSON answers under each task's schema (``--structured on``).
+    """
+
+    inits: int = 30
+    iterations: int = 1000
+    variants: tuple[str, ...] = DEFAULT_VARIANTS
+    backend: str = "scripted"
+    out: str = "results/fruit"
+    cache: str | None = None
+    max_messages: int = 4
+    num_seeds: int = 2
+    scenario_seed: int = 0
+    payoff: str = "llm"
+    cfr_variant: str = "cfr"
+    max_concurrency: int | None = None
+    requests_per_minute: float | None = None
+    timeout: float | None = None
+    whole_game_iterations: int | None = None
+    generalisation: bool = True
+    whole_game: bool = True
+    progress: bool = True
+    processes: int | None = None
+    names: str = "random"
+    pools: str = "per_init"
+    structured: bool = True
+
+    def __post_init__(self) -> None:
+        if self.inits < 1:
+            raise ValueError(f"run_experiment: inits must be >= 1, got {self.inits}")
+        if self.iterations < 1:
+            raise ValueError(f"run_experiment: iterations must be >= 1, got {self.iterations}")
+        if not self.variants:
+            raise ValueError("run_experiment: give at least one variant (tone, tone+dirichlet)")
+        for v in self.variants:
+            try:
+                variant_model(v)
+            except ValueError as err:
+                raise ValueError(f"run_experiment: {err}") from None
+        if len(set(self.variants)) != len(self.variants):
+            raise ValueError(f"run_experiment: variants repeat a name: {list(self.variants)}")
+        if self.names not in NAMINGS:
+            raise ValueError(
+                f"run_experiment: names must be one of {', '.join(NAMINGS)}, got {self.names!r}"
+            )
+        if self.pools not in POOLINGS:
+            raise ValueError(
+                f"run_experiment: pools must be one of {', '.join(POOLINGS)}, got {self.pools!r}"
+            )
+        if self.processes is not None and self.processes < 1:
+            raise ValueError(
+                f"run_experiment: processes must be >= 1 (or None: all cores when worth it), "
+                f"got {self.processes}"
+            )
+        if self.max_messages < 2:
+            raise ValueError(f"run_experiment: max_messages must be >= 2, got {self.max_messages}")
+        if self.num_seeds < 1:
+            raise ValueError(f"run_experiment: num_seeds must be >= 1, got {self.num_seeds}")
+        if self.requests_per_minute is not None and not self.requests_per_minute > 0:
+            raise ValueError(
+                "run_experiment: requests_per_minute must be > 0 (or None for no limit), "
+                f"got {self.requests_per_minute}"
+            )
+        if self.timeout is not None and not self.timeout > 0:
+            raise ValueError(
+                f"run_experiment: timeout must be > 0 seconds (or None), got {self.timeout}"
+            )
+        if self.payoff not in ("llm", "exact"):
+            raise ValueError(
+                f"run_experiment: payoff must be 'llm' or 'exact', got {self.payoff!r}"
+            )
+        # Before any call: an unknown variant used to surface only after every tree was built.
+        resolve_variant(self.cfr_variant, caller="run_experiment: cfr_variant")
+        if self.whole_game_iterations is not None and self.whole_game_iterations < 1:
+            raise ValueError(
+                "run_experiment: whole_game_iterations must be >= 1 (or None), "
+                f"got {self.whole_game_iterations}"
+            )
+
+    @property
+    def cache_path(self) -> str:
+        """The call cache's file: ``cache``, or ``llm_cache.sqlite`` in the output folder."""
+        return self.cache or os.path.join(self.out, "llm_cache.sqlite")
+
+    def results_settings(self) -> dict[str, Any]:
+        """The settings that determine the results, as the results folder's manifest records them.
+
+        Every field except those declared in :data:`NON_RESULT_SETTINGS`
+        (where and how calls are made: folder, cache, concurrency, rate,
+        timeout, progress bars, worker processes; the backend, which the
+        manifest records and compares on its own), so that a new field is
+        compared unless it is declared harmless, and a resumed run with
+        another ``--rpm`` is the same run.
+        """
+        return {
+            f.name: getattr(self, f.name)
+            for f in dataclasses.fields(self)
+            if f.name not in NON_RESULT_SETTINGS
+        }
+
+    def public(self) -> dict[str, Any]:
+        """Every setting, the backend as its public label (no credentials), for summaries."""
+        out = {k: v for k, v in dataclasses.asdict(self).items() if k != "progress"}
+        out["backend"] = public_spec(self.backend)
+        return out
+
+
+#: Fields of :class:`ExperimentSettings` that do not change the results (see
+#: :meth:`ExperimentSettings.results_settings`); every other field is compared.
+NON_RESULT_SETTINGS = frozenset(
+    {
+        "backend",
+        "out",
+        "cache",
+        "max_concurrency",
+        "requests_per_minute",
+        "timeout",
+        "progress",
+        "processes",
+    }
+)

@@ -1,0 +1,127 @@
+"""The speaker's view of the others in the Werewolf day: beliefs, suspicion ranking, options.
+
+A living player's opponent model (:mod:`gt_llm.opponents`) is read as the
+vote prompt reads it: per other player, a distribution over roles
+(:func:`werewolf_probabilities`, after the decision's consultation,
+:func:`observer_beliefs`). The speaker ranks the living others, most
+suspected first, by hard knowledge (a werewolf knows its partners and that
+the others are not werewolves; the seer its checks), then its belief that the
+player is a werewolf, then public accusations so far, then seat
+(:func:`suspicion_ranking`); the slots of the action abstraction (``most``,
+``most2``, ``least``, ``least2``) name players by that ranking, which turns
+each action id into a concrete speech act or none (:func:`speech_options`).
+:mod:`games.werewolf.day.steps` describes the tree they belong to.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from games.werewolf.day.abstraction import _concrete
+from games.werewolf.day.state import DayRoot, Statement
+from games.werewolf.players.beliefs import goal_text
+from games.werewolf.players.prompts import player_name
+from games.werewolf.rules import SpeechAct
+from gt_llm.opponents import OpponentModel
+
+__all__ = [
+    "observer_beliefs",
+    "speech_options",
+    "suspicion_ranking",
+    "werewolf_probabilities",
+]
+
+
+def werewolf_probabilities(
+    model: OpponentModel, subjects: Sequence[int]
+) -> dict[int, dict[str, float]]:
+    """The role distributions the vote prompt carries: ``model.belief(p).distribution``.
+
+    Args:
+      model: The observer's model (after any consultation).
+      subjects: Seats asked about.
+
+    Returns:
+      ``{seat: {role: probability}}``; a subject without a distribution is left out.
+    """
+    out: dict[int, dict[str, float]] = {}
+    for q in subjects:
+        dist = dict(model.belief(player_name(q)).distribution)
+        if dist:
+            out[q] = dist
+    return out
+
+
+def observer_beliefs(
+    root: DayRoot, model: OpponentModel, observer: int
+) -> dict[int, dict[str, float]]:
+    """The observer's beliefs about the living others, after the vote decision's consult."""
+    others = [q for q in root.living if q != observer]
+    goal = goal_text(observer, root.role(observer), "day_vote")
+    consulted = model.consult(goal=goal, subjects=[player_name(q) for q in others]).model
+    return werewolf_probabilities(consulted, others)
+
+
+def _accusations(root: DayRoot, statements: Sequence[Statement]) -> Counter[int]:
+    """Public accusations so far (earlier days and today), per seat."""
+    c: Counter[int] = Counter()
+    for a in [a for _, a in root.past_acts] + [s.act for s in statements]:
+        # An accusation and a check always name a target (SpeechAct checks it).
+        if a.target is not None and (
+            a.kind == "accuse" or (a.kind == "share_check" and a.result == "werewolf")
+        ):
+            c[int(a.target)] += 1
+    return c
+
+
+def suspicion_ranking(
+    root: DayRoot,
+    models: Sequence[OpponentModel | None],
+    statements: Sequence[Statement],
+    speaker: int,
+) -> tuple[int, ...]:
+    """The speaker's living others, most suspected first (module docstring)."""
+    others = [q for q in root.living if q != speaker]
+    role = root.role(speaker)
+    known: dict[int, float] = {}
+    if role == "werewolf":
+        known = {q: (1.0 if root.role(q) == "werewolf" else -1.0) for q in others}
+    elif role == "seer":
+        for _, t, r in root.start.checks:
+            known[t] = 1.0 if r == "werewolf" else -1.0
+    model = models[speaker]
+    beliefs = observer_beliefs(root, model, speaker) if model is not None else {}
+    accused = _accusations(root, statements)
+    return tuple(
+        sorted(
+            others,
+            key=lambda q: (
+                -known.get(q, 0.0),
+                -beliefs.get(q, {}).get("werewolf", 0.0),
+                -accused[q],
+                q,
+            ),
+        )
+    )
+
+
+def speech_options(
+    root: DayRoot, models: Sequence[OpponentModel | None], statements: Sequence[Statement]
+) -> tuple[SpeechAct | None, ...]:
+    """The next speaker's concrete speech act per action id (None: not legal)."""
+    if len(statements) >= len(root.speakers):
+        return ()
+    ab = root.settings.abstraction
+    ranking = suspicion_ranking(root, models, statements, root.speakers[len(statements)])
+    seen: set[SpeechAct] = set()
+    out: list[SpeechAct | None] = []
+    for a in range(ab.num_actions):
+        tone, token = ab.decode(a)
+        act = _concrete(token, tone, ranking)
+        if act is not None and act in seen:
+            act = None  # the same statement as an earlier id: one branch only
+        if act is not None:
+            seen.add(act)
+        out.append(act)
+    return tuple(out)

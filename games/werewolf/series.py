@@ -1,0 +1,269 @@
+"""Playing Werewolf games from ``gt-llm werewolf play``'s options: one game, or a series.
+
+:func:`one_game` plays one game with the players the options name (LLM
+players on the backend, or the rule players). :func:`play_series` plays
+``--games N`` games (seeds ``seed .. seed+N-1``) into a results folder: every
+log in ``logs/`` (listed in the manifest before it exists, so ``--force``
+clears it), ``summary.json`` (win rates with 95 % Wilson intervals, game
+lengths, model calls, the pooled deception summary) and ``games.csv``, and
+prints the summary. Games run one after the other on an in-process backend
+(CPU-bound: threads would not help) and ``--jobs`` at a time in threads on a
+remote one (its calls wait on the network); a series stops at its first
+failed game (:func:`run_all`).
+
+Heavy modules (the runner, the LLM table, tqdm) are imported when a game is
+played, so that ``gt-llm --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from games.engine.cli_options import Writer
+
+__all__ = [
+    "PLAY_NON_RESULT_OPTIONS",
+    "detection_line",
+    "format_score",
+    "one_game",
+    "parse_line",
+    "play_series",
+    "run_all",
+    "series_settings",
+]
+
+#: ``werewolf play`` options that do not change a series' results (beyond the shared ones).
+PLAY_NON_RESULT_OPTIONS = ("log", "human", "werewolf_command")
+
+
+def series_settings(args: argparse.Namespace, config) -> dict:
+    """What determines a series' results (the results folder's manifest compares them).
+
+    Every parsed option but the declared non-result ones
+    (:data:`games.engine.cli_options.NON_RESULT_OPTIONS`,
+    :data:`PLAY_NON_RESULT_OPTIONS`), and the rules config they make.
+    """
+    from games.engine.cli_options import result_settings
+
+    return {
+        **result_settings(args, also_ignore=PLAY_NON_RESULT_OPTIONS),
+        "config": config.as_dict(),
+    }
+
+
+def one_game(args, config, seed: int, model, *, log, on_record=None, seats=None):
+    """Plays one game with the players the options name; returns (GameResult, summary|None)."""
+    from games.werewolf.play import runner
+    from games.werewolf.players.table import play_llm_game
+
+    if args.players == "rules":
+        result = runner.play_game(config, seats, seed=seed, log=log, on_record=on_record)
+        return result, None
+    result, table = play_llm_game(
+        config,
+        model,
+        seed=seed,
+        log=log,
+        on_record=on_record,
+        seats=seats,
+        history_limit=args.history,
+        max_concurrency=args.concurrency,
+        log_prompts=args.log_prompts,
+        structured=args.structured == "on",
+    )
+    return result, table.tracker.summary()
+
+
+def play_series(args: argparse.Namespace, config, model, write: Writer, run) -> int:
+    """Plays ``args.games`` games into the results folder ``run``; writes and prints the summary.
+
+    Args:
+      args: The parsed ``werewolf play`` options.
+      config: The rules config they make.
+      model: The chat model (through the cache), or None for the rule players.
+      write: Where the summary lines go.
+      run: The opened results folder (:func:`games.engine.cli_options.results_folder`).
+    """
+    (run.path / "logs").mkdir(parents=True, exist_ok=True)
+    seeds = [args.seed + i for i in range(args.games)]
+    # Games at a time only help when calls wait on a server; an in-process model
+    # (scripted, local) answers one call at a time anyway.
+    remote = model is not None and model.remote
+    jobs = min(args.jobs or 4, args.games) if remote else 1
+    start = time.perf_counter()
+    hits0 = _cache_stats(model)
+    played = _play_games(args, config, model, run, seeds, jobs)
+    elapsed = time.perf_counter() - start
+    summary = _series_summary(args, config, model, played, seeds, jobs, elapsed, hits0)
+    _write_series_files(run, summary, seeds, [r for r, _ in played])
+    _print_summary(args, summary, model is not None, write, run.path)
+    return 0
+
+
+def _play_games(args, config, model, run, seeds: list[int], jobs: int) -> list:
+    """(GameResult, deception summary|None) per seed, each game logged in ``run``'s ``logs/``."""
+    from tqdm.auto import tqdm
+
+    from games.werewolf.play import runner
+
+    def game(seed: int):
+        name = f"logs/game_{seed:06d}.jsonl"
+        # Listed as ours before it exists (and its partial name), so --force clears them.
+        log = run.record(name)
+        run.record(runner.partial_path(name).as_posix())
+        return one_game(args, config, seed, model, log=log)
+
+    with tqdm(total=args.games, desc="werewolf games", disable=args.no_progress) as bar:
+        if jobs == 1:
+            played = []
+            for s in seeds:
+                played.append(game(s))
+                bar.update(1)
+        else:
+            played = run_all(game, seeds, jobs, on_done=lambda: bar.update(1))
+    return played
+
+
+def _series_summary(
+    args, config, model, played: list, seeds: list[int], jobs: int, elapsed: float, hits0
+) -> dict:
+    """The series' ``summary.json``: win rates, lengths, speed, and for LLM players their calls."""
+    from games.engine.results import model_label
+    from games.werewolf.deception.summary import pooled_summary
+    from games.werewolf.play import runner
+    from gt_llm.parsing import ParseStats
+
+    results = [r for r, _ in played]
+    label = "rule players (no LLM, no prompts)" if model is None else model_label(model).label
+    summary: dict = {
+        "players": label,
+        "config": config.as_dict(),
+        "seeds": [seeds[0], seeds[-1]],
+        "parallel": f"{jobs} game(s) at a time" + (" (threads)" if jobs > 1 else ""),
+        **runner.summarize(results),
+        "seconds_per_game": elapsed / args.games,
+    }
+    if model is not None:
+        calls = [r.extra["model_calls"] for r in results]
+        hits1 = _cache_stats(model)
+        summary["model_calls"] = {
+            "total": sum(calls),
+            "mean_per_game": sum(calls) / len(calls),
+            "new_backend_calls": hits1[1] - hits0[1],
+            "cache_hits": hits1[0] - hits0[0],
+        }
+        pooled = ParseStats.pooled([r.extra["parse_stats"] for r in results])
+        summary["fallbacks"] = pooled.to_dict()["total_fallbacks"]
+        summary["parse"] = {**pooled.to_dict(), "fallback_rate": pooled.fallback_rates()}
+        summary["defaulted_actions"] = sum(r.extra["defaulted"] for r in results)
+        summary["deception"] = pooled_summary([d for _, d in played]).to_dict()
+    return summary
+
+
+def _write_series_files(run, summary: dict, seeds: list[int], results: list) -> None:
+    """``summary.json`` and ``games.csv`` (one row per game) in the results folder."""
+    from runs.atomic import finite_or_none
+
+    run.write_json("summary.json", finite_or_none(summary))
+    run.write_csv(
+        "games.csv",
+        [
+            {
+                "seed": s,
+                "winner": r.winner,
+                "rounds": r.rounds,
+                "steps": r.steps,
+                "model_calls": (r.extra or {}).get("model_calls", 0),
+            }
+            for s, r in zip(seeds, results, strict=True)
+        ],
+        ("seed", "winner", "rounds", "steps", "model_calls"),
+    )
+
+
+def _print_summary(args, summary: dict, llm: bool, write: Writer, out) -> None:
+    """The summary's lines: win rates, rounds, and for LLM players calls, deception, answers."""
+    write(f"{args.games} games, players: {summary['players']}, preset {args.preset}:")
+    for team, w in summary["win_rates"].items():
+        lo, hi = w["ci95"]
+        write(f"  {team:10s} {w['count']:5d}  {w['rate']:.3f}  (95% CI {lo:.3f}-{hi:.3f})")
+    r = summary["rounds"]
+    write(f"  rounds: mean {r['mean']:.2f}, min {r['min']}, max {r['max']}")
+    if llm:
+        mc = summary["model_calls"]
+        write(
+            f"  model calls: {mc['mean_per_game']:.1f} per game, {mc['new_backend_calls']} new "
+            f"backend call(s), {mc['cache_hits']} from the cache"
+        )
+        write(detection_line(summary["deception"]))
+        write(parse_line(summary["parse"]))
+    write(
+        f"  {1000 * summary['seconds_per_game']:.1f} ms per game; summary in {out / 'summary.json'}"
+    )
+
+
+def run_all(
+    game: Callable[[int], Any], seeds: Sequence[int], jobs: int, *, on_done: Callable[[], object]
+) -> list:
+    """Plays ``game(seed)`` for every seed, ``jobs`` at a time; stops at the first failure.
+
+    A failed game (the server gone, the key refused, a full disk, a budget
+    spent) cancels every game still queued, lets the running ones end (each
+    within its retry budget) and raises the first failure, so a series says
+    what went wrong within the retry budget plus one game, not after every
+    queued game has waited out its own.
+    """
+    from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+
+    pool = ThreadPoolExecutor(max_workers=jobs)
+    try:
+        futures = [pool.submit(game, s) for s in seeds]
+        for f in futures:
+            f.add_done_callback(lambda _f: on_done())
+        done, _ = wait(futures, return_when=FIRST_EXCEPTION)
+        failed = [f for f in futures if f in done and not f.cancelled() and f.exception()]
+        if failed:
+            for f in futures:
+                f.cancel()
+            raise failed[0].exception()  # type: ignore[misc]
+        return [f.result() for f in futures]
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _cache_stats(model) -> tuple[int, int]:
+    stats = getattr(model, "stats", None)
+    if stats is None:
+        return (0, 0)
+    s = stats()
+    return (s.hits, s.misses)
+
+
+def format_score(x) -> str:
+    """A score to three decimals, ``n/a`` for None."""
+    return "n/a" if x is None else f"{x:.3f}"
+
+
+def parse_line(p: dict) -> str:
+    """Decisions, re-asks and fallbacks of a series, with the tasks that fell back."""
+    decisions = sum(p["parsed"].values()) + p["total_fallbacks"]
+    worst = ", ".join(
+        f"{task} {p['fallbacks'][task]}" for task in sorted(p["fallbacks"]) if p["fallbacks"][task]
+    )
+    return (
+        f"  answers: {decisions} decisions, {sum(p['reasks'].values())} re-asks, "
+        f"{p['total_fallbacks']} fallback(s)" + (f" ({worst})" if worst else "")
+    )
+
+
+def detection_line(d: dict) -> str:
+    """The deception summary's detection line (statements; peer and self precision, recall)."""
+    p, s = d["peer_detection"], d["self_detection"]
+    return (
+        f"  deception: {d['total_statements']} statements; "
+        f"peer precision {format_score(p['precision'])} recall {format_score(p['recall'])}; "
+        f"self precision {format_score(s['precision'])} recall {format_score(s['recall'])}"
+    )
