@@ -25,7 +25,11 @@ to be a pure function of those, a stored answer is *the* answer:
 * the file's schema is checked when it is opened, before any call: a file
   that is not a gt-llm cache (another program's SQLite file, an older layout
   of the ``calls`` table, not SQLite at all) is refused in one line and never
-  altered (the file's schema and opening live in :mod:`gt_llm.cache_store`).
+  altered (the file's schema and opening live in :mod:`gt_llm.cache_store`);
+* every stored answer is UTF-8 text: a lone surrogate (which a JSON escape such
+  as ``"\\ud800"`` decodes to) is stored and returned as U+FFFD, and a stored
+  text that is not UTF-8 (written by another program) is read the same way,
+  so no answer can fail a run or every re-run after it.
 
 The table also keeps the task name and the request as JSON, for inspection
 with any SQLite browser.
@@ -48,6 +52,7 @@ from typing import Any
 from gt_llm.cache_store import open_cache_db
 from gt_llm.chat import ChatModel, ChatRequest, ChatResponse, Usage
 from gt_llm.errors import BackendError, ConfigurationError, GtLlmError
+from gt_llm.parsing import replace_lone_surrogates
 
 logger = logging.getLogger(__name__)
 
@@ -66,6 +71,20 @@ def _pid_alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+# The answer's bytes, decoded here: text another program stored that is not UTF-8 is
+# read with U+FFFD in place of the bad bytes instead of failing every re-run.
+_SELECT_ANSWER = (
+    "SELECT CAST(text AS BLOB), prompt_tokens, completion_tokens FROM calls WHERE key = ?"
+)
+
+
+def _answer(row: tuple[Any, ...]) -> tuple[str, Usage]:
+    """A stored answer's text and usage from a :data:`_SELECT_ANSWER` row."""
+    raw = row[0]
+    text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else str(raw)
+    return text, Usage(int(row[1]), int(row[2]))
 
 
 class CacheOnlyModel(ChatModel):
@@ -195,6 +214,8 @@ class CachedModel(ChatModel):
         self.lease_seconds = float(lease_seconds)
         self._owner = f"{_HOST}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
         self._conn = open_cache_db(self.path, busy_timeout)
+        # Set by close(), which releases every lease of this instance first.
+        self._closed = False
 
     # -- identity mirrors the inner model -------------------------------------------------
     # (Read-only properties over ChatModel's class attributes: the mirror is not settable.)
@@ -224,15 +245,10 @@ class CachedModel(ChatModel):
     def _lookup(self, key: str) -> tuple[str, Usage] | None:
         try:
             with self._db_lock:
-                row = self._conn.execute(
-                    "SELECT text, prompt_tokens, completion_tokens FROM calls WHERE key = ?",
-                    (key,),
-                ).fetchone()
+                row = self._conn.execute(_SELECT_ANSWER, (key,)).fetchone()
         except sqlite3.Error as exc:
             raise CacheError(f"cache: cannot read {self.path}: {exc}") from exc
-        if row is None:
-            return None
-        return row[0], Usage(int(row[1]), int(row[2]))
+        return None if row is None else _answer(row)
 
     def _store(self, key: str, request: ChatRequest, response: ChatResponse) -> tuple[str, Usage]:
         """Stores an answer and returns the stored one (another process's, if it was first)."""
@@ -247,13 +263,14 @@ class CachedModel(ChatModel):
         if request.schema is not None:  # part of the key, so part of the stored request
             stored["schema"] = request.schema_dict()
         request_json = json.dumps(stored, ensure_ascii=False, sort_keys=True)
+        text = replace_lone_surrogates(response.text)  # what SQLite (UTF-8) can hold
         row = (
             key,
             self.inner.backend,
             self.inner.model,
             request.task,
             request_json,
-            response.text,
+            text,
             response.usage.prompt_tokens,
             response.usage.completion_tokens,
             float(response.latency_s),
@@ -268,9 +285,9 @@ class CachedModel(ChatModel):
         except sqlite3.Error as exc:
             raise CacheError(f"cache: cannot write {self.path}: {exc}") from exc
         if inserted:
-            return response.text, response.usage
+            return text, response.usage
         first = self._lookup(key)
-        return first if first is not None else (response.text, response.usage)
+        return first if first is not None else (text, response.usage)
 
     # -- leases: one process pays for an in-flight call, the others wait -------------------
 
@@ -288,13 +305,10 @@ class CachedModel(ChatModel):
             with self._db_lock:
                 self._conn.execute("BEGIN IMMEDIATE")
                 try:
-                    stored = self._conn.execute(
-                        "SELECT text, prompt_tokens, completion_tokens FROM calls WHERE key = ?",
-                        (key,),
-                    ).fetchone()
+                    stored = self._conn.execute(_SELECT_ANSWER, (key,)).fetchone()
                     if stored is not None:
                         self._conn.execute("COMMIT")
-                        return False, (stored[0], Usage(int(stored[1]), int(stored[2])))
+                        return False, _answer(stored)
                     row = self._conn.execute(
                         "SELECT owner, host, pid, expires_at FROM inflight WHERE key = ?", (key,)
                     ).fetchone()
@@ -322,6 +336,12 @@ class CachedModel(ChatModel):
     def _release(self, key: str) -> None:
         try:
             with self._db_lock:
+                if self._closed:
+                    # close() released our leases already (a call that outlived an interrupted run).
+                    logger.debug(
+                        "cache: %s closed; lease on %s already released", self.path, key[:12]
+                    )
+                    return
                 self._conn.execute(
                     "DELETE FROM inflight WHERE key = ? AND owner = ?", (key, self._owner)
                 )
@@ -464,9 +484,21 @@ class CachedModel(ChatModel):
             return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
 
     def close(self) -> None:
-        """Closes the database and the inner model."""
+        """Releases this instance's leases, closes the database, then the inner model.
+
+        Calls still running in other threads (an interrupted run) then find
+        their lease released and their answer unstored.
+        """
         with self._db_lock:
-            self._conn.close()
+            if not self._closed:
+                self._closed = True
+                try:
+                    if self.coordinate:
+                        self._conn.execute("DELETE FROM inflight WHERE owner = ?", (self._owner,))
+                except sqlite3.Error as exc:  # they expire anyway: log, and still close
+                    logger.warning("cache: cannot release leases in %s: %s", self.path, exc)
+                finally:
+                    self._conn.close()
         self.inner.close()
 
     def __enter__(self) -> CachedModel:

@@ -7,7 +7,8 @@ key being computed). ``PRAGMA user_version`` holds :data:`SCHEMA_VERSION`.
 A file is checked before anything writes to it (:func:`check_cache_schema`):
 another program's SQLite file, an older ``calls`` layout or a newer schema is
 refused in one line and never altered. :func:`check_cache_file` does that
-check read-only, before a command touches its results folder;
+check read-only, and :func:`check_cache_writable` adds that the file can be
+written, before a command touches its results folder;
 :func:`open_cache_db` opens a file for a run (WAL, ``synchronous=NORMAL``,
 tables created in one immediate transaction).
 """
@@ -22,12 +23,14 @@ import time
 from pathlib import Path
 
 from gt_llm.errors import ConfigurationError
+from runs.results import unwritable_reason
 
 __all__ = [
     "CALLS_COLUMNS",
     "INFLIGHT_COLUMNS",
     "SCHEMA_VERSION",
     "check_cache_file",
+    "check_cache_writable",
     "cached_requests",
     "check_cache_schema",
     "open_cache_db",
@@ -143,6 +146,11 @@ def check_cache_file(path: str | os.PathLike[str]) -> None:
         )
     if not p.exists():
         return
+    if not p.is_file():  # a device or a pipe (/dev/null): SQLite cannot keep a cache there
+        raise ConfigurationError(
+            f"cache: cannot open {p} for writing: it is not a regular file; pass a file path "
+            "(--cache PATH)"
+        )
     # Without a -wal file beside it the file is the whole database: read it as immutable,
     # so that not even a -shm file is created next to it.
     wal = Path(f"{p}-wal").exists()
@@ -155,6 +163,32 @@ def check_cache_file(path: str | os.PathLike[str]) -> None:
         check_cache_schema(conn, str(p))
     finally:
         conn.close()
+
+
+def check_cache_writable(path: str | os.PathLike[str]) -> None:
+    """Checks that ``path`` can be opened as a cache for writing, creating nothing lasting.
+
+    :func:`check_cache_file` (not a folder; an existing file is a gt-llm
+    cache), then that the file can be written: an existing one is writable
+    and so is its folder (SQLite writes its journal beside it); for a missing
+    one, the file and any missing folders above it can be created (tried
+    with a temporary entry, removed at once: see
+    :func:`runs.results.unwritable_reason`). Commands call this before they
+    create or delete anything in their results folder, so a cache that
+    cannot be opened costs no result.
+
+    Raises:
+      ConfigurationError: ``path`` cannot be a cache or cannot be written, in
+        one line naming it and the fix.
+    """
+    if str(path) == ":memory:":
+        return
+    check_cache_file(path)
+    reason = unwritable_reason(path)
+    if reason is not None:
+        raise ConfigurationError(
+            f"cache: cannot open {path} for writing: {reason}; pass another --cache PATH"
+        )
 
 
 def cached_requests(path: str | os.PathLike[str]) -> list[dict[str, object]]:

@@ -30,17 +30,32 @@ from types import TracebackType
 from typing import NoReturn
 
 import gt_llm
-from gt_llm.argtypes import non_negative_float, non_negative_int, positive_float, positive_int
+from gt_llm.argtypes import (
+    MAX_ANSWER_BYTES,
+    MAX_RETRY_BUDGET,
+    MAX_RPM,
+    MAX_SEED,
+    MAX_TIMEOUT,
+    add_check,
+    bounded_float,
+    bounded_int,
+    check_backend_arg,
+    non_empty,
+    run_checks,
+)
 from gt_llm.backends.openai_compat import parse_spec_rest
 from gt_llm.errors import GtLlmError
 from gt_llm.registry import backend_info
-from gt_llm.retry import RetryPolicy
+from gt_llm.retry import RetryPolicy, interrupt_cancels_calls
 from gt_llm.safety import RedactingFilter, public_spec, redact, terminal_safe
 
 logger = logging.getLogger("gt_llm.cli")
 
 PROG = "gt-llm"
 EXIT_ERROR = 2
+#: Most answer tokens ``ask`` may request, and most attempts of one call.
+MAX_ANSWER_TOKENS = 1_000_000
+MAX_ATTEMPTS = 100
 
 
 #: Packages that add command groups: each has ``add_command_parsers(subparsers) -> list[str]``
@@ -83,16 +98,17 @@ def _backend_rows(args: argparse.Namespace) -> tuple[list[tuple[str, ...]], list
         targets = []
         for spec in args.specs:
             name, rest = gt_llm.parse_spec(spec)
-            targets.append((spec, backend_info(name), rest, True))
+            # Shown by its public label: a URL's user, password and query values removed.
+            targets.append((public_spec(spec), backend_info(name), rest, True))
     else:
         targets = [(i.name, i, "", False) for i in gt_llm.registered_backends()]
     for label, info, rest, explicit in targets:
-        configured, why = info.usable()
+        configured, why = info.usable(rest)
         if explicit and info.name == "openai":
             parse_spec_rest(rest)  # a malformed spec is a usage error, reported in one line
         if not configured:
             reach = "-"
-            notes.append(f"{label}: not configured: {why}")
+            notes.append(f"{label}: not configured: {redact(why)}")
             healthy = healthy and not explicit
         elif not info.remote:
             reach = "yes (local)"
@@ -102,7 +118,8 @@ def _backend_rows(args: argparse.Namespace) -> tuple[list[tuple[str, ...]], list
         elif explicit and info.name == "openai" or args.check:
             ok, detail = info.reachable(rest, timeout=args.timeout)
             reach = "yes" if ok else "no"
-            notes.append(f"{label}: {detail}")
+            # The label is public already; the detail may echo what a server sent.
+            notes.append(f"{label}: {redact(detail)}")
             healthy = healthy and ok
         else:
             reach = "not checked"
@@ -186,9 +203,9 @@ def _add_backends_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--timeout",
-        type=positive_float,
+        type=bounded_float(0, 600, above=True),
         default=3.0,
-        help="seconds to wait for a server's answer when checking (default 3)",
+        help="seconds to wait for a server's answer when checking (default 3, at most 600)",
     )
     p.set_defaults(func=_cmd_backends)
 
@@ -208,50 +225,64 @@ def _add_ask_parser(subparsers: argparse._SubParsersAction) -> None:
         metavar="SPEC",
         help="backend spec: scripted, groq[:MODEL], openai:MODEL@BASE_URL (default: scripted)",
     )
-    p.add_argument("--seed", type=non_negative_int, default=0, help="sampling seed (default: 0)")
     p.add_argument(
-        "--temperature",
-        type=non_negative_float,
-        default=1.0,
-        help="sampling temperature (default: 1.0)",
+        "--seed",
+        type=bounded_int(0, MAX_SEED),
+        default=0,
+        help=f"sampling seed (default: 0, at most {MAX_SEED})",
     )
     p.add_argument(
-        "--max-tokens", type=positive_int, default=512, help="bound on answer tokens (default: 512)"
+        "--temperature",
+        type=bounded_float(0, 2),
+        default=1.0,
+        help="sampling temperature, 0 to 2 (default: 1.0)",
+    )
+    p.add_argument(
+        "--max-tokens",
+        type=bounded_int(1, MAX_ANSWER_TOKENS),
+        default=512,
+        help=f"bound on answer tokens (default: 512, at most {MAX_ANSWER_TOKENS})",
     )
     p.add_argument("--system", default=None, help="optional system message")
     p.add_argument(
         "--timeout",
-        type=positive_float,
+        type=bounded_float(0, MAX_TIMEOUT, above=True),
         default=None,
-        help="per-request timeout in seconds (remote backends; default 60)",
+        help=f"per-request timeout in seconds (remote backends; default 60, at most {MAX_TIMEOUT:g})",
     )
     p.add_argument(
         "--retry-budget",
-        type=positive_float,
+        type=bounded_float(0, MAX_RETRY_BUDGET, above=True),
         default=None,
         metavar="SECONDS",
-        help="total seconds per call, retries of transient faults included (remote; default 300)",
+        help="total seconds per call, retries of transient faults included (remote; default 300, "
+        f"at most {MAX_RETRY_BUDGET:g})",
     )
     p.add_argument(
         "--max-attempts",
-        type=positive_int,
+        type=bounded_int(1, MAX_ATTEMPTS),
         default=None,
-        help="attempts per call, including the first (remote; default: as the budget allows)",
+        help="attempts per call, including the first (remote; default: as the budget allows; "
+        f"at most {MAX_ATTEMPTS})",
     )
     p.add_argument(
         "--rpm",
-        type=positive_float,
+        type=bounded_float(0, MAX_RPM, above=True),
         default=None,
-        help="requests-per-minute limit (remote backends; default: none)",
+        help=f"requests-per-minute limit (remote backends; default: none; at most {MAX_RPM:g})",
     )
     p.add_argument(
         "--max-answer-bytes",
-        type=positive_int,
+        type=bounded_int(1, MAX_ANSWER_BYTES),
         default=None,
         metavar="N",
-        help="refuse answers larger than N bytes, never caching them (remote; default 65536)",
+        help="refuse answers larger than N bytes, never caching them (remote; default 65536, "
+        f"at most {MAX_ANSWER_BYTES})",
     )
-    p.add_argument("--cache", default=None, metavar="PATH", help="SQLite call cache to use")
+    p.add_argument(
+        "--cache", type=non_empty, default=None, metavar="PATH", help="SQLite call cache to use"
+    )
+    add_check(p, check_backend_arg)  # known, well formed, its model file a GGUF file
     p.set_defaults(func=_cmd_ask)
 
 
@@ -259,7 +290,9 @@ class _OneLineErrorParser(argparse.ArgumentParser):
     """Reports usage errors as one line (``gt-llm: error: ...``), exit status 2."""
 
     def error(self, message: str) -> NoReturn:
-        sys.stderr.write(f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        # argparse quotes the bad value: a backend URL's password would be printed otherwise.
+        text = terminal_safe(redact(" ".join(message.split())))
+        sys.stderr.write(f"{self.prog}: error: {text} (see {self.prog} --help)\n")
         sys.exit(EXIT_ERROR)
 
 
@@ -343,7 +376,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_ERROR
     try:
-        return int(func(args) or 0)
+        # What one argparse type cannot see (a value valid only with another flag's):
+        # refused naming the flag, before the command starts.
+        run_checks(args)
+    except ValueError as exc:
+        return _error(str(exc))
+    try:
+        # Ctrl-C also cancels the remote calls of worker threads, so the run stops at once.
+        with interrupt_cancels_calls():
+            return int(func(args) or 0)
     except KeyboardInterrupt:
         sys.stderr.write(f"{PROG}: interrupted\n")
         return 130

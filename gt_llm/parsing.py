@@ -80,22 +80,86 @@ def parse_choice(text: str, options: Sequence[str]) -> str:
     return found[0]
 
 
+#: Deepest nesting (objects and lists) of a JSON answer :func:`parse_json_object` reads.
+#: Answer formats need a few levels; a deeper answer is a parse error, found before
+#: the decoder could run out of stack (a ``RecursionError`` would crash the run).
+MAX_JSON_DEPTH = 32
+
+# A JSON string (to its end when unterminated, so the scan stays linear) or a bracket.
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]', re.DOTALL)
+_LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def replace_lone_surrogates(text: str) -> str:
+    """``text`` with every lone surrogate replaced by U+FFFD, so that it can be stored.
+
+    A JSON string may hold an escape such as ``\\ud800`` alone: it decodes to a
+    code point that no UTF-8 text can hold, so the cache, the logs and every
+    later prompt (its cache key) would fail on it. The backends read it as
+    U+FFFD REPLACEMENT CHARACTER, as a UTF-8 decoder reads invalid bytes.
+    (A Python string holds a valid surrogate pair as one code point, so every
+    surrogate left in it is a lone one.)
+    """
+    return text if text.isascii() else _LONE_SURROGATE.sub("\ufffd", text)
+
+
+def _json_depth(text: str) -> int:
+    """The deepest nesting of brackets in ``text`` outside JSON strings."""
+    depth = deepest = 0
+    for token in _JSON_TOKEN.findall(text):
+        if token in ("[", "{"):
+            depth += 1
+            deepest = max(deepest, depth)
+        elif token in ("]", "}"):
+            depth -= 1
+    return deepest
+
+
+def _holds_lone_surrogate(obj: Any) -> bool:
+    """Whether a decoded JSON value has a string (or key) with a lone surrogate."""
+    stack = [obj]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, str):
+            if not value.isascii() and _LONE_SURROGATE.search(value):
+                return True
+        elif isinstance(value, dict):
+            stack.extend(value)
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    return False
+
+
 def parse_json_object(text: str, *, keys: Sequence[str] = ()) -> dict[str, Any]:
     """Reads the first JSON object in the text (code fences allowed).
 
     Raises:
-      ParseError: no JSON object, invalid JSON, or a required key missing.
+      ParseError: no JSON object, invalid JSON, nested deeper than
+        :data:`MAX_JSON_DEPTH`, a string that is not valid Unicode (an escaped
+        lone surrogate such as ``\\ud800``, which no UTF-8 text can hold), or a
+        required key missing.
     """
     start = text.find("{")
     end = text.rfind("}")
     if start < 0 or end <= start:
         raise ParseError("a JSON object", text)
+    body = text[start : end + 1]
+    # Cheap count first: only an answer with many brackets needs the scan.
+    if body.count("{") + body.count("[") > MAX_JSON_DEPTH and _json_depth(body) > MAX_JSON_DEPTH:
+        raise ParseError(f"a JSON object nested at most {MAX_JSON_DEPTH} levels deep", text)
     try:
-        obj = json.loads(text[start : end + 1])
+        obj = json.loads(body)
     except json.JSONDecodeError:
         raise ParseError("a valid JSON object", text) from None
+    except RecursionError:  # only when called with little stack left: still the answer's fault
+        raise ParseError(
+            f"a JSON object nested at most {MAX_JSON_DEPTH} levels deep", text
+        ) from None
     if not isinstance(obj, dict):
         raise ParseError("a JSON object", text)
+    if _holds_lone_surrogate(obj):
+        raise ParseError("a JSON object whose strings are valid Unicode (no lone surrogate)", text)
     missing = [k for k in keys if k not in obj]
     if missing:
         raise ParseError(f"a JSON object with keys {list(keys)}", text)

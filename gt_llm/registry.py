@@ -15,6 +15,8 @@ from collections.abc import Callable
 from typing import Any
 
 from gt_llm.chat import ChatModel
+from gt_llm.errors import ConfigurationError
+from gt_llm.safety import public_spec
 
 logger = logging.getLogger(__name__)
 
@@ -41,6 +43,9 @@ class BackendInfo:
         where it is served (``openai:m@http://host:8000/v1`` names ``m``), so
         results of the same model through another server or port compare
         equal; default ``rest`` itself.
+      check_rest: ``check_rest(rest) -> str | None``: ``None`` when what the spec
+        names can be used here (``local:PATH``: a GGUF model file), else why not
+        in one line; no network, no key. Default: nothing to check.
     """
 
     name: str
@@ -51,10 +56,15 @@ class BackendInfo:
     remote: bool = False
     probe: Callable[[str, float], tuple[bool, str]] | None = None
     model_name: Callable[[str], str] = lambda rest: rest
+    check_rest: Callable[[str], str | None] = lambda rest: None
 
-    def usable(self) -> tuple[bool, str]:
-        """``(configured, reason)``: whether the backend is configured here (no network)."""
-        reason = self.check()
+    def usable(self, rest: str = "") -> tuple[bool, str]:
+        """``(configured, reason)``: whether the backend, and what ``rest`` names, is usable here.
+
+        What the spec names is checked first (a ``local:PATH`` that is no GGUF
+        file is wrong whatever is installed), then the backend (SDK, key); no network.
+        """
+        reason = self.check_rest(rest) or self.check()
         return (reason is None, reason or "ready")
 
     def reachable(self, rest: str = "", *, timeout: float = 3.0) -> tuple[bool, str]:
@@ -77,6 +87,7 @@ def register_backend(
     remote: bool = False,
     probe: Callable[[str, float], tuple[bool, str]] | None = None,
     model_name: Callable[[str], str] | None = None,
+    check_rest: Callable[[str], str | None] | None = None,
 ) -> None:
     """Registers a backend under an exact name (see :class:`BackendInfo` for the fields)."""
     if not name or ":" in name:
@@ -92,6 +103,7 @@ def register_backend(
         remote,
         probe,
         model_name or (lambda rest: rest),
+        check_rest or (lambda rest: None),
     )
 
 
@@ -137,6 +149,25 @@ def model_identity(spec: str) -> tuple[str, str | None]:
     name, rest = parse_spec(spec)
     model = _REGISTRY[name].model_name(rest)
     return name, (model or None)
+
+
+def check_spec(spec: str) -> None:
+    """Checks a spec without a call: known backend, well formed, what it names usable.
+
+    The key and the SDK are not checked (see :meth:`BackendInfo.usable`): a
+    finished run can be re-plotted from its cache without them.
+
+    Raises:
+      ValueError: unknown backend, malformed spec (``openai:MODEL@URL``), or a
+        ``rest`` the backend cannot use (``local:PATH`` that is not a GGUF file),
+        in one line naming the spec's public label.
+    """
+    name, rest = parse_spec(spec)
+    info = _REGISTRY[name]
+    info.model_name(rest)  # parses the rest (openai:MODEL@URL); raises on a malformed one
+    reason = info.check_rest(rest)
+    if reason is not None:
+        raise ValueError(f"{public_spec(spec)}: {reason}")
 
 
 def _check_positive(name: str, value: float | None, what: str = "a number of seconds") -> None:
@@ -187,6 +218,10 @@ def load_model(
     """
     name, rest = parse_spec(spec)
     info = _REGISTRY[name]
+    reason = info.check_rest(rest)
+    if reason is not None:
+        # Before any import or load: a bad model file is named, not reported by the vendor.
+        raise ConfigurationError(f"load_model: {public_spec(spec)}: {reason}")
     _check_positive("timeout", timeout)
     _check_positive("retry_budget", retry_budget)
     _check_positive("requests_per_minute", requests_per_minute, "a number")

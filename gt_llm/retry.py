@@ -10,16 +10,26 @@ Every call has a total time *budget* (:attr:`RetryPolicy.budget`, five
 minutes by default): transient faults are retried with backoff until it is
 spent, then the call fails with one line. ``sleep`` and the clocks are
 injectable so that tests run in milliseconds.
+
+Calls can be *cancelled* process-wide (:func:`cancel_calls`): inside
+:func:`interrupt_cancels_calls` (which every ``gt-llm`` command runs in) a
+Ctrl-C sets the flag before it raises ``KeyboardInterrupt`` in the main
+thread, so calls running in worker threads stop at their next check (the
+remote backends check between socket reads and during retry waits: see
+:func:`cancellable_sleep`) instead of the interrupted run waiting for them.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import random
+import signal
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from types import FrameType
 from typing import TypeVar
 
 from gt_llm.errors import BackendError
@@ -35,6 +45,73 @@ Classifier = Callable[[BaseException], "tuple[bool, float | None]"]
 
 #: Default total time one call may take, retries and waits included (seconds).
 DEFAULT_RETRY_BUDGET = 300.0
+
+# Set by cancel_calls (a Ctrl-C inside interrupt_cancels_calls); cleared when a new
+# interrupt_cancels_calls block starts.
+_CANCELLED = threading.Event()
+
+
+class CallCancelled(BackendError):
+    """A call stopped because the run was interrupted (never retried, never cached)."""
+
+    def __init__(self, message: str = "call cancelled: the run was interrupted") -> None:
+        super().__init__(message, retryable=False)
+
+
+def cancel_calls() -> None:
+    """Cancels every call in flight and every later one, until the next :func:`interrupt_cancels_calls`."""
+    _CANCELLED.set()
+
+
+def calls_cancelled() -> bool:
+    """Whether calls are cancelled (see :func:`cancel_calls`)."""
+    return _CANCELLED.is_set()
+
+
+def check_not_cancelled(label: str = "call") -> None:
+    """Raises :class:`CallCancelled` naming ``label`` if calls are cancelled."""
+    if _CANCELLED.is_set():
+        raise CallCancelled(f"{label}: cancelled, the run was interrupted")
+
+
+def cancellable_sleep(seconds: float) -> None:
+    """Sleeps ``seconds``, or less if calls are cancelled meanwhile.
+
+    Raises:
+      CallCancelled: calls are (or become) cancelled.
+    """
+    if _CANCELLED.wait(max(0.0, seconds)):
+        raise CallCancelled()
+
+
+@contextlib.contextmanager
+def interrupt_cancels_calls() -> Iterator[None]:
+    """A block in which Ctrl-C (SIGINT) also cancels every call (:func:`cancel_calls`).
+
+    On entry the cancellation flag is cleared (a new run starts). In the main
+    thread, while SIGINT has Python's default handler, the block installs one
+    that sets the flag and then raises ``KeyboardInterrupt`` as usual, so the
+    threads a run waits for on its way out stop within a poll interval instead
+    of finishing their calls. Elsewhere (another thread, another handler in
+    place, nested blocks) the handler is left alone. The flag stays set after
+    an interrupt: an interrupted process is on its way out.
+    """
+    _CANCELLED.clear()
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.getsignal(signal.SIGINT) if main else None
+    if previous is not signal.default_int_handler:
+        yield
+        return
+
+    def on_interrupt(signum: int, frame: FrameType | None) -> None:
+        _CANCELLED.set()
+        signal.default_int_handler(signum, frame)
+
+    signal.signal(signal.SIGINT, on_interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -145,6 +222,7 @@ def call_with_retry(
     Raises:
       BackendError: with ``retryable=True`` when the attempts or the budget ran
         out, or when the server asked for a wait longer than ``policy.max_delay``.
+      CallCancelled: calls were cancelled (:func:`cancel_calls`) before or during an attempt.
       Exception: a non-retryable exception from ``fn``, unchanged.
     """
     start: float | None = None
@@ -156,9 +234,13 @@ def call_with_retry(
         if start is None:
             # The budget starts with the first attempt: queueing for a rate-limit slot is not a fault.
             start = clock()
+        check_not_cancelled(label)
         try:
             return fn()
         except Exception as exc:
+            # An interrupted run's failures are its interruption, whatever the exception says.
+            if _CANCELLED.is_set() and not isinstance(exc, CallCancelled):
+                raise CallCancelled(f"{label}: cancelled, the run was interrupted") from None
             retryable, retry_after = classify(exc)
             if not retryable:
                 raise

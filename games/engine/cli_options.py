@@ -31,15 +31,27 @@ import sys
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from gt_llm.argtypes import non_negative_int, positive_float, positive_int
+from gt_llm.argtypes import (
+    MAX_ANSWER_BYTES,
+    MAX_CONCURRENCY,
+    MAX_RETRY_BUDGET,
+    MAX_RPM,
+    MAX_SEED,
+    MAX_TIMEOUT,
+    add_check,
+    bounded_float,
+    bounded_int,
+    check_backend_arg,
+    non_empty,
+)
 from gt_llm.cache import CachedModel, CacheOnlyModel
-from gt_llm.cache_store import check_cache_file
+from gt_llm.cache_store import check_cache_writable
 from gt_llm.chat import ChatModel
 from gt_llm.errors import ConfigurationError
 from gt_llm.registry import load_model, model_identity, parse_spec
 from gt_llm.safety import public_spec
 from runs.atomic import ResultsError
-from runs.results import ResultsDir, prepare_results_dir, read_manifest
+from runs.results import ResultsDir, check_results_dir, prepare_results_dir, read_manifest
 
 __all__ = [
     "COMMON_OPTIONS",
@@ -152,40 +164,44 @@ def add_common_options(
         default="scripted",
         help="model spec (default scripted; e.g. groq:llama-3.3-70b-versatile)",
     )
-    parser.add_argument("--out", default=out, help=f"output folder (default {out})")
-    parser.add_argument("--cache", default=None, help=cache_help)
-    parser.add_argument("--seed", type=non_negative_int, default=0, help=seed_help)
+    add_check(parser, check_backend_arg)  # known, well formed, its model file a GGUF file
+    parser.add_argument("--out", type=non_empty, default=out, help=f"output folder (default {out})")
+    parser.add_argument("--cache", type=non_empty, default=None, help=cache_help)
+    parser.add_argument(
+        "--seed", type=bounded_int(0, MAX_SEED), default=0, help=f"{seed_help}; at most {MAX_SEED}"
+    )
     parser.add_argument(
         "--concurrency",
-        type=positive_int,
+        type=bounded_int(1, MAX_CONCURRENCY),
         default=None,
-        help="concurrent LLM calls (default: backend's)",
+        help=f"concurrent LLM calls (default: backend's; at most {MAX_CONCURRENCY})",
     )
     parser.add_argument(
         "--rpm",
-        type=positive_float,
+        type=bounded_float(0, MAX_RPM, above=True),
         default=None,
-        help="requests-per-minute limit of a remote backend (default: none)",
+        help=f"requests-per-minute limit of a remote backend (default: none; at most {MAX_RPM:g})",
     )
     parser.add_argument(
         "--timeout",
-        type=positive_float,
+        type=bounded_float(0, MAX_TIMEOUT, above=True),
         default=None,
-        help="per-request timeout of a remote backend, seconds (default: the backend's, 60)",
+        help="per-request timeout of a remote backend, seconds (default: the backend's, 60; "
+        f"at most {MAX_TIMEOUT:g})",
     )
     parser.add_argument(
         "--retry-budget",
-        type=positive_float,
+        type=bounded_float(0, MAX_RETRY_BUDGET, above=True),
         default=None,
         help="total seconds one call may take with its retries and waits; then the run stops "
-        "and says how to resume (default: the backend's, 300)",
+        f"and says how to resume (default: the backend's, 300; at most {MAX_RETRY_BUDGET:g})",
     )
     parser.add_argument(
         "--max-answer-bytes",
-        type=positive_int,
+        type=bounded_int(1, MAX_ANSWER_BYTES),
         default=None,
         help="largest accepted answer in bytes; a larger one is an error, never cached "
-        "(default 65536)",
+        f"(default 65536; at most {MAX_ANSWER_BYTES})",
     )
     parser.add_argument(
         "--structured",
@@ -240,18 +256,27 @@ def prepare_model(args: argparse.Namespace) -> ChatModel:
     """The model ``--backend`` names, checked with its key, call options and cache file.
 
     Creates nothing and touches nothing in ``--out``: call it before
-    :func:`open_results_dir`. When the backend cannot be called here (no key)
-    but ``--out`` holds a run of this model and its cache exists, and
+    :func:`open_results_dir`. Checks first that ``--out`` can hold results
+    (:func:`runs.results.check_results_dir`) and that the cache can be opened
+    for writing (:func:`gt_llm.cache_store.check_cache_writable`), so that
+    ``--force`` clears an old run only when the new one can start, and no
+    model is loaded for a run that cannot. When the backend cannot be called
+    here (no key) but ``--out`` holds a run of this model and its cache exists, and
     ``--force`` is not given, the model answers from that cache only (a
     finished run is re-solved or re-plotted without a key); otherwise the
     missing key is an error.
 
     Raises:
       ValueError: unknown backend, malformed spec, bad call option.
-      gt_llm.errors.ConfigurationError: no key, or a cache file that is not a gt-llm cache.
+      gt_llm.errors.ConfigurationError: no key, or a cache file that is not a gt-llm
+        cache or cannot be written.
+      runs.atomic.ResultsError: ``--out`` is empty or cannot be created or written.
     """
     check_out(args)
+    # --out first: the default cache lives in it, and its message names the right flag.
+    check_results_dir(args.out)
     cache = cache_path(args)
+    check_cache_writable(cache)
     try:
         model = load_model(args.backend, **model_options(args))
     except ConfigurationError as exc:
@@ -264,13 +289,7 @@ def prepare_model(args: argparse.Namespace) -> ChatModel:
             raise exc from None
         if not old or (old.get("backend"), old.get("model")) != (backend, name):
             raise
-        check_cache_file(cache)
         return CacheOnlyModel(backend, name or "", reason=str(exc))
-    try:
-        check_cache_file(cache)
-    except BaseException:
-        model.close()
-        raise
     return model
 
 

@@ -28,12 +28,13 @@ import os
 from collections.abc import Sequence
 from functools import cache
 from importlib import resources
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
+from urllib.parse import quote
 
 from runs.atomic import write_text
 
-__all__ = ["asset", "iframe", "render_page", "script_json", "write_page"]
+__all__ = ["asset", "href", "iframe", "render_page", "script_json", "write_page"]
 
 #: Characters that could end the JSON block or start markup, and the two line
 #: separators that JavaScript (before ES2019) refused inside string literals.
@@ -55,6 +56,17 @@ def script_json(data: Any) -> str:
     """
     text = json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
     return text.translate(_ESCAPE_TABLE)
+
+
+def href(target: str | os.PathLike[str], start: str | os.PathLike[str]) -> str:
+    """A relative link from a page in the folder ``start`` to the file ``target``.
+
+    Percent-encoded (``game 1.html`` -> ``game%201.html``, ``jeu_é`` -> ``jeu_%C3%A9``):
+    any file name works, and a link holds only the characters the pages' ``href``
+    check allows (``page/base.js``), never a scheme such as ``javascript:``.
+    """
+    rel = PurePath(os.path.relpath(target, start)).as_posix()
+    return quote(rel, safe="/")
 
 
 @cache

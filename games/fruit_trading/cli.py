@@ -23,13 +23,25 @@ from games.engine.cli_options import (
     results_folder,
     say,
 )
-from gt_llm.argtypes import non_negative_int, positive_int
+from gt_llm.argtypes import (
+    MAX_SIZE,
+    MAX_WORKERS,
+    bounded_int,
+    distinct_names,
+    non_empty,
+    refuse_repeated,
+)
 from solvers.cfr import VARIANTS as CFR_VARIANTS
 
 if TYPE_CHECKING:
     from games.fruit_trading.settings import ExperimentSettings
 
 logger = logging.getLogger(__name__)
+
+#: Messages per negotiation: at least an offer and its answer; the dialogue view's bound above.
+MIN_MESSAGES, MAX_MESSAGES = 2, 100
+#: LLM seeds per message (the OpenSpiel game's bound, python_fruit_trading num_seeds).
+MAX_SEEDS = 16
 
 
 def _variants(text: str) -> tuple[str, ...]:
@@ -47,12 +59,13 @@ def _variants(text: str) -> tuple[str, ...]:
             f"unknown variant(s) {', '.join(bad) or '(none)'}; "
             f"choose from {', '.join(known_variants())}"
         )
-    repeated = sorted({v for v in names if names.count(v) > 1})
-    if repeated:
-        raise argparse.ArgumentTypeError(
-            f"variant(s) named twice: {', '.join(repeated)}; give each once"
-        )
-    return names
+    return refuse_repeated(names, "variant(s)")
+
+
+def _labels(text: str) -> str:
+    """``--labels``: comma-separated run labels, none empty, none repeated (kept as given)."""
+    distinct_names(text)  # the curves of two runs of one label would be drawn as one
+    return text
 
 
 def settings_from_args(args: argparse.Namespace) -> ExperimentSettings:
@@ -233,9 +246,17 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         description="Builds the subgame trees (LLM calls cached), solves each with CFR, and "
         "writes summary.json, CSV tables and figures to --out.",
     )
-    run.add_argument("--inits", type=positive_int, default=30, help="initialisations (default 30)")
     run.add_argument(
-        "--iterations", type=positive_int, default=1000, help="CFR iterations (default 1000)"
+        "--inits",
+        type=bounded_int(1, MAX_SIZE),
+        default=30,
+        help="initialisations (default 30; refused when the estimate exceeds memory)",
+    )
+    run.add_argument(
+        "--iterations",
+        type=bounded_int(1, MAX_SIZE),
+        default=1000,
+        help="CFR iterations (default 1000; refused when the estimate exceeds memory)",
     )
     run.add_argument(
         "--variants",
@@ -248,10 +269,16 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         run, out="results/fruit", seed_help="master seed of the initialisations (default 0)"
     )
     run.add_argument(
-        "--max-messages", type=positive_int, default=4, help="messages per negotiation (default 4)"
+        "--max-messages",
+        type=bounded_int(MIN_MESSAGES, MAX_MESSAGES),
+        default=4,
+        help=f"messages per negotiation, {MIN_MESSAGES} to {MAX_MESSAGES} (default 4)",
     )
     run.add_argument(
-        "--num-seeds", type=positive_int, default=2, help="LLM seeds per message (default 2)"
+        "--num-seeds",
+        type=bounded_int(1, MAX_SEEDS),
+        default=2,
+        help=f"LLM seeds per message, 1 to {MAX_SEEDS} (default 2)",
     )
     run.add_argument(
         "--payoff",
@@ -286,9 +313,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     run.add_argument(
         "--processes",
-        type=positive_int,
+        type=bounded_int(1, MAX_WORKERS),
         default=None,
-        help="worker threads for the CFR solves (the compiled kernels release the GIL; default: all cores when worth it; 1 = none)",
+        help="worker threads for the CFR solves (the compiled kernels release the GIL; default: "
+        f"all cores when worth it; 1 = none; at most {MAX_WORKERS})",
     )
     run.set_defaults(func=_run)
     fig = sub.add_parser("figures", help="redraw the figures of a results folder")
@@ -308,7 +336,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     cmp.add_argument("dirs", nargs="+", metavar="DIR", help="results folders of `run`")
     cmp.add_argument("--out", required=True, help="folder for the comparison")
-    cmp.add_argument("--labels", default=None, help="comma-separated run labels, one per DIR")
+    cmp.add_argument(
+        "--labels",
+        type=_labels,
+        default=None,
+        help="comma-separated run labels, one per DIR, each different",
+    )
     _add_figure_options(cmp)
     cmp.set_defaults(func=_compare)
     view = sub.add_parser(
@@ -319,12 +352,18 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "payoffs at the leaves) from a results folder's dialogues_*.jsonl and policy_*.json.",
     )
     view.add_argument("dir", metavar="DIR", help="results folder of `run`")
-    view.add_argument("--variant", default="tone", help="variant (default tone)")
+    view.add_argument("--variant", type=non_empty, default="tone", help="variant (default tone)")
     view.add_argument(
-        "--init", type=non_negative_int, default=0, help="initialisation, from 0 (default 0)"
+        "--init",
+        type=bounded_int(0, MAX_SIZE),
+        default=0,
+        help="initialisation, from 0 (default 0)",
     )
     view.add_argument(
-        "--out", default=None, help="page to write (default DIR/view/<variant>_init<N>.html)"
+        "--out",
+        type=non_empty,
+        default=None,
+        help="page to write (default DIR/view/<variant>_init<N>.html)",
     )
     view.set_defaults(func=_view)
     group.set_defaults(func=lambda args: (group.print_help(), 2)[1])

@@ -21,12 +21,62 @@ from typing import Any
 from games.engine.html_page import asset, render_page, write_page
 from games.fruit_trading.dialogue import Turn, history_information
 from games.fruit_trading.rules import TONES
-from runs.atomic import ResultsError
+from runs.atomic import (
+    BOOL,
+    INT,
+    LIST,
+    NUMBER,
+    OBJECT,
+    TEXT,
+    ResultsError,
+    Shape,
+    check_fields,
+    list_of,
+    map_of,
+    optional,
+    read_json_as,
+    read_jsonl,
+)
 
-__all__ = ["BASELINE_TONE", "build_tree", "fruit_page", "read_subgame", "write_fruit_page"]
+__all__ = [
+    "BASELINE_TONE",
+    "MAX_MESSAGES",
+    "build_tree",
+    "fruit_page",
+    "read_subgame",
+    "write_fruit_page",
+]
 
 #: The σ_LLM baseline's tone at every decision.
 BASELINE_TONE = "any"
+
+#: Longest dialogue the page shows. A run's trees stop far earlier (their size grows
+#: as tones ** messages, ``estimate.MAX_TREE_NODES``); a page nests one level per
+#: message, and much deeper would not fit its JSON.
+MAX_MESSAGES = 100
+
+#: A tone's index as a policy row's key (``"0"`` .. ``"4"``).
+_TONE_KEY = Shape(
+    lambda k: isinstance(k, str) and k.isascii() and k.isdigit() and int(k) < len(TONES),
+    f"tone numbers 0..{len(TONES) - 1}",
+)
+_POLICY_ENTRY = {"init": INT, "game": TEXT, "infosets": map_of(map_of(NUMBER, keys=_TONE_KEY))}
+_MESSAGE = {"sender": TEXT, "tone": TEXT, "seed": INT, "text": TEXT}
+_LEAF = {
+    "init": INT,
+    "names": list_of(TEXT, length=2),
+    "messages": list_of(OBJECT),
+    "agreement": BOOL,
+    "agreed_at_message": optional(INT),
+    "payoffs": optional(list_of(NUMBER, length=2)),
+    "payoffs_llm": optional(list_of(NUMBER)),
+    "payoffs_exact": optional(LIST),
+    "trade": optional(TEXT),
+    "guesses": list_of(OBJECT),
+    "reach_cfr": optional(NUMBER),
+    "model": optional(TEXT),
+}
+_GUESS = {"message": INT, "observer": TEXT, "guess": optional(TEXT)}
 
 
 def _slug(variant: str) -> str:
@@ -35,12 +85,38 @@ def _slug(variant: str) -> str:
 
 def _variant_of(dialogues: Path) -> str:
     """The variant a dialogues file holds (its first record says; else its name)."""
-    with dialogues.open(encoding="utf-8") as fh:
-        first = fh.readline()
+    with dialogues.open("rb") as fh:
+        first = fh.readline(1 << 20)
     try:
         return str(json.loads(first)["variant"])
-    except (json.JSONDecodeError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, RecursionError):
+        # Only names the folder's variants in a message: a damaged first line is
+        # reported when that variant is read.
         return dialogues.name[len("dialogues_") : -len(".jsonl")]
+
+
+def _policy(doc: Any) -> dict[str, Any]:
+    """A ``policy_<variant>.json`` checked where the page reads it (raises ``TypeError``)."""
+    check_fields(
+        doc, {"subgames": list_of(OBJECT), "label": optional(TEXT)}, required=("subgames",)
+    )
+    for i, entry in enumerate(doc["subgames"]):
+        check_fields(entry, _POLICY_ENTRY, required=("init",), where=f"subgames[{i}]")
+    return doc
+
+
+def _check_leaf(rec: Mapping[str, Any]) -> None:
+    """A leaf record of ``dialogues_<variant>.jsonl`` as the page reads it (raises ``TypeError``)."""
+    check_fields(rec, _LEAF, required=("init", "messages"))
+    if len(rec["messages"]) > MAX_MESSAGES:
+        raise TypeError(
+            f"a dialogue of {len(rec['messages']):,} messages, more than the {MAX_MESSAGES} "
+            "a page shows"
+        )
+    for i, msg in enumerate(rec["messages"]):
+        check_fields(msg, _MESSAGE, required=tuple(_MESSAGE), where=f"messages[{i}]")
+    for i, guess in enumerate(rec.get("guesses") or []):
+        check_fields(guess, _GUESS, where=f"guesses[{i}]")
 
 
 def read_subgame(
@@ -48,9 +124,15 @@ def read_subgame(
 ) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, Any]]:
     """One subgame's leaf records, its policy entry and the policy file's header.
 
+    Both files are read through the checked readers of :mod:`runs.atomic`: every
+    field the page uses is checked (a message has a sender, tone, seed and text; a
+    dialogue has at most :data:`MAX_MESSAGES` messages; a policy row maps tone
+    numbers to probabilities).
+
     Raises:
       ResultsError: the folder has no exports for ``variant`` or no subgame ``init``
-        (the message names what the folder holds and the fix).
+        (the message names what the folder holds and the fix), or a file is damaged
+        (one line naming the file, the line, what is wrong and the fix).
     """
     folder = Path(folder)
     dialogues = folder / f"dialogues_{_slug(variant)}.jsonl"
@@ -62,24 +144,21 @@ def read_subgame(
             f"(it has {', '.join(have) or 'none'}); pick one of those or run "
             f"`gt-llm fruit-trading run --variants {variant} --out {folder}`"
         )
-    try:
-        doc = json.loads(policy.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as e:
-        raise ResultsError(f"fruit-trading view: {policy} is not valid JSON ({e})") from e
-    entry = next((e for e in doc.get("subgames", []) if e.get("init") == init), None)
+    rerun = f"`gt-llm fruit-trading run --out {folder}` with its settings"
+    doc = read_json_as(policy, _policy, what="a policy export", rerun=rerun)
+    entry = next((e for e in doc["subgames"] if e["init"] == init), None)
     leaves = []
-    with dialogues.open(encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise ResultsError(f"fruit-trading view: {dialogues} line {n}: {e}") from e
-            if rec.get("init") == init:
-                leaves.append(rec)
+    for n, rec in read_jsonl(dialogues, rerun=rerun, what="a dialogues export"):
+        try:
+            _check_leaf(rec)
+        except TypeError as exc:
+            raise ResultsError(
+                f"{dialogues}:{n}: not a dialogue leaf ({exc}): re-run {rerun}"
+            ) from None
+        if rec["init"] == init:
+            leaves.append(rec)
     if entry is None or not leaves:
-        inits = sorted({e.get("init") for e in doc.get("subgames", [])})
+        inits = sorted({e["init"] for e in doc["subgames"]})
         raise ResultsError(
             f"fruit-trading view --init: no subgame {init} in {folder} for {variant!r}; "
             f"it has inits {inits}"
@@ -223,15 +302,26 @@ def _count(node: Mapping[str, Any]) -> tuple[int, int]:
 
 
 def fruit_page(folder: str | os.PathLike[str], variant: str, init: int) -> str:
-    """The HTML page of one subgame of a fruit-trading results folder."""
+    """The HTML page of one subgame of a fruit-trading results folder.
+
+    Raises:
+      ResultsError: as :func:`read_subgame`, or the subgame's leaves do not make one
+        tree (names the dialogues file and the fix).
+    """
     leaves, entry, header = read_subgame(folder, variant, init)
     game = str(entry.get("game", ""))
     num_seeds = 1
     for part in game[game.find("(") + 1 : -1].split(","):
         k, _, v = part.partition("=")
         if k == "num_seeds" and v.isdigit():
-            num_seeds = int(v)
-    tree = build_tree(leaves, entry.get("infosets", {}), num_seeds)
+            num_seeds = max(1, int(v))
+    try:
+        tree = build_tree(leaves, entry.get("infosets", {}), num_seeds)
+    except ValueError as exc:
+        raise ResultsError(
+            f"{Path(folder) / f'dialogues_{_slug(variant)}.jsonl'}: subgame {init} is not one "
+            f"dialogue tree ({exc}): re-run `gt-llm fruit-trading run --out {folder}`"
+        ) from None
     nodes, nleaves = _count(tree)
     data = {
         "kind": "fruit",

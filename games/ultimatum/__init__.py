@@ -10,15 +10,33 @@ import argparse
 from games.engine.registry import ConformanceParams, GameSpec, register_game_spec
 from games.engine.solve_command import RunOptions, SolvePlan, add_solve_command
 from games.ultimatum.game import SHORT_NAME, TONES, Deal, Ultimatum, UltimatumGame
-from gt_llm.argtypes import positive_int
+from gt_llm.argtypes import bounded_int
 
 __all__ = ["TONES", "Deal", "Ultimatum", "UltimatumGame"]
 
+#: Every size flag has a bound: the offer's answer lists 0..pie, each seed is a tree branch.
+MAX_PIE, MAX_SEEDS, MAX_ITERATIONS = 1000, 16, 10**6
+
 
 def _add_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--pie", type=positive_int, default=10, help="coins to split (default 10)")
-    p.add_argument("--num-seeds", type=positive_int, default=2, help="LLM seeds (default 2)")
-    p.add_argument("--iterations", type=positive_int, default=200, help="CFR iterations")
+    p.add_argument(
+        "--pie",
+        type=bounded_int(1, MAX_PIE),
+        default=10,
+        help=f"coins to split (default 10, at most {MAX_PIE})",
+    )
+    p.add_argument(
+        "--num-seeds",
+        type=bounded_int(1, MAX_SEEDS),
+        default=2,
+        help=f"LLM seeds (default 2, at most {MAX_SEEDS})",
+    )
+    p.add_argument(
+        "--iterations",
+        type=bounded_int(1, MAX_ITERATIONS),
+        default=200,
+        help=f"CFR iterations (default 200, at most {MAX_ITERATIONS})",
+    )
 
 
 def _plan(args: argparse.Namespace, options: RunOptions) -> SolvePlan:

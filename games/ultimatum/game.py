@@ -30,6 +30,7 @@ from gt_llm.prompts import PromptBook, PromptTemplate
 SHORT_NAME = "python_ultimatum"
 TONES = ("assertive", "calm", "submissive")
 ACCEPT, REJECT = 0, 1
+ROLES = ("proposer", "responder")
 PARAMS: dict[str, Any] = {
     "pie": 10,
     "num_seeds": 2,
@@ -142,8 +143,10 @@ class Ultimatum:
         return answer, int(offer)
 
     def information_state(self, s: Deal, player: int) -> str:
+        # The seat first: the proposer's root and a responder who read an empty (fallback)
+        # message would otherwise share one string.
         mine = f"tone={TONES[s.tone]}\n" if player == 0 and s.tone is not None else ""
-        return f"pie={s.pie}\n{mine}message={s.message!r}"
+        return f"{ROLES[player]}\npie={s.pie}\n{mine}message={s.message!r}"
 
     def returns(self, s: Deal) -> tuple[float, float]:
         return (float(s.pie - s.offer), float(s.offer)) if s.answer == ACCEPT else (0.0, 0.0)

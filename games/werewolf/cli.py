@@ -44,7 +44,48 @@ from games.werewolf.series import (
     series_settings,
 )
 
-__all__ = ["PLAY_NON_RESULT_OPTIONS", "add_parser", "main", "show_estimate"]
+__all__ = [
+    "MAX_DEBATE_TURNS",
+    "MAX_HISTORY",
+    "MAX_ROUNDS",
+    "PLAY_NON_RESULT_OPTIONS",
+    "add_parser",
+    "main",
+    "roles_arg",
+    "show_estimate",
+]
+
+#: The table's ranges (games.werewolf.config.Config): speeches per day, rounds before a draw.
+MAX_DEBATE_TURNS, MAX_ROUNDS = 50, 100
+#: Most public messages a prompt shows (and the opponent models' history window, --k, --top-k).
+MAX_HISTORY = 1000
+
+
+def roles_arg(text: str) -> str:
+    """``--roles``: role counts a table can seat, e.g. ``werewolf:2,seer:1,villager:5``.
+
+    Checked by :meth:`games.werewolf.config.RoleSet.parse` at parse time, so its
+    refusal names the flag; a role named twice is refused too (the last count
+    would win silently). Returned as given: the settings record the text.
+    """
+    from games.werewolf.config import RoleSet
+
+    if not text.strip():
+        raise argparse.ArgumentTypeError(
+            "is empty; give role counts such as werewolf:2,seer:1,villager:5 "
+            "(or leave --roles out for the preset's)"
+        )
+    named = [p.partition(":")[0].strip() for p in text.replace("/", ",").split(",") if p.strip()]
+    repeated = sorted({r for r in named if named.count(r) > 1})
+    if repeated:
+        raise argparse.ArgumentTypeError(
+            f"role(s) named twice: {', '.join(repeated)}; give each once"
+        )
+    try:
+        RoleSet.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
 
 
 def _config(args: argparse.Namespace):
@@ -248,7 +289,8 @@ def _replay(args: argparse.Namespace, *, write: Writer = say) -> int:
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Adds the ``werewolf`` command group (``play``, ``summary``, ``replay``, ``arena``, ``graph``)."""
     from games.engine.cli_options import add_common_options
-    from gt_llm.argtypes import non_negative_int, positive_int
+    from games.werewolf.config import MAX_PLAYERS
+    from gt_llm.argtypes import MAX_SIZE, MAX_WORKERS, bounded_int, non_empty
 
     group = subparsers.add_parser(
         "werewolf",
@@ -260,17 +302,38 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     play = sub.add_parser("play", help="play one game (transcript) or a series (--games N)")
     play.add_argument("--preset", choices=("arena", "gratr"), default="arena")
     play.add_argument(
-        "--roles", default=None, help="role counts, e.g. werewolf:2,seer:1,villager:5"
+        "--roles",
+        type=roles_arg,
+        default=None,
+        help="role counts, e.g. werewolf:2,seer:1,villager:5",
     )
     play.add_argument(
-        "--debate-turns", type=non_negative_int, default=None, help="speeches per day"
+        "--debate-turns",
+        type=bounded_int(0, MAX_DEBATE_TURNS),
+        default=None,
+        help=f"speeches per day (0 to {MAX_DEBATE_TURNS})",
     )
-    play.add_argument("--max-rounds", type=positive_int, default=None, help="round limit (draw)")
+    play.add_argument(
+        "--max-rounds",
+        type=bounded_int(1, MAX_ROUNDS),
+        default=None,
+        help=f"round limit, then a draw (1 to {MAX_ROUNDS})",
+    )
     play.add_argument("--exile", choices=("majority", "plurality"), default=None)
     play.add_argument("--reveal-roles", action="store_true", help="reveal roles of the dead")
-    play.add_argument("--log", default=None, help="JSONL log of the game")
-    play.add_argument("--games", type=positive_int, default=1, help="number of games")
-    play.add_argument("--human", type=non_negative_int, default=None, help="a person plays seat N")
+    play.add_argument("--log", type=non_empty, default=None, help="JSONL log of the game")
+    play.add_argument(
+        "--games",
+        type=bounded_int(1, MAX_SIZE),
+        default=1,
+        help="number of games (refused when they cannot fit in memory)",
+    )
+    play.add_argument(
+        "--human",
+        type=bounded_int(0, MAX_PLAYERS - 1),
+        default=None,
+        help="a person plays seat N (from 0)",
+    )
     play.add_argument(
         "--players",
         choices=("llm", "rules"),
@@ -279,9 +342,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     play.add_argument(
         "--history",
-        type=positive_int,
+        type=bounded_int(1, MAX_HISTORY),
         default=15,
-        help="public messages each prompt shows (default 15)",
+        help=f"public messages each prompt shows (default 15, at most {MAX_HISTORY})",
     )
     play.add_argument(
         "--log-prompts",
@@ -290,10 +353,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     play.add_argument(
         "--jobs",
-        type=positive_int,
+        type=bounded_int(1, MAX_WORKERS),
         default=None,
-        help="games at a time with --games on a remote backend (threads; default 4); "
-        "the scripted backend plays them one after the other",
+        help="games at a time with --games on a remote backend (threads; default 4; at most "
+        f"{MAX_WORKERS}); the scripted backend plays them one after the other",
     )
     add_common_options(
         play,

@@ -47,6 +47,12 @@ def _local_check() -> str | None:
     return check_installed()
 
 
+def _local_check_rest(rest: str) -> str | None:
+    from gt_llm.backends.local import check_rest
+
+    return check_rest(rest)
+
+
 def _groq(rest: str, **options: Any) -> ChatModel:
     from gt_llm.backends.groq_backend import GroqModel
 
@@ -106,6 +112,7 @@ register_backend(
     description=_local_description(),
     example="local",
     check=_local_check,
+    check_rest=_local_check_rest,
 )
 register_backend(
     "groq",

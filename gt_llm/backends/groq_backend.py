@@ -19,6 +19,7 @@ from gt_llm.backends.remote import (
     DEFAULT_TIMEOUT,
     RETRY_AFTER_STATUSES,
     RemoteChatModel,
+    deadline_client,
     one_line,
     status_is_retryable,
 )
@@ -119,7 +120,12 @@ class GroqModel(RemoteChatModel):
             )
         # base_url=None lets the SDK apply GROQ_BASE_URL and its default itself.
         self._client = groq.Groq(
-            api_key=key, base_url=base_url, max_retries=0, timeout=self.timeout
+            api_key=key,
+            base_url=base_url,
+            max_retries=0,
+            timeout=self.timeout,
+            # The SDK's own client, with each attempt's deadline on the whole answer.
+            http_client=deadline_client(timeout=self.timeout, follow_redirects=True),
         )
         self.base_url = public_spec(str(self._client.base_url).rstrip("/"))
         self.url = f"{self.base_url}/openai/v1/chat/completions"

@@ -38,6 +38,8 @@ import importlib.util
 import json
 import logging
 import os
+import stat
+import struct
 import threading
 import time
 from collections import OrderedDict
@@ -60,6 +62,69 @@ DEFAULT_CONTEXT = 8192
 THREADS_VARIABLE = "GT_LLM_LOCAL_THREADS"
 #: Compiled grammars kept per process (one per distinct schema).
 GRAMMAR_CACHE_SIZE = 256
+#: The first bytes of every GGUF file, and the format versions llama.cpp reads (v1 is refused).
+GGUF_MAGIC = b"GGUF"
+GGUF_VERSIONS = (2, 3)
+#: magic, version (uint32), tensor count and metadata count (uint64 each), little-endian.
+_GGUF_HEADER = struct.Struct("<4sIQQ")
+#: Far more tensors or metadata entries than any model has: the header is damaged.
+_GGUF_MAX_ENTRIES = 1_000_000
+_FIX = "give local:PATH.gguf with a GGUF model file, or plain 'local' for the bundled model"
+
+
+def check_model_file(path: str) -> str | None:
+    """``None`` when ``path`` looks like a loadable GGUF model, else what is wrong (one line).
+
+    Reads only the 24-byte header: an existing regular file, not empty, the
+    magic ``GGUF``, a version llama.cpp reads (2 or 3) and sane tensor and
+    metadata counts. Cheap and without llama.cpp, so a bad file is named before
+    anything is loaded (``gt-llm backends local:PATH`` and every ``--backend``).
+    """
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return f"no model file at {path!r}; {_FIX}"
+    except OSError as exc:
+        return f"cannot read {path!r} ({exc.strerror}); {_FIX}"
+    if stat.S_ISDIR(info.st_mode):
+        return f"{path!r} is a folder, not a GGUF model file; {_FIX}"
+    if not stat.S_ISREG(info.st_mode):
+        # Never opened: reading a FIFO or a device could block or never end.
+        return f"{path!r} is not a regular file; {_FIX}"
+    if info.st_size == 0:
+        return f"{path!r} is empty (0 bytes), not a GGUF model file; {_FIX}"
+    try:
+        with open(path, "rb") as f:
+            head = f.read(_GGUF_HEADER.size)
+    except OSError as exc:
+        return f"cannot read {path!r} ({exc.strerror}); {_FIX}"
+    if head[:4] != GGUF_MAGIC:
+        return (
+            f"{path!r} is not a GGUF model file (it starts with {head[:4]!r}, not {GGUF_MAGIC!r}); "
+            f"{_FIX}"
+        )
+    if len(head) < _GGUF_HEADER.size:
+        return (
+            f"{path!r} is cut short ({len(head)} bytes, less than a GGUF header's "
+            f"{_GGUF_HEADER.size}); {_FIX}"
+        )
+    _, version, tensors, entries = _GGUF_HEADER.unpack(head)
+    if version not in GGUF_VERSIONS:
+        versions = " and ".join(map(str, GGUF_VERSIONS))
+        return f"{path!r} has GGUF version {version}; llama.cpp reads versions {versions}; {_FIX}"
+    if not 1 <= tensors <= _GGUF_MAX_ENTRIES or entries > _GGUF_MAX_ENTRIES:
+        return (
+            f"{path!r} has a damaged GGUF header ({tensors} tensors, {entries} metadata "
+            f"entries); {_FIX}"
+        )
+    return None
+
+
+def check_rest(rest: str) -> str | None:
+    """The ``local`` backend's check of a spec's ``rest``: the bundled model, or a GGUF file."""
+    if not rest or rest == BUNDLED_MODEL:
+        return None  # the bundled model: check_installed() says whether it is there
+    return check_model_file(rest)
 
 
 def bundled_model_path() -> str | None:
@@ -236,14 +301,13 @@ class LocalModel(ChatModel):
             if reason is not None:
                 raise ConfigurationError(f"local backend: {reason}")
             path = bundled_model_path()
-        else:
-            _import_llama_cpp()
         assert path is not None
-        if not os.path.isfile(path):
-            raise ConfigurationError(
-                f"local backend: no model file at {path!r}; give local:PATH.gguf with an "
-                "existing GGUF file, or plain 'local' for the bundled model"
-            )
+        # The file first (what is wrong with it is the user's fix), then the vendor module.
+        reason = check_model_file(path)
+        if reason is not None:
+            raise ConfigurationError(f"local backend: {reason}")
+        if not self.bundled:
+            _import_llama_cpp()
         self.path = path
         self.model = BUNDLED_MODEL if self.bundled else _file_label(path)
         self.n_threads = int(n_threads or os.cpu_count() or 1)

@@ -33,6 +33,7 @@ from gt_llm.backends.remote import (
     DEFAULT_TIMEOUT,
     RETRY_AFTER_STATUSES,
     RemoteChatModel,
+    deadline_client,
     one_line,
     status_is_retryable,
 )
@@ -145,7 +146,7 @@ class OpenAICompatModel(RemoteChatModel):
         register_secret(key)
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         self._has_key = bool(key) or auth is not None
-        self._client = httpx.Client(timeout=self.timeout, headers=headers, auth=auth)
+        self._client = deadline_client(timeout=self.timeout, headers=headers, auth=auth)
 
     @classmethod
     def from_spec_rest(cls, rest: str, **options: Any) -> OpenAICompatModel:

@@ -5,22 +5,52 @@ one HTTP call made by a subclass's :meth:`RemoteChatModel._send`, wrapped in
 the rate limiter and :func:`~gt_llm.retry.call_with_retry`, and reads the
 chat-completions JSON body with :func:`parse_chat_completion`, so that both
 backends fail in the same way on the same server behaviour.
+
+Every attempt runs under a wall-clock deadline (its timeout): the HTTP
+clients made by :func:`deadline_client` wait on their sockets at most
+:data:`POLL_SECONDS` at a time and check the deadline and the process-wide
+cancellation (:func:`gt_llm.retry.cancel_calls`, set by Ctrl-C) in between,
+so a server trickling its answer byte by byte cannot stretch an attempt past
+its timeout, nor keep an interrupted run waiting.
+
+A structured request goes out with ``response_format`` of type
+``json_schema``; a server that answers it with a validation error naming the
+response format (llama-cpp-python's server accepts only ``text`` and
+``json_object``) gets ``json_object`` with the schema, and if it refuses that
+too, the prompt alone, remembered for the rest of the run
+(:attr:`RemoteChatModel.schema_mode`). Any answer whose body says the request
+is invalid is not retried, whatever its status.
 """
 
 from __future__ import annotations
 
 import abc
+import contextlib
 import dataclasses
 import json
 import logging
+import math
 import random
+import re
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
+
+import httpcore
+import httpx
 
 from gt_llm.chat import ChatModel, ChatRequest, ChatResponse, Usage
 from gt_llm.errors import AnswerTooLargeError, BackendError, MalformedResponseError
-from gt_llm.retry import RateLimiter, RetryPolicy, call_with_retry
+from gt_llm.parsing import replace_lone_surrogates
+from gt_llm.retry import (
+    CallCancelled,
+    RateLimiter,
+    RetryPolicy,
+    call_with_retry,
+    cancellable_sleep,
+    check_not_cancelled,
+)
 from gt_llm.safety import public_spec, redact
 
 logger = logging.getLogger(__name__)
@@ -34,6 +64,43 @@ RETRY_AFTER_STATUSES = frozenset({429, 503})
 def status_is_retryable(status: int) -> bool:
     """Whether an HTTP status is transient (408, 429, or any 5xx)."""
     return status in RETRYABLE_STATUSES or 500 <= status <= 599
+
+
+# What servers say when they reject a request as invalid (FastAPI/pydantic, vLLM, OpenAI).
+_INVALID_REQUEST = re.compile(
+    r"validation error|input should be|invalid[_ ]request|unprocessable|"
+    r"extra (?:inputs|fields) (?:are )?not permitted|unrecognized request argument|"
+    r"not supported|unsupported",
+    re.IGNORECASE,
+)
+# What a refusal of the structured-output request names.
+_FORMAT_WORDS = re.compile(r"response_format|json_schema|json_object", re.IGNORECASE)
+
+
+def says_request_invalid(body: str) -> bool:
+    """Whether an error body says the request itself is invalid (so retrying cannot help)."""
+    return _INVALID_REQUEST.search(body[:8192]) is not None
+
+
+def status_and_body(exc: BaseException) -> tuple[int, str] | None:
+    """``(status, body text)`` of a non-2xx answer raised by a backend, or ``None``.
+
+    Reads ``status``/``status_code`` and ``body``/``message`` (the ``openai``
+    backend's ``HTTPStatusFailure`` and the Groq SDK's ``APIStatusError``).
+    """
+    status = getattr(exc, "status", None)
+    if not isinstance(status, int):
+        status = getattr(exc, "status_code", None)
+    if not isinstance(status, int) or isinstance(status, bool):
+        return None
+    parts = []
+    for name in ("body", "message"):
+        value = getattr(exc, name, None)
+        if isinstance(value, str):
+            parts.append(value)
+        elif value is not None:
+            parts.append(json.dumps(value, default=str))
+    return status, " ".join(parts)
 
 
 def one_line(text: str, limit: int = 300) -> str:
@@ -52,6 +119,10 @@ def parse_chat_completion(body: bytes | str, *, where: str) -> tuple[str, Usage]
     Raises:
       MalformedResponseError: (retryable) an empty or malformed JSON body, an
         ``error`` object, no ``choices``, or a first choice without text content.
+
+    Bytes that are not UTF-8 and escaped lone surrogates (``"\\ud800"``) in the
+    text are read as U+FFFD (:func:`~gt_llm.parsing.replace_lone_surrogates`), so
+    every answer returned can be cached and quoted in later prompts.
     """
     raw = body.decode("utf-8", errors="replace") if isinstance(body, bytes) else body
     if not raw.strip():
@@ -61,6 +132,15 @@ def parse_chat_completion(body: bytes | str, *, where: str) -> tuple[str, Usage]
     except json.JSONDecodeError as exc:
         raise MalformedResponseError(
             f"malformed JSON body from {where} ({exc.msg} at char {exc.pos}): {one_line(raw, 200)!r}"
+        ) from None
+    except RecursionError:
+        raise MalformedResponseError(
+            f"malformed JSON body from {where} (nested too deeply to decode): "
+            f"{one_line(raw, 200)!r}"
+        ) from None
+    except ValueError as exc:  # a number of more than 4300 digits (e.g. in usage)
+        raise MalformedResponseError(
+            f"malformed JSON body from {where} ({one_line(str(exc), 120)}): {one_line(raw, 200)!r}"
         ) from None
     if not isinstance(data, dict):
         raise MalformedResponseError(
@@ -88,10 +168,19 @@ def parse_chat_completion(body: bytes | str, *, where: str) -> tuple[str, Usage]
     if not isinstance(usage_obj, dict):
         usage_obj = {}
     usage = Usage(
-        prompt_tokens=_as_int(usage_obj.get("prompt_tokens")),
-        completion_tokens=_as_int(usage_obj.get("completion_tokens")),
+        prompt_tokens=_token_count(usage_obj.get("prompt_tokens"), "prompt_tokens", where),
+        completion_tokens=_token_count(
+            usage_obj.get("completion_tokens"), "completion_tokens", where
+        ),
     )
-    return content, usage
+    # An escaped lone surrogate cannot be stored or sent on: read as U+FFFD, like bad bytes.
+    return replace_lone_surrogates(content), usage
+
+
+#: How a structured request asks for its schema, in the order servers are tried:
+#: ``response_format`` of type ``json_schema``, of type ``json_object`` with the schema
+#: (llama-cpp-python's server), or the prompt alone.
+SCHEMA_MODES = ("json_schema", "json_object", "prompt")
 
 
 def response_format(task: str, schema: dict[str, Any]) -> dict[str, Any]:
@@ -104,17 +193,187 @@ def response_format(task: str, schema: dict[str, Any]) -> dict[str, Any]:
     return {"type": "json_schema", "json_schema": {"name": name, "schema": schema}}
 
 
-def _as_int(value: Any) -> int:
-    try:
-        return max(0, int(value))
-    except (TypeError, ValueError):
+def json_object_format(schema: dict[str, Any]) -> dict[str, Any]:
+    """``response_format`` of type ``json_object`` carrying the schema (llama-cpp-python's form)."""
+    return {"type": "json_object", "schema": schema}
+
+
+#: More tokens than any call has: a usage count above it is a malformed answer.
+MAX_USAGE_TOKENS = 10**9
+
+
+def _token_count(value: Any, name: str, where: str) -> int:
+    """A usage count: absent or not a number reads as 0 (servers differ); absurd is malformed.
+
+    Raises:
+      MalformedResponseError: a count that is not finite (``1e999`` reads as
+        infinity) or above :data:`MAX_USAGE_TOKENS`: the answer is not trusted,
+        retried like any other malformed body, and never cached.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         return 0
+    try:
+        number = float(value)
+    except (ValueError, OverflowError):
+        return 0
+    if not math.isfinite(number) or number > MAX_USAGE_TOKENS:
+        raise MalformedResponseError(
+            f"response from {where} reports usage {name} {one_line(str(value), 40)}, "
+            f"not a token count (at most {MAX_USAGE_TOKENS})"
+        )
+    return max(0, int(number))
 
 
 #: Default cap on one answer's size in bytes (UTF-8): larger answers are errors, never cached.
 DEFAULT_MAX_ANSWER_BYTES = 64 * 1024
 #: Default per-attempt timeout in seconds.
 DEFAULT_TIMEOUT = 60.0
+
+
+# -- a wall-clock deadline and cancellation on every socket wait --------------------------
+
+#: Longest single wait on a socket: the deadline and cancellation are checked this often.
+POLL_SECONDS = 0.2
+
+_CALL = threading.local()
+
+
+@contextlib.contextmanager
+def call_deadline(deadline: float) -> Iterator[None]:
+    """Bounds the HTTP requests this thread makes in the block by ``deadline`` (monotonic s).
+
+    Applies to clients made by :func:`deadline_client`: connecting, sending,
+    the headers and the whole body must be done by then, or the request fails
+    with ``httpx.ReadTimeout`` (or ``ConnectTimeout``/``WriteTimeout``).
+    """
+    previous = getattr(_CALL, "deadline", None)
+    _CALL.deadline = deadline
+    try:
+        yield
+    finally:
+        _CALL.deadline = previous
+
+
+def _until(timeout: float | None, start: float) -> float:
+    """When a socket wait started at ``start`` must end: its timeout or the call's deadline."""
+    end = math.inf if timeout is None else start + timeout
+    deadline = getattr(_CALL, "deadline", None)
+    return end if deadline is None else min(end, deadline)
+
+
+def _bounded(timeout: float | None) -> float | None:
+    """``timeout`` shortened to the call's deadline (never below a millisecond).
+
+    Raises:
+      CallCancelled: calls are cancelled.
+    """
+    check_not_cancelled("HTTP request")
+    now = time.monotonic()
+    end = _until(timeout, now)
+    return None if end == math.inf else max(0.001, end - now)
+
+
+class _DeadlineStream(httpcore.NetworkStream):
+    """A socket stream whose reads wait in short slices, checking the deadline and cancellation."""
+
+    def __init__(self, inner: httpcore.NetworkStream) -> None:
+        self._inner = inner
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        start = time.monotonic()
+        end = _until(timeout, start)
+        while True:
+            check_not_cancelled("HTTP request")
+            left = end - time.monotonic()
+            if left <= 0:
+                raise httpcore.ReadTimeout("no complete answer within the attempt's timeout")
+            try:
+                return self._inner.read(max_bytes, min(left, POLL_SECONDS))
+            except httpcore.ReadTimeout:
+                continue  # a slice ended without data: check the deadline and cancellation
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._inner.write(buffer, _bounded(timeout))
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def start_tls(
+        self,
+        ssl_context: Any,
+        server_hostname: str | None = None,
+        timeout: float | None = None,
+    ) -> httpcore.NetworkStream:
+        return _DeadlineStream(
+            self._inner.start_tls(ssl_context, server_hostname, _bounded(timeout))
+        )
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._inner.get_extra_info(info)
+
+
+class _DeadlineBackend(httpcore.NetworkBackend):
+    """httpcore's network backend with :class:`_DeadlineStream` streams."""
+
+    def __init__(self, inner: httpcore.NetworkBackend) -> None:
+        self._inner = inner
+
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore.NetworkStream:
+        stream = self._inner.connect_tcp(
+            host,
+            port,
+            _bounded(timeout),
+            local_address=local_address,
+            socket_options=socket_options,
+        )
+        return _DeadlineStream(stream)
+
+    def connect_unix_socket(
+        self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
+    ) -> httpcore.NetworkStream:
+        stream = self._inner.connect_unix_socket(
+            path, _bounded(timeout), socket_options=socket_options
+        )
+        return _DeadlineStream(stream)
+
+    def sleep(self, seconds: float) -> None:
+        cancellable_sleep(seconds)
+
+
+def deadline_client(**kwargs: Any) -> httpx.Client:
+    """An ``httpx.Client`` (``kwargs`` as for it) that honours :func:`call_deadline` and cancellation.
+
+    Every transport the client has (its own and any proxy mounts from the
+    environment) gets the deadline-checking network backend.
+
+    Raises:
+      RuntimeError: this httpx/httpcore keeps its connection pool elsewhere
+        (the deadline could not be applied; use the versions the project pins).
+    """
+    client = httpx.Client(**kwargs)
+    # httpx has no public hook for the network backend: patch each transport's pool.
+    transports = [client._transport, *client._mounts.values()]
+    for transport in transports:
+        if transport is None:
+            continue
+        pool = getattr(transport, "_pool", None)
+        backend = getattr(pool, "_network_backend", None)
+        if backend is None:
+            client.close()
+            raise RuntimeError(
+                f"deadline_client: httpx {httpx.__version__} / httpcore {httpcore.__version__} "
+                "keep no transport._pool._network_backend; install the versions pyproject.toml names"
+            )
+        if not isinstance(backend, _DeadlineBackend):
+            pool._network_backend = _DeadlineBackend(backend)  # type: ignore[union-attr]
+    return client
 
 
 def connection_refused(exc: BaseException) -> bool:
@@ -138,12 +397,12 @@ def probe_server(
       ``(reachable, detail)``, e.g. ``(True, "HTTP 200 in 0.01 s")`` or
       ``(False, "connection refused")``; the detail never holds a secret.
     """
-    import httpx
-
     start = time.perf_counter()
     real, url = url, public_spec(url)  # messages name the public label only
     try:
-        response = httpx.get(real, timeout=timeout, headers=headers or {})
+        # The whole answer within the timeout: a trickling server cannot stretch the check.
+        with deadline_client(timeout=timeout) as client, call_deadline(time.monotonic() + timeout):
+            response = client.get(real, headers=headers or {})
     except httpx.TimeoutException:
         return False, f"no answer from {url} within {timeout:g} s"
     except httpx.HTTPError as exc:
@@ -164,9 +423,13 @@ class RemoteChatModel(ChatModel):
     ``Retry-After``, 5xx, timeouts, connection resets, empty or malformed
     bodies) with backoff until the retry budget is spent, then fails with one
     line. Each attempt's timeout is ``timeout``, shortened so that the call
-    never outlives its budget. A refused connection before the server ever
+    never outlives its budget; it bounds the whole attempt (connecting,
+    sending, headers and body) when the subclass's HTTP client comes from
+    :func:`deadline_client`. A refused connection before the server ever
     answered fails at once (nothing is listening: waiting cannot help); after
     a first answer it is retried like any transient fault (a restarting server).
+    An answer whose body says the request is invalid is never retried; one
+    refusing the structured-output format moves :attr:`schema_mode` on.
 
     Subclasses implement :meth:`_send` (one attempt, returning the raw body),
     :meth:`_classify` and :meth:`_describe`, and set :attr:`url`.
@@ -183,7 +446,8 @@ class RemoteChatModel(ChatModel):
       max_concurrency: Default concurrency of :meth:`complete_batch`.
       jitter_seed: Seed of the instance's own jitter generator; ``None`` seeds it
         from OS entropy so that separate processes do not retry in lockstep.
-      sleep: Sleep function used between retries and by the limiter (tests pass a fake).
+      sleep: Sleep function used between retries and by the limiter (tests pass a fake);
+        ``time.sleep`` is replaced by :func:`~gt_llm.retry.cancellable_sleep`.
     """
 
     #: The URL calls go to, for messages and logs.
@@ -225,15 +489,18 @@ class RemoteChatModel(ChatModel):
         )
         self.max_answer_bytes = int(max_answer_bytes)
         self.max_concurrency = int(max_concurrency)
-        self._sleep = sleep
+        # Waits end early when the run is interrupted (a fake sleep from a test is kept).
+        self._sleep = cancellable_sleep if sleep is time.sleep else sleep
         # The instance's own generator: jitter must never consume the global RNG,
         # which experiments seed for their own purposes.
         self._rng = random.Random(jitter_seed)
         self.limiter = (
-            RateLimiter(requests_per_minute, sleep=sleep) if requests_per_minute else None
+            RateLimiter(requests_per_minute, sleep=self._sleep) if requests_per_minute else None
         )
         # Set once the server has answered: from then on a refused connection is a restart.
         self._reached = False
+        self._schema_lock = threading.Lock()
+        self._schema_mode = SCHEMA_MODES[0]
 
     @property
     def retry_budget(self) -> float:
@@ -260,13 +527,20 @@ class RemoteChatModel(ChatModel):
     #: Whether the server constrains decoding to a JSON schema sent as ``response_format``.
     sends_schema: bool = True
 
+    @property
+    def schema_mode(self) -> str:
+        """How structured requests ask for their schema now (one of :data:`SCHEMA_MODES`)."""
+        return self._schema_mode if self.sends_schema else "prompt"
+
     def payload(self, request: ChatRequest) -> dict[str, Any]:
         """The chat-completions request body for ``request``.
 
         A structured request (one with a schema) adds OpenAI's
         ``response_format: {"type": "json_schema", ...}`` when the server
-        supports it (:attr:`sends_schema`); otherwise its prompt alone asks for
-        the JSON answer. The parser validates the answer either way.
+        supports it (:attr:`sends_schema`), or the fallback the server was
+        found to accept (:attr:`schema_mode`: ``json_object`` with the schema,
+        or nothing); otherwise its prompt alone asks for the JSON answer. The
+        parser validates the answer either way.
         """
         body: dict[str, Any] = {
             "model": self.model,
@@ -276,9 +550,57 @@ class RemoteChatModel(ChatModel):
             "max_tokens": request.max_tokens,
         }
         schema = request.schema_dict()
-        if schema is not None and self.sends_schema:
+        mode = self.schema_mode
+        if schema is not None and mode == "json_schema":
             body["response_format"] = response_format(request.task, schema)
+        elif schema is not None and mode == "json_object":
+            body["response_format"] = json_object_format(schema)
         return body
+
+    def _refuses_format(self, request: ChatRequest, exc: BaseException) -> bool:
+        """Whether ``exc`` is the server refusing the ``response_format`` a structured request sent."""
+        answer = status_and_body(exc)
+        return (
+            answer is not None
+            and request.schema is not None
+            and self.schema_mode != "prompt"
+            and says_request_invalid(answer[1])
+            and _FORMAT_WORDS.search(answer[1][:8192]) is not None
+        )
+
+    def _fall_back(self, refused: str, exc: BaseException) -> bool:
+        """Moves :attr:`schema_mode` past ``refused``; False if nothing is left to try."""
+        with self._schema_lock:
+            if self._schema_mode != refused:
+                return True  # another thread moved on already: try its mode
+            if refused == SCHEMA_MODES[-1]:
+                return False
+            self._schema_mode = SCHEMA_MODES[SCHEMA_MODES.index(refused) + 1]
+        answer = status_and_body(exc)
+        logger.warning(
+            "%s backend (%s): the server refuses response_format %s (HTTP %s: %s); "
+            "structured requests send %s for the rest of the run",
+            self.backend,
+            self.url,
+            refused,
+            answer[0] if answer else "?",
+            redact(one_line(answer[1] if answer else str(exc), 160)),
+            "json_object with the schema"
+            if self._schema_mode == "json_object"
+            else "the prompt alone",
+        )
+        return True
+
+    def _send_structured(self, request: ChatRequest, timeout: float) -> bytes:
+        """:meth:`_send`, falling back (at once, within the attempt) when the format is refused."""
+        # Ends: each fallback leaves the mode strictly later in SCHEMA_MODES.
+        while True:
+            mode = self.schema_mode
+            try:
+                return self._send(request, timeout=timeout)
+            except Exception as exc:
+                if not (self._refuses_format(request, exc) and self._fall_back(mode, exc)):
+                    raise
 
     def _too_large(self, size: int, what: str) -> AnswerTooLargeError:
         return AnswerTooLargeError(
@@ -293,7 +615,10 @@ class RemoteChatModel(ChatModel):
         if not deadline:
             deadline.append(time.monotonic() + self.retry.budget)
         timeout = max(0.05, min(self.timeout, deadline[0] - time.monotonic()))
-        body = self._send(request, timeout=timeout)
+        # The whole attempt, headers and body, ends by its timeout: a trickling server
+        # cannot stretch it (through clients from deadline_client).
+        with call_deadline(time.monotonic() + timeout):
+            body = self._send_structured(request, timeout)
         # A chat-completions body is the answer plus a little JSON: refuse a far larger one
         # before decoding it.
         if len(body) > 4 * self.max_answer_bytes + 65536:
@@ -310,6 +635,8 @@ class RemoteChatModel(ChatModel):
             return exc.retryable, None
         if connection_refused(exc) and not self._reached:
             return False, None  # nothing is listening: fail fast
+        if _invalid_request(exc):
+            return False, None  # the same request gets the same answer
         return self._classify(exc)
 
     def _describe_any(self, exc: BaseException) -> str:
@@ -320,7 +647,10 @@ class RemoteChatModel(ChatModel):
                 f"nothing is listening at {self.url} (connection refused); start the server "
                 "or check the base URL"
             )
-        return redact(self._describe(exc))
+        described = redact(self._describe(exc))
+        if _invalid_request(exc):
+            described += " (the server says the request is invalid: not retried)"
+        return described
 
     def complete(self, request: ChatRequest) -> ChatResponse:
         """Answers one request, retrying transient failures within the retry budget.
@@ -370,8 +700,21 @@ class RemoteChatModel(ChatModel):
         )
 
 
+def _invalid_request(exc: BaseException) -> bool:
+    """Whether ``exc`` is a 4xx/5xx answer whose body says the request is invalid."""
+    answer = status_and_body(exc)
+    return (
+        answer is not None
+        and answer[0] >= 400
+        and answer[0] not in RETRYABLE_STATUSES  # 408 and 429 say "later" whatever the body
+        and says_request_invalid(answer[1])
+    )
+
+
 def _rebuild(exc: BackendError) -> BackendError:
     """A copy of ``exc`` of the same class and message, without its chained cause."""
     if isinstance(exc, MalformedResponseError):
         return MalformedResponseError(str(exc))
+    if isinstance(exc, CallCancelled):
+        return CallCancelled(str(exc))
     return type(exc)(str(exc), retryable=exc.retryable)

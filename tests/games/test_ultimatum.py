@@ -119,3 +119,23 @@ def test_cfr_approaches_the_equilibrium(setup):
     _, tree, _ = setup
     policy = solvers.CFRSolver(tree).run(2000).average_policy()
     assert solvers.nash_conv(tree, policy).nash_conv < 0.01
+
+
+def test_a_model_whose_every_offer_falls_back_still_builds_a_tree():
+    # The fallback message is empty for every tone: the responder's information state
+    # must still differ from the proposer's root (the seat is part of it).
+    from games.engine.tree import build_subgames
+    from games.ultimatum.game import Deal, Ultimatum
+    from gt_llm.chat import ChatModel, ChatRequest, ChatResponse
+    from gt_llm.parsing import ParseStats
+
+    class NoOffer(ChatModel):
+        backend, model, spec = "test", "no-offer", "test:no-offer"
+
+        def complete(self, request: ChatRequest) -> ChatResponse:
+            return ChatResponse(text="no offer here", backend="test", model="no-offer")
+
+    stats = ParseStats()
+    (sg,) = build_subgames(Ultimatum(10, 2), [Deal(10)], NoOffer(), stats=stats, progress=False)
+    assert sg.tree.num_nodes == 22 and sum(stats.fallbacks.values()) == 6
+    assert solvers.nash_conv(sg.tree, solvers.uniform_policy(sg.tree)).nash_conv >= 0

@@ -11,6 +11,18 @@ const SAFE_ATTRS = new Set([
   "data-kind", "data-seat", "data-step", "data-round", "data-i", "style",
 ]);
 
+// A script error must not leave a blank page: say what failed, as text.
+window.addEventListener("error", (ev) => {
+  const app = document.getElementById("app");
+  if (!app || document.body.dataset.ready) return;
+  const box = document.createElement("p");
+  box.className = "page-error";
+  box.textContent = "This page could not be drawn: " + (ev.message || "script error") +
+    ". Re-write it with the gt-llm command that made it; if this persists, report it.";
+  app.prepend(box);
+  document.body.dataset.error = "1";
+});
+
 function pageData() {
   return JSON.parse(document.getElementById("page-data").textContent);
 }
@@ -21,7 +33,8 @@ function put(node, attrs, children) {
     if (k === "text") { node.textContent = String(v); continue; }
     if (k.startsWith("on")) { node.addEventListener(k.slice(2), v); continue; }
     if (!SAFE_ATTRS.has(k)) throw new Error("attribute not allowed: " + k);
-    if (k === "href" && !/^[A-Za-z0-9_./#-]+$/.test(String(v))) throw new Error("bad href");
+    // Links are relative and percent-encoded by the writer (html_page.href): no scheme can pass.
+    if (k === "href" && !/^[A-Za-z0-9_./#%~-]+$/.test(String(v))) throw new Error("bad href: " + String(v));
     node.setAttribute(k, v === true ? "" : String(v));
   }
   for (const c of children.flat(Infinity)) {

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from games.engine.cli_options import Writer, say
-from games.werewolf.play import runner
+from games.werewolf.play.log import LogError, read_game
 from games.werewolf.players import prompts
 from games.werewolf.players.beliefs import BeliefSettings, SeatBeliefs, make_seat_beliefs
 from games.werewolf.rules import Config
@@ -18,10 +18,21 @@ if TYPE_CHECKING:
     from gt_llm.opponents import GratrModel
 
 __all__ = [
+    "BeliefReplayError",
     "add_graph_parser",
     "rebuild_trust_graph",
     "replay_seat",
 ]
+
+#: Largest ``--step``: more steps than any game of the longest table plays.
+MAX_STEP = 10**6
+
+#: What replaying damaged belief records can raise (a record the models cannot take).
+_DAMAGED = (KeyError, TypeError, ValueError, AttributeError, IndexError, ArithmeticError)
+
+
+class BeliefReplayError(ValueError):
+    """A seat's belief records cannot be replayed: the log is damaged (one line)."""
 
 
 def replay_seat(
@@ -70,6 +81,7 @@ def rebuild_trust_graph(records: Sequence[Mapping[str, Any]], player: int, step:
 
     Raises:
       ValueError: not an arena log, the seat has no GRATR model, or a bad step.
+      BeliefReplayError: the seat's records cannot be replayed (a damaged log).
     """
     if not records or records[0].get("type") != "header":
         raise ValueError("werewolf graph: the log does not start with a header record")
@@ -81,25 +93,30 @@ def rebuild_trust_graph(records: Sequence[Mapping[str, Any]], player: int, step:
     if not 0 <= step <= last:
         raise ValueError(f"werewolf graph --step: must be a step of the log, 0..{last}; got {step}")
     init = next(
-        (r for r in records if r.get("type") == "belief_init" and r["seat"] == player), None
+        (r for r in records if r.get("type") == "belief_init" and r.get("seat") == player), None
     )
     if init is None:
         raise ValueError(
             "werewolf graph: the log has no belief records; use a log written by "
             "gt-llm werewolf arena"
         )
-    if init["model"] != "gratr":
+    if init.get("model") != "gratr":
         raise ValueError(
-            f"werewolf graph --player: seat {player} used the {init['model']!r} model; "
+            f"werewolf graph --player: seat {player} used the {init.get('model')!r} model; "
             "pick a seat that used gratr"
         )
-    model = make_seat_beliefs(
-        "gratr", config, player, init["role"], BeliefSettings(**init["settings"])
-    ).model
-    for r, state, _ in replay_seat(records, init):
-        if int(r.get("step", -1)) > step:
-            break  # records are in step order
-        model = state.model
+    try:
+        model = make_seat_beliefs(
+            "gratr", config, player, init["role"], BeliefSettings(**init["settings"])
+        ).model
+        for r, state, _ in replay_seat(records, init):
+            if int(r.get("step", -1)) > step:
+                break  # records are in step order
+            model = state.model
+    except _DAMAGED as exc:
+        raise BeliefReplayError(
+            f"seat {player}'s belief records cannot be replayed ({type(exc).__name__}: {exc})"
+        ) from None
     from gt_llm.opponents import GratrModel  # loaded already (the seat beliefs use it)
 
     if not isinstance(model, GratrModel):  # the belief_init record said gratr
@@ -145,8 +162,14 @@ def run_graph(args: argparse.Namespace, *, write: Writer | None = None) -> int:
         )
     if not Path(args.log).exists():
         raise ValueError(f"werewolf graph: no such log {args.log}")
-    records = runner.read_log(args.log)
-    model = rebuild_trust_graph(records, args.player, args.step)
+    # The checked reader of `werewolf replay` and `view`: a header of this schema, typed fields.
+    records = read_game(args.log)
+    try:
+        model = rebuild_trust_graph(records, args.player, args.step)
+    except BeliefReplayError as exc:
+        raise LogError(
+            f"{args.log}: {exc}; the log is damaged: re-run the arena or pick another log"
+        ) from None
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     write_trust_graph(
         model,
@@ -162,8 +185,26 @@ def add_graph_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "graph", help="a seat's GRATR trust graph at a step of an arena log (draw or export)"
     )
+    from games.werewolf.config import MAX_PLAYERS
+    from gt_llm.argtypes import bounded_int, non_empty
+
     p.add_argument("log", help="a JSONL game log written by gt-llm werewolf arena")
-    p.add_argument("--player", type=int, required=True, help="seat id (0-based)")
-    p.add_argument("--step", type=int, required=True, help="the game step (log 'step')")
-    p.add_argument("--out", required=True, help="FILE.png/.svg/.pdf, FILE.json or FILE.graphml")
+    p.add_argument(
+        "--player",
+        type=bounded_int(0, MAX_PLAYERS - 1),
+        required=True,
+        help="seat id (0-based)",
+    )
+    p.add_argument(
+        "--step",
+        type=bounded_int(0, MAX_STEP),
+        required=True,
+        help=f"the game step (log 'step', at most {MAX_STEP})",
+    )
+    p.add_argument(
+        "--out",
+        type=non_empty,
+        required=True,
+        help="FILE.png/.svg/.pdf, FILE.json or FILE.graphml",
+    )
     p.set_defaults(func=run_graph)

@@ -298,6 +298,8 @@ def play_arena_game(
         log_prompts=log_prompts,
         structured=structured,
     )
+    # Written beside as a temporary file: only a finished game replaces the log under its
+    # name; a failed or interrupted one is kept as its .partial and any old log is untouched.
     glog = runner.GameLog(log) if log is not None else None
     try:
         result = runner.play_game(config, seed=seed, log=glog, table=table)
@@ -328,9 +330,12 @@ def play_arena_game(
         )
         if glog is not None:
             glog.write("arena", **_game_dict(game))
-    finally:
+    except BaseException:
         if glog is not None:
-            glog.close()
+            glog.abort()
+        raise
+    if glog is not None:
+        glog.close()
     return game, table.tracker.summary()
 
 

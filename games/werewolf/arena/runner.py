@@ -40,6 +40,9 @@ Reported per pair (JSON, CSV, bar chart):
 Resuming: every call goes through the SQLite cache (``--cache``, default
 ``OUT/llm_cache.sqlite``), so re-running a finished or interrupted arena replays
 the finished games from the cache (the summary reports new and cached calls).
+A game's log replaces the one of an earlier run only when the game finished: a
+failed or interrupted game keeps its records as ``game_<i>.jsonl.partial`` and
+leaves the old log as it was (:class:`~games.werewolf.play.log.GameLog`).
 Each game's log (``OUT/logs/<A>_vs_<B>/game_<i>.jsonl``) holds the rules'
 records and the belief providers' evidence (``belief_init``,
 ``belief_evidence``, ``belief_consult``), from which
@@ -246,7 +249,8 @@ def _csv_rows(summaries: Sequence[PairSummary]) -> list[dict[str, Any]]:
 def add_arena_parser(sub: argparse._SubParsersAction) -> None:
     """Adds ``arena`` to the ``werewolf`` command group."""
     from games.engine.cli_options import add_common_options
-    from gt_llm.argtypes import positive_int
+    from games.werewolf.cli import MAX_DEBATE_TURNS, MAX_HISTORY, MAX_ROUNDS, roles_arg
+    from gt_llm.argtypes import MAX_SIZE, bounded_float, bounded_int, non_empty
 
     p = sub.add_parser(
         "arena",
@@ -256,19 +260,47 @@ def add_arena_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--preset", choices=sorted(rules.PRESETS), default="gratr")
     p.add_argument(
         "--models",
+        type=non_empty,
         default="gratr,none",
         help="comma-separated opponent models; every pair plays (default gratr,none)",
     )
-    p.add_argument("--games", type=positive_int, default=50, help="games per pair (default 50)")
-    p.add_argument("--roles", default=None, help="role counts, e.g. werewolf:3,seer:1,...")
-    p.add_argument("--debate-turns", type=int, default=None, help="speeches per day")
-    p.add_argument("--max-rounds", type=positive_int, default=None, help="round limit (draw)")
+    p.add_argument(
+        "--games",
+        type=bounded_int(1, MAX_SIZE),
+        default=50,
+        help="games per pair (default 50; refused when they cannot fit in memory)",
+    )
+    p.add_argument(
+        "--roles", type=roles_arg, default=None, help="role counts, e.g. werewolf:3,seer:1,..."
+    )
+    p.add_argument(
+        "--debate-turns",
+        type=bounded_int(0, MAX_DEBATE_TURNS),
+        default=None,
+        help=f"speeches per day (0 to {MAX_DEBATE_TURNS})",
+    )
+    p.add_argument(
+        "--max-rounds",
+        type=bounded_int(1, MAX_ROUNDS),
+        default=None,
+        help=f"round limit, then a draw (1 to {MAX_ROUNDS})",
+    )
     p.add_argument("--log-prompts", action="store_true", help="log every call's messages too")
-    p.add_argument("--k", type=positive_int, default=15, help="history window K (default 15)")
-    p.add_argument("--top-k", type=positive_int, default=5, help="messages RAG retrieves")
+    p.add_argument(
+        "--k",
+        type=bounded_int(1, MAX_HISTORY),
+        default=15,
+        help=f"history window K (default 15, at most {MAX_HISTORY})",
+    )
+    p.add_argument(
+        "--top-k",
+        type=bounded_int(1, MAX_HISTORY),
+        default=5,
+        help=f"messages RAG retrieves (default 5, at most {MAX_HISTORY})",
+    )
     p.add_argument(
         "--threshold",
-        type=float,
+        type=bounded_float(0, 1),
         default=0.5,
         help="Dirichlet: minimum judgment confidence (0-1) to count (default 0.5)",
     )

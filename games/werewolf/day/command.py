@@ -19,17 +19,22 @@ from games.engine.cli_options import (
     say,
 )
 from games.werewolf import rules
-from games.werewolf.day.abstraction import DEFAULT_ACTS, DEFAULT_TONES
+from games.werewolf.day.abstraction import DEFAULT_ACTS, DEFAULT_TONES, Abstraction
 from games.werewolf.day.roots import day_roots
 from games.werewolf.day.solve import SolveSettings, run_solve
-from games.werewolf.day.state import EXTRACTION, ORDERS
+from games.werewolf.day.state import _MAX_SEEDS, _MAX_SPEAKERS, EXTRACTION, ORDERS
 from games.werewolf.day.summary import report_lines
 from games.werewolf.estimate import check_solve, estimate_solve
-from gt_llm.argtypes import positive_int
+from gt_llm.argtypes import MAX_SIZE, add_check, bounded_int, refuse_repeated
 
 __all__ = [
     "add_solve_parser",
 ]
+
+#: Days (rule-based games) solved: the bound of python_werewolf_day's num_games.
+MAX_DAYS = 10_000
+#: The latest day every preset reaches before its round limit (the day tree's bound).
+MAX_DAY = min(c.max_rounds for c in rules.PRESETS.values())
 
 
 # --- the command -------------------------------------------------------------------
@@ -42,7 +47,7 @@ def _names(text: str, *, known: Sequence[str], what: str) -> tuple[str, ...]:
         raise argparse.ArgumentTypeError(
             f"unknown {what} {', '.join(bad) or '(none)'}; choose from {', '.join(known)}"
         )
-    return names
+    return refuse_repeated(names, what)
 
 
 def _models(text: str) -> tuple[str, ...]:
@@ -50,11 +55,34 @@ def _models(text: str) -> tuple[str, ...]:
 
 
 def _tones(text: str) -> tuple[str, ...]:
-    return _names(text, known=rules.TONES, what="tone(s)")
+    tones = _names(text, known=rules.TONES, what="tone(s)")
+    if "any" not in tones:
+        # The baseline every CFR-Gain is measured against is tone any, act nothing.
+        raise argparse.ArgumentTypeError(f"add the tone any (the baseline's); got {text!r}")
+    return tones
 
 
 def _acts(text: str) -> tuple[str, ...]:
     return tuple(x.strip() for x in text.replace("/", ",").split(",") if x.strip())
+
+
+def _check_acts(args: argparse.Namespace) -> None:
+    """``--acts`` after parsing (it depends on ``--preset``), as a refusal naming the flag.
+
+    Each token's form, no token twice, the baseline's act ``nothing`` among
+    them, and every claimed role or check result one the preset has.
+    """
+    acts = tuple(args.acts)
+    try:
+        abstraction = Abstraction(tones=args.tones, acts=acts)
+        if "nothing" not in acts:
+            raise ValueError("add the act nothing (the baseline's)")
+        abstraction.check(rules.preset(args.preset))
+    except ValueError as exc:
+        detail = str(exc).removeprefix("Abstraction: ")
+        raise ValueError(
+            f"argument --acts: {detail} (got {','.join(acts) or 'none'}; --preset {args.preset})"
+        ) from None
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -134,13 +162,21 @@ def add_solve_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--days",
-        type=positive_int,
+        type=bounded_int(1, MAX_DAYS),
         default=30,
-        help="days (rule-based games) to solve (default 30)",
+        help=f"days (rule-based games) to solve (default 30, at most {MAX_DAYS})",
     )
-    p.add_argument("--day", type=positive_int, default=1, help="which day of each game (default 1)")
     p.add_argument(
-        "--speakers", type=positive_int, default=2, help="speaking turns K per day (default 2)"
+        "--day",
+        type=bounded_int(1, MAX_DAY),
+        default=1,
+        help=f"which day of each game (default 1, at most {MAX_DAY})",
+    )
+    p.add_argument(
+        "--speakers",
+        type=bounded_int(1, _MAX_SPEAKERS),
+        default=2,
+        help=f"speaking turns K per day (default 2, at most {_MAX_SPEAKERS})",
     )
     p.add_argument("--order", choices=ORDERS, default="bids", help="speaking order (default bids)")
     p.add_argument(
@@ -153,21 +189,27 @@ def add_solve_parser(subparsers: argparse._SubParsersAction) -> None:
         "--tones",
         type=_tones,
         default=DEFAULT_TONES,
-        help="comma-separated tones (default all four)",
+        help="comma-separated tones, any among them (default all four)",
     )
     p.add_argument(
         "--acts",
         type=_acts,
         default=DEFAULT_ACTS,
-        help="comma-separated act tokens: nothing, claim:ROLE, accuse:SLOT, defend:SLOT, "
-        "check:SLOT:RESULT with SLOT most, most2, least, least2 "
+        help="comma-separated act tokens, nothing among them: nothing, claim:ROLE, "
+        "accuse:SLOT, defend:SLOT, check:SLOT:RESULT with SLOT most, most2, least, least2 "
         f"(default {','.join(DEFAULT_ACTS)})",
     )
     p.add_argument(
-        "--num-seeds", type=positive_int, default=1, help="LLM seeds per statement (default 1)"
+        "--num-seeds",
+        type=bounded_int(1, _MAX_SEEDS),
+        default=1,
+        help=f"LLM seeds per statement (default 1, at most {_MAX_SEEDS})",
     )
     p.add_argument(
-        "--iterations", type=positive_int, default=1000, help="CFR iterations (default 1000)"
+        "--iterations",
+        type=bounded_int(1, MAX_SIZE),
+        default=1000,
+        help="CFR iterations (default 1000; refused when the curves cannot fit in memory)",
     )
     p.add_argument(
         "--cfr", choices=("cfr", "cfr+", "linear"), default="cfr", help="CFR variant (default cfr)"
@@ -175,4 +217,5 @@ def add_solve_parser(subparsers: argparse._SubParsersAction) -> None:
     add_common_options(
         p, out="results/werewolf_day", seed_help="seed of the first rule-based game (default 0)"
     )
+    add_check(p, _check_acts)
     p.set_defaults(func=_run)

@@ -76,7 +76,7 @@ def _root_without_models(settings: DaySettings, seed: int) -> DayRoot | None:
     if settings.speakers > len(living):
         raise ValueError(
             f"python_werewolf_day: speakers={settings.speakers} but only {len(living)} players "
-            f"live on day {settings.day} (seed {seed}); use fewer speakers"
+            f"live on day {settings.day} (seed {seed}); use fewer speakers (--speakers)"
         )
     if settings.order == "bids":
         order = sorted(living, key=lambda p: (-dict(bids)[p], p))
@@ -160,7 +160,7 @@ def day_roots(settings: DaySettings, num_games: int, *, first_seed: int = 0) -> 
         if seed - first_seed >= _SCAN_FACTOR * num_games:
             raise ValueError(
                 f"day_roots: only {len(seeds)} of {seed - first_seed} rule-based games reach day "
-                f"{settings.day}; choose an earlier day or fewer days"
+                f"{settings.day}; choose an earlier day (--day) or fewer days (--days)"
             )
         if day_start(settings.config, seed, settings.day) is not None:
             seeds.append(seed)

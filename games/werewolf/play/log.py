@@ -2,10 +2,14 @@
 
 A log is written through :class:`GameLog` (the project's one atomic writer:
 temporary file, fsync, rename on success; a failed game keeps its records under
-:func:`partial_path`). :func:`read_log` returns the records, each checked, and
+:func:`partial_path`). :func:`read_log` returns the records, each checked (a
+JSON object with a ``type``; the fields readers use of the right type),
+:func:`read_game` also checks the header (a Werewolf log of :data:`SCHEMA`), and
 :func:`replay` re-applies a log's chance outcomes and actions to the rules and
-checks that it ends in the logged state. The record types are listed in
-:mod:`games.werewolf.play.runner`.
+checks that it ends in the logged state. Every reader of a log (``replay``,
+``summary``, ``graph``, ``view``, the arena's report) goes through them, so a
+damaged log is refused in one line, ``FILE:LINE: what is wrong; the fix``. The
+record types are listed in :mod:`games.werewolf.play.runner`.
 """
 
 from __future__ import annotations
@@ -13,12 +17,30 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
+import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any
 
 from games.werewolf import rules
 from games.werewolf.rules import CHANCE, Config, GameState, action_from_json, encode_action
-from runs.atomic import atomic_path, checked_size
+from runs.atomic import (
+    BOOL,
+    INT,
+    NUMBER,
+    OBJECT,
+    TEXT,
+    Shape,
+    atomic_path,
+    check_fields,
+    checked_size,
+    list_of,
+    map_of,
+    optional,
+)
+
+logger = logging.getLogger(__name__)
 
 __all__ = [
     "MAX_LOG_BYTES",
@@ -26,7 +48,9 @@ __all__ = [
     "SCHEMA",
     "GameLog",
     "LogError",
+    "check_header",
     "partial_path",
+    "read_game",
     "read_log",
     "replay",
     "state_digest",
@@ -84,7 +108,7 @@ class GameLog:
         self._fh.write(json.dumps({"type": type, **payload}) + "\n")
 
     def close(self) -> None:
-        """Puts the finished log in place (fsync, then rename)."""
+        """Puts the finished log in place (fsync, then rename); drops a stale partial log."""
         if self._fh is not None:
             fh, self._fh = self._fh, None
             try:
@@ -93,6 +117,8 @@ class GameLog:
                 self._writing.__exit__(type(exc), exc, exc.__traceback__)
                 raise
             self._writing.__exit__(None, None, None)
+            # The game is whole now: an earlier failed attempt's partial log is stale.
+            partial_path(self.path).unlink(missing_ok=True)
 
     def abort(self) -> None:
         """Keeps what was written as the partial log; the final name is left untouched."""
@@ -124,7 +150,130 @@ class LogError(ValueError):
     """A log file is damaged or not a Werewolf log: ``FILE:LINE: what is wrong`` (one line)."""
 
 
-def _numbered_records(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
+#: The end of a damaged log's message: what to do about it.
+_DAMAGED = "the log is damaged: re-run the game or delete the log"
+
+
+#: A seat number as an object key (``"3"``): how the rules write votes, bids and roles.
+_SEAT_KEY = Shape(lambda k: isinstance(k, str) and k.isascii() and k.isdigit(), "seat numbers")
+_SEAT = optional(INT)
+_SEATS = list_of(_SEAT)
+_ROLES = map_of(TEXT, keys=_SEAT_KEY)
+_PLAYER_TARGET = {"player": INT, "target": _SEAT}
+
+#: The fields readers use, by record type (events by ``event/<kind>``), and what
+#: each must hold. Absent fields pass (later layers add records and fields;
+#: readers skip what they do not know); a present field of the wrong type is a
+#: damaged log, refused here so that no reader trips over it later.
+_FIELDS: dict[str, dict[str, Shape]] = {
+    "*": {"step": INT, "round": INT},
+    "header": {
+        "schema": INT,
+        "game": TEXT,
+        "config": OBJECT,
+        "players": list_of(OBJECT),
+        "model_label": TEXT,
+        "model": TEXT,
+        "backend": TEXT,
+    },
+    "chance": {"phase": TEXT},
+    "action": {"player": INT, "phase": TEXT, "action": OBJECT, "id": INT},
+    "event": {"kind": TEXT, "visible_to": list_of(INT)},
+    "event/role": {"player": INT, "role": TEXT},
+    "event/partners": {"werewolves": list_of(INT)},
+    "event/wolf_vote": _PLAYER_TARGET,
+    "event/protect": _PLAYER_TARGET,
+    "event/check": {**_PLAYER_TARGET, "result": TEXT},
+    "event/victim": {"target": _SEAT},
+    "event/witch_victim": {"target": _SEAT},
+    "event/witch_save": {"player": INT, "used": BOOL},
+    "event/witch_poison": _PLAYER_TARGET,
+    "event/my_bid": {"player": INT, "amount": NUMBER, "turn": INT},
+    "event/my_vote": _PLAYER_TARGET,
+    "event/phase": {"phase": TEXT},
+    "event/deaths": {"players": _SEATS, "roles": _ROLES},
+    "event/exile": {"player": _SEAT, "roles": _ROLES},
+    "event/bids": {"turn": INT, "bids": map_of(NUMBER, keys=_SEAT_KEY)},
+    "event/speaker": {"player": INT, "turn": INT},
+    "event/speech": {"player": INT, "turn": INT, "act": OBJECT},
+    "event/votes": {"votes": map_of(_SEAT, keys=_SEAT_KEY)},
+    "event/game_over": {"winner": optional(TEXT), "roles": _ROLES},
+    "result": {
+        "winner": optional(TEXT),
+        "rounds": INT,
+        "steps": INT,
+        "roles": list_of(TEXT),
+        "digest": TEXT,
+        "model_calls": INT,
+        "parse_stats": OBJECT,
+        "defaulted": INT,
+        "deception": optional(OBJECT),
+    },
+    "llm_call": {"seat": _SEAT, "task": TEXT, "answer": optional(TEXT), "cached": BOOL},
+    "deception_statement": {
+        "statement": INT,
+        "speaker": INT,
+        "text": optional(TEXT),
+        "act": optional(OBJECT),
+        "deceptive": optional(BOOL),
+    },
+    "self_analysis": {
+        "statement": INT,
+        "speaker": INT,
+        "deceptive": BOOL,
+        "kind": optional(TEXT),
+        "confidence": optional(NUMBER),
+    },
+    "peer_analysis": {
+        "statement": INT,
+        "observer": INT,
+        "speaker": INT,
+        "deceptive": BOOL,
+        "confidence": optional(NUMBER),
+        "suspicion": optional(NUMBER),
+        "reasoning": optional(TEXT),
+    },
+    "scratchpad": {"seat": INT, "text": optional(TEXT)},
+    "arena": {
+        "index": INT,
+        "seed": INT,
+        "rounds": INT,
+        "wolf_model": TEXT,
+        "leader_model": TEXT,
+        "seats": list_of(TEXT),
+        "winner": optional(TEXT),
+        "winning_model": optional(TEXT),
+    },
+    "belief_init": {"seat": INT, "model": TEXT, "role": TEXT, "settings": OBJECT},
+    "belief_evidence": {"seat": INT, "evidence": list_of(OBJECT)},
+    "belief_consult": {"seat": INT, "subjects": list_of(TEXT)},
+}
+
+
+def _check_record(where: str, record: Mapping[str, Any]) -> None:
+    """Refuses a record whose known fields have the wrong type (see :data:`_FIELDS`)."""
+    kind = record["type"]
+    names = ["*", kind]
+    label = f"{kind} record"
+    if kind == "event" and isinstance(record.get("kind"), str):
+        names.append(f"event/{record['kind']}")
+        label = f"{record['kind']} event"
+    label = f"{'an' if label[:1] in 'aeiou' else 'a'} {label}"
+    for name in names:
+        try:
+            check_fields(record, _FIELDS.get(name, {}))
+        except TypeError as exc:
+            raise LogError(f"{where}: {label}: {exc}; {_DAMAGED}") from None
+
+
+def _no_constant(name: str) -> Any:
+    # json.loads takes NaN and Infinity, which are not JSON (and no writer of ours makes them).
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _numbered_records(
+    path: str | os.PathLike[str], *, cut_tail: bool = False
+) -> list[tuple[int, dict[str, Any]]]:
     p = Path(path)
     try:
         checked_size(p, MAX_LOG_BYTES, what="a log", error=LogError)
@@ -139,34 +288,87 @@ def _numbered_records(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
                 continue
             where = f"{p}:{lineno}"
             try:
-                record = json.loads(raw)
+                record = json.loads(raw, parse_constant=_no_constant)
             except UnicodeDecodeError as exc:
-                raise LogError(
-                    f"{where}: not UTF-8 at byte {exc.start}; the log is damaged"
-                ) from None
+                raise LogError(f"{where}: not UTF-8 at byte {exc.start}; {_DAMAGED}") from None
             except json.JSONDecodeError as exc:
+                if cut_tail and not raw.endswith(b"\n"):
+                    # Only the last line can lack its newline: a game stopped mid-write.
+                    logger.warning("%s: the last line is cut off (%s); dropped", where, exc.msg)
+                    break
                 cut = "" if raw.endswith(b"\n") else " (a truncated last line)"
                 raise LogError(
-                    f"{where}: not valid JSON ({exc.msg} at column {exc.colno}){cut}; the log is "
-                    "damaged: re-run the game or delete the log"
+                    f"{where}: not valid JSON ({exc.msg} at column {exc.colno}){cut}; {_DAMAGED}"
                 ) from None
+            except ValueError as exc:  # NaN or Infinity (_no_constant)
+                raise LogError(f"{where}: {exc}; {_DAMAGED}") from None
             except RecursionError:
-                raise LogError(f"{where}: JSON nested too deeply; the log is damaged") from None
+                raise LogError(f"{where}: JSON nested too deeply; {_DAMAGED}") from None
             if not isinstance(record, dict) or not isinstance(record.get("type"), str):
-                raise LogError(f"{where}: a record must be a JSON object with a string 'type'")
+                raise LogError(
+                    f"{where}: a record must be a JSON object with a string 'type'; {_DAMAGED}"
+                )
+            _check_record(where, record)
             out.append((lineno, record))
     return out
 
 
-def read_log(path: str | Path) -> list[dict[str, Any]]:
+def read_log(path: str | os.PathLike[str], *, cut_tail: bool = False) -> list[dict[str, Any]]:
     """The records of a JSONL log, each checked to be a JSON object with a ``type``.
+
+    The fields readers use are checked too (a seat is a whole number, ``votes``
+    an object of seats, ...): a wrong type is refused here, in one line, rather
+    than tripping a reader later.
+
+    Args:
+      path: The log.
+      cut_tail: Drop a last line cut off mid-write (a game interrupted while
+        writing) with a warning instead of refusing the log (the viewer shows
+        unfinished games).
 
     Raises:
       LogError: ``FILE:LINE: ...`` for a truncated or invalid line, a record that
-        is not an object with a string ``type``, a nesting too deep, or a file or
-        record larger than :data:`MAX_LOG_BYTES` / :data:`MAX_RECORD_BYTES`.
+        is not an object with a string ``type``, a known field of the wrong type,
+        a nesting too deep, or a file or record larger than :data:`MAX_LOG_BYTES`
+        / :data:`MAX_RECORD_BYTES`.
     """
-    return [record for _, record in _numbered_records(path)]
+    return [record for _, record in _numbered_records(path, cut_tail=cut_tail)]
+
+
+def check_header(path: str | os.PathLike[str], records: list[tuple[int, dict[str, Any]]]) -> Config:
+    """The game's settings from a log's header, checked: a Werewolf log of :data:`SCHEMA`.
+
+    Raises:
+      LogError: ``FILE:LINE: ...``: no header first, another game or schema, or a
+        config the rules refuse.
+    """
+    if not records or records[0][1].get("type") != "header":
+        raise LogError(
+            f"{path}:1: not a Werewolf log: it does not start with a header record; give a "
+            "log written by gt-llm werewolf play or arena"
+        )
+    lineno, header = records[0]
+    if header.get("schema") != SCHEMA or header.get("game") != "werewolf":
+        raise LogError(
+            f"{path}:{lineno}: not a werewolf log of schema {SCHEMA} (game "
+            f"{header.get('game')!r}, schema {header.get('schema')!r}); this version reads "
+            f"schema {SCHEMA} only"
+        )
+    try:
+        return Config.from_dict(header.get("config"))
+    except (ValueError, TypeError, AttributeError) as exc:
+        raise LogError(f"{path}:{lineno}: bad header config ({exc})") from None
+
+
+def read_game(path: str | os.PathLike[str], *, cut_tail: bool = False) -> list[dict[str, Any]]:
+    """:func:`read_log` and :func:`check_header`: the records of a Werewolf log this version reads.
+
+    Raises:
+      LogError: as :func:`read_log` and :func:`check_header`.
+    """
+    records = _numbered_records(path, cut_tail=cut_tail)
+    check_header(path, records)
+    return [record for _, record in records]
 
 
 def replay(path: str | Path) -> GameState:
@@ -180,15 +382,7 @@ def replay(path: str | Path) -> GameState:
             logged result.
     """
     records = _numbered_records(path)
-    if not records or records[0][1].get("type") != "header":
-        raise LogError(f"{path}:1: the log does not start with a header record")
-    header = records[0][1]
-    if header.get("schema") != SCHEMA or header.get("game") != "werewolf":
-        raise LogError(f"{path}:1: not a werewolf log of schema {SCHEMA}")
-    try:
-        state = rules.initial_state(Config.from_dict(header.get("config")))
-    except ValueError as exc:
-        raise LogError(f"{path}:{records[0][0]}: bad header config ({exc})") from None
+    state = rules.initial_state(check_header(path, records))
     result = None
     for lineno, rec in records[1:]:
         try:

@@ -2,7 +2,8 @@
 
 The legal options are listed with numbers; the person types a number.  A speech
 act is chosen field by field (kind, then target / role / result, then tone), each
-step listing only choices that lead to a legal act.  Bad input is re-asked; the
+step listing only choices that lead to a legal act.  Bad input (not a listed
+number or label, or longer than :data:`MAX_ANSWER_CHARS`) is re-asked; the
 end of input is an error (``ValueError``), never a silent default.
 """
 
@@ -35,6 +36,9 @@ _QUESTIONS = {
     "day_vote": "Day: whom do you vote to exile?",
 }
 _SPEECH_FIELDS = ("kind", "target", "role", "result", "tone")
+#: Longest answer read as a choice: option labels and indexes are short. A longer line
+#: (a pasted wall of digits) is refused and asked again, never converted.
+MAX_ANSWER_CHARS = 64
 
 
 class HumanPlayer:
@@ -89,7 +93,14 @@ class HumanPlayer:
             if not line:
                 raise ValueError("HumanPlayer: input ended before the game did")
             text = line.strip()
-            if text.isdigit() and int(text) < len(labels):
+            if len(text) > MAX_ANSWER_CHARS:
+                self._write(
+                    f"That answer is {len(text)} characters long; "
+                    f"please type a number from 0 to {len(labels) - 1}."
+                )
+                continue
+            # ASCII digits only: str.isdigit() also accepts characters int() refuses ("²").
+            if text.isascii() and text.isdigit() and int(text) < len(labels):
                 return int(text)
             if text in labels:
                 return labels.index(text)

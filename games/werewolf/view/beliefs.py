@@ -148,7 +148,8 @@ def replay_beliefs(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         seat = int(init.get("seat", -1))
         try:
             snaps = _seat_snapshots(records, init, n)
-        except (KeyError, TypeError, ValueError) as e:
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError, ArithmeticError) as e:
+            # One seat's damaged records leave its mind out of the page, named there.
             logger.warning("werewolf view: seat %s's opponent model not replayed: %s", seat, e)
             out["skipped"][str(seat)] = str(e)
             continue

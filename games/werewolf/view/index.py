@@ -10,16 +10,26 @@ calls, fallbacks, a link) — and every game's page beside it under
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from games.engine.html_page import asset, render_page, write_page
-from games.werewolf.view.page import game_page
+from games.engine.html_page import asset, href, render_page, write_page
+from games.werewolf.view.page import log_page
 from games.werewolf.view.timeline import log_counts, read_records
+from runs.atomic import (
+    INT,
+    NUMBER,
+    OBJECT,
+    TEXT,
+    check_fields,
+    list_of,
+    map_of,
+    optional,
+    read_json_as,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -48,13 +58,68 @@ def folder_kind(folder: str | os.PathLike[str]) -> str:
     )
 
 
-def _read_json(path: Path) -> dict[str, Any]:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as e:
-        raise ValueError(
-            f"werewolf view: {path} is not valid JSON ({e}); re-run the command that wrote it"
-        ) from e
+#: A win rate as the series summary and the arena report write it.
+_RATE = {
+    "rate": optional(NUMBER),
+    "ci95": list_of(optional(NUMBER), length=2),
+    "count": optional(INT),
+    "wins": optional(INT),
+    "games": optional(INT),
+}
+#: The fields of a summary the index shows, besides the win rates.
+_SHOWN = {
+    "players": optional(TEXT),
+    "note": optional(TEXT),
+    "label": optional(TEXT),
+    "config": OBJECT,
+    "games": INT,
+    "games_per_pair": INT,
+    "models": list_of(TEXT),
+    "preset": optional(TEXT),
+}
+
+
+def _series_summary(doc: Any) -> dict[str, Any]:
+    """A series' ``summary.json``, checked where the index reads it (raises ``TypeError``)."""
+    check_fields(doc, {**_SHOWN, "win_rates": map_of(OBJECT)})
+    for side, rate in (doc.get("win_rates") or {}).items():
+        check_fields(rate, _RATE, where=f"win_rates.{side}")
+    return doc
+
+
+def _arena_report(doc: Any) -> dict[str, Any]:
+    """An arena's ``arena.json``, checked where the index reads it (raises ``TypeError``)."""
+    check_fields(doc, {**_SHOWN, "pairs": list_of(OBJECT)})
+    for i, pair in enumerate(doc.get("pairs") or []):
+        check_fields(pair, {"pair": list_of(TEXT), "models": map_of(OBJECT)}, where=f"pairs[{i}]")
+        for model, rates in (pair.get("models") or {}).items():
+            where = f"pairs[{i}].models.{model}"
+            check_fields(rates, {k: optional(OBJECT) for k in ("TWR", "WWR", "LWR")}, where=where)
+            for k in ("TWR", "WWR", "LWR"):
+                if rates.get(k):
+                    check_fields(rates[k], _RATE, where=f"{where}.{k}")
+    return doc
+
+
+def _read_summary(folder: Path, kind: str) -> dict[str, Any]:
+    """The folder's ``arena.json`` or ``summary.json``, through the checked JSON reader.
+
+    Raises:
+      runs.atomic.ResultsError: one line naming the file, what is wrong and the fix.
+    """
+    if kind == "arena":
+        return read_json_as(
+            folder / "arena.json",
+            _arena_report,
+            what="an arena report",
+            rerun=f"gt-llm werewolf arena --out {folder}",
+        )
+    return read_json_as(
+        folder / "summary.json",
+        _series_summary,
+        what="a series summary",
+        rerun=f"gt-llm werewolf play --games N --out {folder}",
+    )
 
 
 def _row(records: list[dict[str, Any]], link: str, log: str) -> dict[str, Any]:
@@ -148,13 +213,15 @@ def write_folder_pages(
       The index page's path.
 
     Raises:
-      ValueError: not such a folder, or it holds no game log.
+      ValueError: not such a folder, or it holds no game log; its ``summary.json``
+        or ``arena.json`` is damaged (:class:`runs.atomic.ResultsError`, naming the
+        file). A damaged game log is left out with a warning and named on the index.
     """
     folder = Path(folder)
     kind = folder_kind(folder)
     if kind == "solve":
         raise ValueError("write_folder_pages: a day-study folder; use write_solve_page")
-    summary = _read_json(folder / ("arena.json" if kind == "arena" else "summary.json"))
+    summary = _read_summary(folder, kind)
     out = Path(out) if out is not None else folder / "view" / "index.html"
     logs = sorted((folder / "logs").rglob("*.jsonl"))
     if not logs:
@@ -164,19 +231,19 @@ def write_folder_pages(
     for log in logs:
         rel = log.relative_to(folder / "logs")
         page = out.parent / rel.with_suffix(".html")
-        link = page.relative_to(out.parent).as_posix()
         try:
+            # A damaged log is left out of the index (and named in it), not fatal.
             records = read_records(log)
+            html = log_page(log, records, back=href(out, page.parent)) if games else None
         except ValueError as e:
             logger.warning("%s", e)
             skipped.append({"log": rel.as_posix(), "reason": str(e)})
             continue
-        if games:
-            back = Path(os.path.relpath(out, page.parent)).as_posix()
-            write_page(page, game_page(records, back=back))
+        if html is not None:
+            write_page(page, html)
             if on_page is not None:
                 on_page(page)
-        rows.append(_row(records, link if games else "", rel.as_posix()))
+        rows.append(_row(records, href(page, out.parent) if games else "", rel.as_posix()))
     data = {
         "kind": "werewolf-index",
         "folder_kind": kind,

@@ -17,9 +17,13 @@ from typing import Any
 from games.engine.html_page import asset, iframe, render_page, write_page
 from games.werewolf.view.timeline import game_data, read_records
 
-__all__ = ["display_game", "game_page", "write_game_page"]
+__all__ = ["display_game", "game_page", "log_page", "write_game_page"]
 
 _PKG = "games.werewolf.view"
+
+#: What building a page from a checked log can still raise on a damaged one (a value
+#: the field checks let through, NaN, nesting too deep for the page's JSON).
+_DAMAGED = (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError)
 
 
 def game_page(records: Sequence[Mapping[str, Any]], *, back: str | None = None) -> str:
@@ -39,11 +43,35 @@ def game_page(records: Sequence[Mapping[str, Any]], *, back: str | None = None) 
     )
 
 
+def log_page(
+    log: str | os.PathLike[str],
+    records: Sequence[Mapping[str, Any]] | None = None,
+    *,
+    back: str | None = None,
+) -> str:
+    """The page of a game log, read through the checked reader (or its ``records``).
+
+    Raises:
+      games.werewolf.play.log.LogError: one line naming the log and what is wrong.
+    """
+    from games.werewolf.play.log import LogError
+
+    if records is None:
+        records = read_records(log)
+    try:
+        return game_page(records, back=back)
+    except _DAMAGED as exc:
+        raise LogError(
+            f"{log}: cannot be shown ({type(exc).__name__}: {exc}); the log is damaged: "
+            "re-run the game or delete the log"
+        ) from None
+
+
 def write_game_page(
     log: str | os.PathLike[str], out: str | os.PathLike[str], *, back: str | None = None
 ) -> Path:
     """Reads a game log and writes its page to ``out`` (atomically)."""
-    return write_page(out, game_page(read_records(log), back=back))
+    return write_page(out, log_page(log, back=back))
 
 
 def display_game(

@@ -40,7 +40,9 @@
     t.appendChild(h("tr", {}, h("th", {text: "tone \\ act"}), D.acts.map(a => h("th", {class: "num", title: dec.acts[a] || "not legal here", text: a}))));
     D.tones.forEach((tone, i) => {
       t.appendChild(h("tr", {}, h("th", {text: tone}), D.acts.map((a, j) => {
-        const p = dec.probs[i][j];
+        // A missing entry (a ragged row) shows as not legal rather than stopping the page.
+        const row = dec.probs[i] || [];
+        const p = row[j] === undefined ? null : row[j];
         return h("td", {class: "num prob" + (p === null ? " illegal" : ""), title: tone + " · " + (dec.acts[a] || a) + ": " + (p === null ? "not legal" : fmt(p, 3)),
           style: p === null ? "" : "background: rgba(45,95,168," + Math.min(1, p).toFixed(3) + "); color:" + (p > 0.5 ? "#fff" : "#111"),
           text: p === null ? "–" : (p < 0.005 ? "<.01" : p.toFixed(2))});

@@ -1,8 +1,9 @@
 """A Werewolf JSONL log as the data of its page: a timeline and the seats' opponent models.
 
-:func:`read_records` reads a log defensively (a cut-off last line, as an
-interrupted game leaves, is dropped with a warning; unknown record types and
-fields are kept or ignored, never fatal). :func:`game_data` turns the records
+:func:`read_records` reads a log through the checked reader of ``werewolf
+replay`` (a cut-off last line, as an interrupted game leaves, is dropped with a
+warning; unknown record types and fields are kept or ignored; a known field of
+the wrong type is refused in one line). :func:`game_data` turns the records
 into the JSON the game page renders:
 
 * ``items`` — the timeline in log order: phases, night actions (private: shown
@@ -18,15 +19,10 @@ into the JSON the game page renders:
 
 from __future__ import annotations
 
-import json
-import logging
 import os
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
-
-logger = logging.getLogger(__name__)
 
 __all__ = ["game_data", "log_counts", "read_records"]
 
@@ -45,36 +41,19 @@ _TASKS_OF_ACTION = {
 
 
 def read_records(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """The records of a JSONL log.
+    """The records of a Werewolf log, through the checked reader ``werewolf replay`` uses.
 
-    A last line that is not valid JSON (a game interrupted while writing) is
-    dropped with a warning.
+    A last line cut off mid-write (a game interrupted while writing) is dropped
+    with a warning; the rest is checked as :func:`games.werewolf.play.log.read_game`
+    checks it (a header of this schema, every known field of the right type).
 
     Raises:
-      ValueError: the file is empty, does not start with a Werewolf header, or
-        has a broken line before the last.
+      games.werewolf.play.log.LogError: ``FILE:LINE: what is wrong`` (a
+        ``ValueError``): not a Werewolf log, a damaged line or a field of the wrong type.
     """
-    path = Path(path)
-    lines = path.read_text(encoding="utf-8").splitlines()
-    records: list[dict[str, Any]] = []
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as e:
-            if n == len(lines):
-                logger.warning("%s: the last line is cut off (%s); dropped", path, e)
-                break
-            raise ValueError(f"werewolf view: {path} line {n} is not JSON ({e})") from e
-        if isinstance(rec, dict):
-            records.append(rec)
-    if not records or records[0].get("type") != "header" or records[0].get("game") != "werewolf":
-        raise ValueError(
-            f"werewolf view: {path} is not a Werewolf log (no header record); give a log "
-            "written by `gt-llm werewolf play --log` or a results folder"
-        )
-    return records
+    from games.werewolf.play.log import read_game
+
+    return read_game(path, cut_tail=True)
 
 
 def _int(x: Any, default: int = -1) -> int:
