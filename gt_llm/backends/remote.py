@@ -369,7 +369,7 @@ def deadline_client(**kwargs: Any) -> httpx.Client:
             client.close()
             raise RuntimeError(
                 f"deadline_client: httpx {httpx.__version__} / httpcore {httpcore.__version__} "
-                "keep no transport._pool._network_backend; install the versions pyproject.toml names"
+                "keep no transport._pool._network_backend; install the ranges pyproject.toml names"
             )
         if not isinstance(backend, _DeadlineBackend):
             pool._network_backend = _DeadlineBackend(backend)  # type: ignore[union-attr]
