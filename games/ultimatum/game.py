@@ -50,12 +50,13 @@ OFFER = PromptTemplate(
     task="ultimatum.offer",
     system="You propose how to split {pie} coins between you and another player, who "
     "will accept the split or reject it (then nobody gets anything).",
-    user="Use a {tone} tone. Write one short message to the other player ending with "
-    "'Offer: N', where N is the number of coins (0 to {pie}) you give them.",
+    # The format is described, never shown: a small model copies a shown "Offer: N" verbatim.
+    user="Use a {tone} tone. Write one short message to the other player that says how many "
+    "of the coins you give them, and end it with the word Offer, a colon and that number.",
     max_tokens=128,
     answer=offer_answer,
     answer_line='Answer with a JSON object with the keys "message" (your message) and '
-    '"offer" (the coins you give them, a whole number from 0 to {pie}).',
+    '"offer" (the number of coins you give them, a whole number, at most all {pie}).',
 )
 PROMPTS = PromptBook([OFFER])
 
