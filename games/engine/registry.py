@@ -36,6 +36,8 @@ __all__ = [
     "add_command_parsers",
     "broken_games",
     "discover_games",
+    "game_commands",
+    "parser_commands",
     "get_game_spec",
     "register_game_spec",
     "registered_game_specs",
@@ -125,6 +127,36 @@ def register_game_spec(spec: GameSpec) -> None:
                 f"(by {old.short_name}); choose another name"
             )
         _SPECS[spec.name] = spec
+
+
+def parser_commands(
+    parser: argparse.ArgumentParser,
+) -> dict[tuple[str, ...], argparse.ArgumentParser]:
+    """Every command below ``parser`` (``("werewolf", "play")``, ...) with its own parser.
+
+    A command is a parser with no sub-commands; the result is sorted by path.
+    """
+    out: dict[tuple[str, ...], argparse.ArgumentParser] = {}
+    stack: list[tuple[tuple[str, ...], argparse.ArgumentParser]] = [((), parser)]
+    while stack:
+        path, current = stack.pop()
+        subs = [a for a in current._actions if isinstance(a, argparse._SubParsersAction)]
+        if not subs and path:
+            out[path] = current
+        for action in subs:
+            stack += [((*path, name), child) for name, child in action.choices.items()]
+    return dict(sorted(out.items()))
+
+
+def game_commands(spec: GameSpec) -> dict[tuple[str, ...], argparse.ArgumentParser]:
+    """Every command ``spec`` adds, with its parser (see :func:`parser_commands`).
+
+    The command test and the refusal probes use it, so a new command is
+    covered without an edit.
+    """
+    root = argparse.ArgumentParser()
+    spec.add_parser(root.add_subparsers())
+    return parser_commands(root)
 
 
 def registered_game_specs() -> tuple[GameSpec, ...]:

@@ -10,7 +10,6 @@ of those options and ignore it, and the results folder compares them.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import io
 import json
@@ -19,29 +18,11 @@ from pathlib import Path
 import pytest
 
 import games  # noqa: F401  (registers every game)
-from games.engine.registry import GameSpec, registered_game_specs
+from games.engine.registry import GameSpec, game_commands, registered_game_specs
 from gt_llm.cache_store import cached_requests
 from gt_llm.cli import main
 
 SPECS = registered_game_specs()
-
-
-def _leaf_commands(spec: GameSpec) -> dict[tuple[str, ...], argparse.ArgumentParser]:
-    """The game's commands (``("werewolf", "play")``, ...) and their parsers."""
-    root = argparse.ArgumentParser()
-    spec.add_parser(root.add_subparsers())
-    out: dict[tuple[str, ...], argparse.ArgumentParser] = {}
-
-    def walk(parser: argparse.ArgumentParser, path: tuple[str, ...]) -> None:
-        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
-        if not subs:
-            out[path] = parser
-        for action in subs:
-            for name, child in action.choices.items():
-                walk(child, (*path, name))
-
-    walk(root, ())
-    return {k: v for k, v in out.items() if k}
 
 
 def _command_of(argv: tuple[str, ...], leaves: dict) -> tuple[str, ...] | None:
@@ -65,7 +46,7 @@ def _option(argv: list[str], flag: str) -> str | None:
 
 @pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
 def test_every_command_has_a_run(spec):
-    leaves = _leaf_commands(spec)
+    leaves = game_commands(spec)
     covered = {_command_of(tuple(a), leaves) for a in spec.commands}
     missing = sorted(" ".join(c) for c in leaves if c not in covered)
     assert not missing, (
@@ -91,7 +72,7 @@ def test_every_command_runs_end_to_end(spec, tmp_path):
 def _shared_option_runs() -> list[tuple[GameSpec, tuple[str, ...]]]:
     runs = []
     for spec in SPECS:
-        leaves = _leaf_commands(spec)
+        leaves = game_commands(spec)
         for argv in spec.commands:
             parser = leaves[_command_of(tuple(argv), leaves)]
             flags = {s for a in parser._actions for s in a.option_strings}

@@ -32,7 +32,7 @@ import games  # noqa: F401  (registers every game)
 import games.engine.cli_options
 import gt_llm
 import gt_llm.registry
-from games.engine.registry import GameSpec, registered_game_specs
+from games.engine.registry import game_commands, parser_commands, registered_game_specs
 from gt_llm.argtypes import BoundedFloat, BoundedInt
 from gt_llm.cli import build_parser, main
 
@@ -54,28 +54,11 @@ def _no_model(monkeypatch):
     monkeypatch.setattr(games.engine.cli_options, "load_model", stop)
 
 
-def _leaves(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> dict:
-    subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
-    if not subs:
-        return {path: parser}
-    out: dict = {}
-    for action in subs:
-        for name, child in action.choices.items():
-            out.update(_leaves(child, (*path, name)))
-    return out
-
-
-def _game_commands(spec: GameSpec) -> dict[tuple[str, ...], argparse.ArgumentParser]:
-    root = argparse.ArgumentParser()
-    spec.add_parser(root.add_subparsers())
-    return {k: v for k, v in _leaves(root).items() if k}
-
-
 def _commands() -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
     """``(command, base argv)`` for every command: the game's own run of it, or a minimal one."""
     found = []
     for spec in SPECS:
-        leaves = _game_commands(spec)
+        leaves = game_commands(spec)
         for command in leaves:
             runs = [a for a in spec.commands if tuple(a[: len(command)]) == command]
             assert runs, f"{spec.name}: no run of {command} in GameSpec.commands"
@@ -86,7 +69,7 @@ def _commands() -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
 
 
 COMMANDS = _commands()
-_PARSERS = _leaves(build_parser())
+_PARSERS = parser_commands(build_parser())
 
 
 def _parser(command: tuple[str, ...]) -> argparse.ArgumentParser:
@@ -270,6 +253,6 @@ def test_library_refusals_name_the_flag(base, flag, value, tmp_path):
 
 def test_the_probes_cover_every_command():
     probed = {c for c, _ in COMMANDS}
-    every = {c for spec in SPECS for c in _game_commands(spec)}
+    every = {c for spec in SPECS for c in game_commands(spec)}
     assert every <= probed and {("ask",), ("backends",)} <= probed
     assert every == {c for c in _PARSERS if c[0] not in ("ask", "backends")}
