@@ -14,12 +14,12 @@ import os
 import time
 from collections.abc import Callable
 
+from gt_llm.backends.deadline import deadline_client
 from gt_llm.backends.remote import (
     DEFAULT_MAX_ANSWER_BYTES,
     DEFAULT_TIMEOUT,
     RETRY_AFTER_STATUSES,
     RemoteChatModel,
-    deadline_client,
     one_line,
     status_is_retryable,
 )

@@ -28,12 +28,12 @@ from typing import Any
 
 import httpx
 
+from gt_llm.backends.deadline import deadline_client
 from gt_llm.backends.remote import (
     DEFAULT_MAX_ANSWER_BYTES,
     DEFAULT_TIMEOUT,
     RETRY_AFTER_STATUSES,
     RemoteChatModel,
-    deadline_client,
     one_line,
     status_is_retryable,
 )

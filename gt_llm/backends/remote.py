@@ -7,11 +7,12 @@ chat-completions JSON body with :func:`parse_chat_completion`, so that both
 backends fail in the same way on the same server behaviour.
 
 Every attempt runs under a wall-clock deadline (its timeout): the HTTP
-clients made by :func:`deadline_client` wait on their sockets at most
-:data:`POLL_SECONDS` at a time and check the deadline and the process-wide
-cancellation (:func:`gt_llm.retry.cancel_calls`, set by Ctrl-C) in between,
-so a server trickling its answer byte by byte cannot stretch an attempt past
-its timeout, nor keep an interrupted run waiting.
+clients made by :func:`~gt_llm.backends.deadline.deadline_client` wait on
+their sockets at most :data:`~gt_llm.backends.deadline.POLL_SECONDS` at a
+time and check the deadline and the process-wide cancellation
+(:func:`gt_llm.retry.cancel_calls`, set by Ctrl-C) in between, so a server
+trickling its answer byte by byte cannot stretch an attempt past its
+timeout, nor keep an interrupted run waiting.
 
 A structured request goes out with ``response_format`` of type
 ``json_schema``; a server that answers it with a validation error naming the
@@ -25,7 +26,6 @@ is invalid is not retried, whatever its status.
 from __future__ import annotations
 
 import abc
-import contextlib
 import dataclasses
 import json
 import logging
@@ -34,12 +34,20 @@ import random
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable
 from typing import Any
 
-import httpcore
 import httpx
 
+# The deadline machinery lives in its own module; its names stay importable from here.
+from gt_llm.backends.deadline import _CALL as _CALL
+from gt_llm.backends.deadline import POLL_SECONDS as POLL_SECONDS
+from gt_llm.backends.deadline import _bounded as _bounded
+from gt_llm.backends.deadline import _DeadlineBackend as _DeadlineBackend
+from gt_llm.backends.deadline import _DeadlineStream as _DeadlineStream
+from gt_llm.backends.deadline import _until as _until
+from gt_llm.backends.deadline import call_deadline as call_deadline
+from gt_llm.backends.deadline import deadline_client as deadline_client
 from gt_llm.chat import ChatModel, ChatRequest, ChatResponse, Usage
 from gt_llm.errors import AnswerTooLargeError, BackendError, MalformedResponseError
 from gt_llm.parsing import replace_lone_surrogates
@@ -49,7 +57,6 @@ from gt_llm.retry import (
     RetryPolicy,
     call_with_retry,
     cancellable_sleep,
-    check_not_cancelled,
 )
 from gt_llm.safety import public_spec, redact
 
@@ -228,152 +235,6 @@ def _token_count(value: Any, name: str, where: str) -> int:
 DEFAULT_MAX_ANSWER_BYTES = 64 * 1024
 #: Default per-attempt timeout in seconds.
 DEFAULT_TIMEOUT = 60.0
-
-
-# -- a wall-clock deadline and cancellation on every socket wait --------------------------
-
-#: Longest single wait on a socket: the deadline and cancellation are checked this often.
-POLL_SECONDS = 0.2
-
-_CALL = threading.local()
-
-
-@contextlib.contextmanager
-def call_deadline(deadline: float) -> Iterator[None]:
-    """Bounds the HTTP requests this thread makes in the block by ``deadline`` (monotonic s).
-
-    Applies to clients made by :func:`deadline_client`: connecting, sending,
-    the headers and the whole body must be done by then, or the request fails
-    with ``httpx.ReadTimeout`` (or ``ConnectTimeout``/``WriteTimeout``).
-    """
-    previous = getattr(_CALL, "deadline", None)
-    _CALL.deadline = deadline
-    try:
-        yield
-    finally:
-        _CALL.deadline = previous
-
-
-def _until(timeout: float | None, start: float) -> float:
-    """When a socket wait started at ``start`` must end: its timeout or the call's deadline."""
-    end = math.inf if timeout is None else start + timeout
-    deadline = getattr(_CALL, "deadline", None)
-    return end if deadline is None else min(end, deadline)
-
-
-def _bounded(timeout: float | None) -> float | None:
-    """``timeout`` shortened to the call's deadline (never below a millisecond).
-
-    Raises:
-      CallCancelled: calls are cancelled.
-    """
-    check_not_cancelled("HTTP request")
-    now = time.monotonic()
-    end = _until(timeout, now)
-    return None if end == math.inf else max(0.001, end - now)
-
-
-class _DeadlineStream(httpcore.NetworkStream):
-    """A socket stream whose reads wait in short slices, checking the deadline and cancellation."""
-
-    def __init__(self, inner: httpcore.NetworkStream) -> None:
-        self._inner = inner
-
-    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        start = time.monotonic()
-        end = _until(timeout, start)
-        while True:
-            check_not_cancelled("HTTP request")
-            left = end - time.monotonic()
-            if left <= 0:
-                raise httpcore.ReadTimeout("no complete answer within the attempt's timeout")
-            try:
-                return self._inner.read(max_bytes, min(left, POLL_SECONDS))
-            except httpcore.ReadTimeout:
-                continue  # a slice ended without data: check the deadline and cancellation
-
-    def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        self._inner.write(buffer, _bounded(timeout))
-
-    def close(self) -> None:
-        self._inner.close()
-
-    def start_tls(
-        self,
-        ssl_context: Any,
-        server_hostname: str | None = None,
-        timeout: float | None = None,
-    ) -> httpcore.NetworkStream:
-        return _DeadlineStream(
-            self._inner.start_tls(ssl_context, server_hostname, _bounded(timeout))
-        )
-
-    def get_extra_info(self, info: str) -> Any:
-        return self._inner.get_extra_info(info)
-
-
-class _DeadlineBackend(httpcore.NetworkBackend):
-    """httpcore's network backend with :class:`_DeadlineStream` streams."""
-
-    def __init__(self, inner: httpcore.NetworkBackend) -> None:
-        self._inner = inner
-
-    def connect_tcp(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None = None,
-        local_address: str | None = None,
-        socket_options: Iterable[Any] | None = None,
-    ) -> httpcore.NetworkStream:
-        stream = self._inner.connect_tcp(
-            host,
-            port,
-            _bounded(timeout),
-            local_address=local_address,
-            socket_options=socket_options,
-        )
-        return _DeadlineStream(stream)
-
-    def connect_unix_socket(
-        self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
-    ) -> httpcore.NetworkStream:
-        stream = self._inner.connect_unix_socket(
-            path, _bounded(timeout), socket_options=socket_options
-        )
-        return _DeadlineStream(stream)
-
-    def sleep(self, seconds: float) -> None:
-        cancellable_sleep(seconds)
-
-
-def deadline_client(**kwargs: Any) -> httpx.Client:
-    """An ``httpx.Client`` (``kwargs`` as for it) that honours :func:`call_deadline` and cancellation.
-
-    Every transport the client has (its own and any proxy mounts from the
-    environment) gets the deadline-checking network backend.
-
-    Raises:
-      RuntimeError: this httpx/httpcore keeps its connection pool elsewhere
-        (the deadline could not be applied; use the versions the project pins).
-    """
-    client = httpx.Client(**kwargs)
-    # httpx has no public hook for the network backend: patch each transport's pool.
-    transports = [client._transport, *client._mounts.values()]
-    for transport in transports:
-        if transport is None:
-            continue
-        pool = getattr(transport, "_pool", None)
-        backend = getattr(pool, "_network_backend", None)
-        if backend is None:
-            client.close()
-            raise RuntimeError(
-                f"deadline_client: httpx {httpx.__version__} / httpcore {httpcore.__version__} "
-                "keep no transport._pool._network_backend; install the ranges pyproject.toml names"
-            )
-        if not isinstance(backend, _DeadlineBackend):
-            pool._network_backend = _DeadlineBackend(backend)  # type: ignore[union-attr]
-    return client
 
 
 def connection_refused(exc: BaseException) -> bool:
