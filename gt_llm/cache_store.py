@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 from gt_llm.errors import ConfigurationError
-from runs.results import unwritable_reason
+from runs.folders import unwritable_reason
 
 __all__ = [
     "CALLS_COLUMNS",

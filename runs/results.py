@@ -42,10 +42,8 @@ import json
 import logging
 import os
 import platform
-import stat
 import subprocess
 import sys
-import tempfile
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -59,6 +57,12 @@ from runs.atomic import (
     atomic_write_json,
     csv_text,
     read_json,
+)
+from runs.folders import (
+    _remove_inside,
+    _safe_relative,
+    check_results_dir,
+    unwritable_reason,
 )
 
 __all__ = [
@@ -252,157 +256,14 @@ def build_manifest(
 # -- preparing a folder ------------------------------------------------------------------------
 
 
-def unwritable_reason(path: str | os.PathLike[str], *, folder: bool = False) -> str | None:
-    """Why ``path`` cannot be written as a file (or a ``folder``), or ``None`` when it can.
-
-    Found by trying, since permissions alone do not tell (root passes every
-    ``access`` check, ``/proc`` refuses what it allows): a temporary entry is
-    created and removed at once in the folder that would hold ``path`` (the
-    nearest existing one; a folder, when the missing ones between would have
-    to be created). Nothing else is created or changed.
-
-    Args:
-      path: The file or folder a command is about to write.
-      folder: ``path`` is a folder (else a file, which must not be a folder).
-    """
-    p = Path(path)
-    if os.path.lexists(p) and not p.exists():
-        return f"{p} is a link to nothing"
-    if p.exists():
-        if folder and not p.is_dir():
-            return f"{p} is a file, not a folder"
-        if not folder and p.is_dir():
-            return f"{p} is a folder, not a file"
-        if not folder and not os.access(p, os.W_OK):
-            return f"{p} is read-only"
-        return _try_creating(p if folder else p.parent, folder=False)
-    ancestor = p.parent
-    while not os.path.lexists(ancestor) and ancestor != ancestor.parent:
-        ancestor = ancestor.parent
-    if not ancestor.is_dir():
-        return f"{ancestor} is not a folder"
-    # A file goes straight into an existing parent; anything else needs folders made.
-    return _try_creating(ancestor, folder=folder or ancestor != p.parent)
-
-
-def _try_creating(where: Path, *, folder: bool) -> str | None:
-    try:
-        if folder:
-            os.rmdir(tempfile.mkdtemp(prefix=TMP_PREFIX, dir=where))
-        else:
-            fd, name = tempfile.mkstemp(prefix=TMP_PREFIX, dir=where)
-            os.close(fd)
-            os.unlink(name)
-    except OSError as exc:
-        return f"nothing can be created in {where} ({exc.strerror or exc})"
-    return None
-
-
-def check_results_dir(out: str | os.PathLike[str]) -> None:
-    """Refuses, in one line, an ``out`` that :func:`prepare_results_dir` could not write.
-
-    The same checks it makes when it creates the folder, made before: a
-    command calls this before anything is created or deleted. Creates nothing.
-
-    Raises:
-      ResultsError: ``out`` is empty, a file, or cannot be created or written.
-    """
-    if out is None or str(out).strip() == "":
-        raise ResultsError("--out is empty (''); pass a results folder such as --out results/run")
-    reason = unwritable_reason(out, folder=True)
-    if reason is not None:
-        raise ResultsError(f"--out {str(out)!r} cannot hold results: {reason}; pass another --out")
-
-
 def _is_cache(name: str) -> bool:
     return name.endswith(CACHE_SUFFIXES)
-
-
-def _safe_relative(name: object) -> bool:
-    # A listed name is ours only as a plain relative path inside the folder.
-    if not isinstance(name, str) or not name or "\\" in name or name.startswith("/"):
-        return False
-    return all(part not in ("", ".", "..") for part in name.split("/"))
 
 
 def _listed_names(listed: Iterable[object]) -> list[str]:
     """The names a manifest lists as this folder's results (plain relative paths; no cache)."""
     names = {n for n in listed if isinstance(n, str) and _safe_relative(n)}
     return sorted(n for n in names if not _is_cache(n) and n != MANIFEST_NAME)
-
-
-class _Outside(Exception):
-    """A listed path goes through a link (it may lead out of the folder)."""
-
-
-def _open_inside(out: Path, folders: Sequence[str]) -> int | None:
-    """A descriptor of ``out/folders...`` reached without following a link, or ``None``.
-
-    ``out`` itself is the user's choice and may be a link; below it, every
-    folder is opened with ``O_NOFOLLOW`` relative to its parent's descriptor,
-    so a link (or a folder swapped for one meanwhile) is never entered.
-    """
-    fd = os.open(out, os.O_RDONLY | os.O_DIRECTORY)
-    for part in folders:
-        try:
-            child = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
-        except FileNotFoundError:
-            os.close(fd)
-            return None
-        except OSError:
-            # ELOOP or ENOTDIR: a link or a file where the manifest names a folder.
-            os.close(fd)
-            raise _Outside(part) from None
-        os.close(fd)
-        fd = child
-    return fd
-
-
-def _remove_inside(out: Path, name: str) -> bool:
-    """Deletes the regular file ``out/name`` without following any link; ``True`` if it did.
-
-    A path through a link, or naming a link or anything but a regular file, is
-    left as it is with a warning: a deletion never leaves the results folder.
-    """
-    *folders, leaf = name.split("/")
-    try:
-        fd = _open_inside(out, folders)
-    except _Outside as link:
-        logger.warning(
-            "results folder %s: %s goes through %r, which is a link or not a folder; "
-            "left as it is (--force deletes nothing outside the folder)",
-            out,
-            name,
-            str(link),
-        )
-        return False
-    if fd is None:
-        return False
-    try:
-        try:
-            mode = os.stat(leaf, dir_fd=fd, follow_symlinks=False).st_mode
-        except FileNotFoundError:
-            return False
-        if not stat.S_ISREG(mode):
-            logger.warning(
-                "results folder %s: %s is a link or not a regular file; left as it is "
-                "(--force deletes nothing outside the folder)",
-                out,
-                name,
-            )
-            return False
-        try:
-            os.unlink(leaf, dir_fd=fd)
-        except FileNotFoundError:
-            return False
-        except OSError as exc:
-            raise ResultsError(
-                f"results folder {str(out)!r}: cannot delete {name} ({exc.strerror or exc}); "
-                "make it writable or pass another --out"
-            ) from None
-        return True
-    finally:
-        os.close(fd)
 
 
 def _unlisted_files(out: Path) -> list[Path]:

@@ -51,7 +51,8 @@ from gt_llm.errors import ConfigurationError
 from gt_llm.registry import load_model, model_identity, parse_spec
 from gt_llm.safety import public_spec
 from runs.atomic import ResultsError
-from runs.results import ResultsDir, check_results_dir, prepare_results_dir, read_manifest
+from runs.folders import check_results_dir
+from runs.results import ResultsDir, prepare_results_dir, read_manifest
 
 __all__ = [
     "COMMON_OPTIONS",

@@ -21,20 +21,19 @@ from typing import Any
 from games.engine.html_page import asset, render_page, write_page
 from games.fruit_trading.dialogue import Turn, history_information
 from games.fruit_trading.rules import TONES
-from runs.atomic import (
+from runs.atomic import ResultsError, read_json_as
+from runs.readers import (
     BOOL,
     INT,
     LIST,
     NUMBER,
     OBJECT,
     TEXT,
-    ResultsError,
     Shape,
     check_fields,
     list_of,
     map_of,
     optional,
-    read_json_as,
     read_jsonl,
 )
 

@@ -25,16 +25,15 @@ from typing import IO, Any
 
 from games.werewolf import rules
 from games.werewolf.rules import CHANCE, Config, GameState, action_from_json, encode_action
-from runs.atomic import (
+from runs.atomic import atomic_path, checked_size
+from runs.readers import (
     BOOL,
     INT,
     NUMBER,
     OBJECT,
     TEXT,
     Shape,
-    atomic_path,
     check_fields,
-    checked_size,
     list_of,
     map_of,
     optional,

@@ -19,17 +19,8 @@ from typing import Any
 from games.engine.html_page import asset, href, render_page, write_page
 from games.werewolf.view.page import log_page
 from games.werewolf.view.timeline import log_counts, read_records
-from runs.atomic import (
-    INT,
-    NUMBER,
-    OBJECT,
-    TEXT,
-    check_fields,
-    list_of,
-    map_of,
-    optional,
-    read_json_as,
-)
+from runs.atomic import read_json_as
+from runs.readers import INT, NUMBER, OBJECT, TEXT, check_fields, list_of, map_of, optional
 
 logger = logging.getLogger(__name__)
 

@@ -18,18 +18,17 @@ from pathlib import Path
 from typing import Any
 
 from games.engine.html_page import asset, render_page, write_page
-from runs.atomic import (
+from runs.atomic import ResultsError, read_json_as
+from runs.readers import (
     INT,
     LIST,
     NUMBER,
     OBJECT,
     TEXT,
-    ResultsError,
     check_fields,
     list_of,
     map_of,
     optional,
-    read_json_as,
     read_text,
 )
 
