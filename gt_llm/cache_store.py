@@ -173,7 +173,7 @@ def check_cache_writable(path: str | os.PathLike[str]) -> None:
     and so is its folder (SQLite writes its journal beside it); for a missing
     one, the file and any missing folders above it can be created (tried
     with a temporary entry, removed at once: see
-    :func:`runs.results.unwritable_reason`). Commands call this before they
+    :func:`runs.folders.unwritable_reason`). Commands call this before they
     create or delete anything in their results folder, so a cache that
     cannot be opened costs no result.
 

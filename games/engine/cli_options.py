@@ -258,7 +258,7 @@ def prepare_model(args: argparse.Namespace) -> ChatModel:
 
     Creates nothing and touches nothing in ``--out``: call it before
     :func:`open_results_dir`. Checks first that ``--out`` can hold results
-    (:func:`runs.results.check_results_dir`) and that the cache can be opened
+    (:func:`runs.folders.check_results_dir`) and that the cache can be opened
     for writing (:func:`gt_llm.cache_store.check_cache_writable`), so that
     ``--force`` clears an old run only when the new one can start, and no
     model is loaded for a run that cannot. When the backend cannot be called
