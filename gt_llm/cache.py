@@ -2,7 +2,7 @@
 
 :class:`CachedModel` wraps a :class:`~gt_llm.chat.ChatModel` and stores every
 answer in SQLite, keyed by :meth:`ChatRequest.cache_key` (a hash of backend,
-model, messages, seed, temperature and max_tokens). Since every call is meant
+model, messages, seed, temperature, max_tokens and sampler settings). Since every call is meant
 to be a pure function of those, a stored answer is *the* answer:
 
 * each finished call is committed at once (autocommit, WAL), so a run killed
@@ -259,6 +259,7 @@ class CachedModel(ChatModel):
             "seed": request.seed,
             "temperature": request.temperature,
             "max_tokens": request.max_tokens,
+            "sampling": request.sampling(),
         }
         if request.schema is not None:  # part of the key, so part of the stored request
             stored["schema"] = request.schema_dict()

@@ -3,12 +3,17 @@
 A call to a language model is described by a typed :class:`ChatRequest`: the
 task it serves (``"fruit_trading.message"``), the typed fields the prompt was
 rendered from, the rendered chat messages, and the sampling parameters
-(``seed``, ``temperature``, ``max_tokens``). Real backends read the messages;
+(``seed``, ``temperature``, ``max_tokens`` and the sampler settings
+``repeat_penalty``, ``top_p``, ``top_k``, ``min_p``). Real backends read the messages;
 the scripted backend reads the task and fields. Both return a
 :class:`ChatResponse` whose text goes through the same parsers.
 
 Every call is meant to be a pure function of (backend, model, messages, seed,
-temperature, max_tokens); :mod:`gt_llm.cache` relies on that.
+temperature, max_tokens, sampler settings); :mod:`gt_llm.cache` relies on that.
+The sampler settings are explicit so that every backend samples alike: the
+in-process llama.cpp model and a llama.cpp server otherwise differ (their
+library defaults repeat penalties of 1.0 and 1.1). A backend whose API cannot
+apply one of them says so (:attr:`ChatModel.unhonoured_settings`, logged once).
 """
 
 from __future__ import annotations
@@ -26,6 +31,12 @@ from typing import Any
 logger = logging.getLogger(__name__)
 
 ROLES = ("system", "user", "assistant")
+
+#: Sampler settings every request carries (the defaults of a llama.cpp server, so that a
+#: server and the in-process model answer a request alike): names and defaults.
+SAMPLING_DEFAULTS: Mapping[str, float | int] = MappingProxyType(
+    {"repeat_penalty": 1.1, "top_p": 0.95, "top_k": 40, "min_p": 0.05}
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -79,6 +90,11 @@ class ChatRequest:
       schema: JSON schema of a structured answer (see :mod:`gt_llm.answers`), or
         ``None`` for free text. Backends that can constrain decoding use it;
         it is part of the request's identity.
+      repeat_penalty: Penalty on tokens already in the context (1.0: none; llama.cpp's
+        ``repeat_penalty``). Stops runaway answers (``1.1.1.1...``) of small models.
+      top_p: Nucleus sampling: the smallest set of tokens with this total probability.
+      top_k: Sample among the ``top_k`` most likely tokens (0: all).
+      min_p: Drop tokens less likely than ``min_p`` times the most likely one.
     """
 
     task: str
@@ -88,6 +104,10 @@ class ChatRequest:
     temperature: float = 1.0
     max_tokens: int = 512
     schema: Mapping[str, Any] | None = None
+    repeat_penalty: float = float(SAMPLING_DEFAULTS["repeat_penalty"])
+    top_p: float = float(SAMPLING_DEFAULTS["top_p"])
+    top_k: int = int(SAMPLING_DEFAULTS["top_k"])
+    min_p: float = float(SAMPLING_DEFAULTS["min_p"])
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "fields", _freeze(dict(self.fields)))
@@ -102,6 +122,14 @@ class ChatRequest:
             raise ValueError(f"ChatRequest: temperature must be >= 0, got {self.temperature}")
         if self.max_tokens <= 0:
             raise ValueError(f"ChatRequest: max_tokens must be > 0, got {self.max_tokens}")
+        if not self.repeat_penalty > 0:
+            raise ValueError(f"ChatRequest: repeat_penalty must be > 0, got {self.repeat_penalty}")
+        if not 0 < self.top_p <= 1:
+            raise ValueError(f"ChatRequest: top_p must be in (0, 1], got {self.top_p}")
+        if isinstance(self.top_k, bool) or not isinstance(self.top_k, int) or self.top_k < 0:
+            raise ValueError(f"ChatRequest: top_k must be an int >= 0, got {self.top_k!r}")
+        if not 0 <= self.min_p < 1:
+            raise ValueError(f"ChatRequest: min_p must be in [0, 1), got {self.min_p}")
 
     def fields_dict(self) -> dict[str, Any]:
         """The fields as plain (mutable) Python containers."""
@@ -111,16 +139,22 @@ class ChatRequest:
         """The answer schema as plain (mutable) Python containers, or ``None``."""
         return None if self.schema is None else _thaw(self.schema)
 
+    def sampling(self) -> dict[str, float | int]:
+        """The sampler settings (:data:`SAMPLING_DEFAULTS`' names) of this request."""
+        return {name: getattr(self, name) for name in SAMPLING_DEFAULTS}
+
     def with_seed(self, seed: int) -> ChatRequest:
         return dataclasses.replace(
             self, seed=seed, fields=self.fields_dict(), schema=self.schema_dict()
         )
 
     def cache_key(self, backend: str, model: str) -> str:
-        """Hash of (backend, model, messages, seed, temperature, max_tokens[, schema]).
+        """Hash of (backend, model, messages, seed, temperature, max_tokens, sampler[, schema]).
 
-        The schema enters only when there is one, so the keys of free-text
-        requests are those of earlier versions (their cached answers stay valid).
+        The schema enters only when there is one. The sampler settings
+        (:meth:`sampling`) always enter: no default equals what every backend did
+        before they were explicit (1.0 in-process, 1.1 on a llama.cpp server, the
+        API's own elsewhere), so answers cached before them are not reused.
         """
         identity: dict[str, Any] = {
             "backend": backend,
@@ -129,6 +163,7 @@ class ChatRequest:
             "seed": self.seed,
             "temperature": float(self.temperature),
             "max_tokens": self.max_tokens,
+            "sampling": {k: float(v) for k, v in self.sampling().items()},
         }
         if self.schema is not None:
             identity["schema"] = self.schema_dict()
@@ -201,6 +236,9 @@ class ChatModel(abc.ABC):
     #: Whether calls go over the network (and cost time or money): the cache then
     #: coordinates identical in-flight calls across processes.
     remote: bool = False
+    #: Sampler settings of a request (:data:`SAMPLING_DEFAULTS`) this backend cannot apply
+    #: (its API has no such parameter); the model then samples with its own.
+    unhonoured_settings: tuple[str, ...] = ()
 
     @property
     def spec(self) -> str:

@@ -21,6 +21,7 @@ from typing import Any, Generic, TypeVar
 
 from gt_llm.chat import ChatModel, ChatRequest, ChatResponse
 from gt_llm.errors import ParseError
+from gt_llm.prompt_examples import repeats_named_value
 
 logger = logging.getLogger(__name__)
 
@@ -188,13 +189,22 @@ class ParsePolicy:
 
 
 class ParseStats:
-    """Thread-safe counters of parses, re-asks and fallbacks, per task."""
+    """Thread-safe counters of parses, re-asks and fallbacks, per task.
+
+    Beside the parse counts, one count of answer quality: ``copied``, the
+    parsed answers that repeat a value their prompt names as an example
+    (:func:`gt_llm.prompt_examples.repeats_named_value`) -- an answer can parse
+    and still carry no information.
+    """
+
+    KINDS = ("parsed", "reasks", "fallbacks", "copied")
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self.parsed: Counter[str] = Counter()
         self.reasks: Counter[str] = Counter()
         self.fallbacks: Counter[str] = Counter()
+        self.copied: Counter[str] = Counter()
 
     def add(self, kind: str, task: str, n: int = 1) -> None:
         with self._lock:
@@ -207,6 +217,7 @@ class ParseStats:
                 "reasks": dict(self.reasks),
                 "fallbacks": dict(self.fallbacks),
                 "total_fallbacks": sum(self.fallbacks.values()),
+                "copied": dict(self.copied),
             }
 
     @classmethod
@@ -214,10 +225,15 @@ class ParseStats:
         """The counters of several :meth:`to_dict` outputs added together (e.g. a series)."""
         out = cls()
         for d in dicts:
-            for kind in ("parsed", "reasks", "fallbacks"):
+            for kind in cls.KINDS:
                 for task, n in d.get(kind, {}).items():
                     out.add(kind, task, int(n))
         return out
+
+    def copied_shares(self) -> dict[str, float]:
+        """Per task, the share of its parsed answers that repeat a value the prompt names."""
+        with self._lock:
+            return {t: self.copied[t] / n for t, n in sorted(self.parsed.items()) if n > 0}
 
     def fallback_rates(self) -> dict[str, float]:
         """Per task, the share of its decisions that ended in the fallback.
@@ -307,6 +323,8 @@ def complete_parsed_batch(
             try:
                 results[i] = Parsed(parsers[i](resp.text), resp, attempt + 1, False)
                 stats.add("parsed", requests[i].task)
+                if repeats_named_value((m.content for m in requests[i].messages), resp.text):
+                    stats.add("copied", requests[i].task)
             except ParseError as err:
                 logger.debug("parse error on %s (attempt %d): %s", requests[i].task, attempt, err)
                 still.append(i)

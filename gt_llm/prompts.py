@@ -85,8 +85,10 @@ class PromptTemplate:
 
         With ``structured`` (and a declared answer format) the request carries
         the format's JSON schema, the user message ends with
-        :attr:`answer_line`, and the token bound is raised to what a valid
-        answer can take.
+        :attr:`answer_line`, and the token bound is the task's own answer
+        budget: what a valid answer of its format can take
+        (:meth:`~gt_llm.answers.AnswerFormat.token_budget`), unless
+        ``max_tokens`` is given. A free-text request keeps the template's bound.
 
         Raises:
           ValueError: if a field is missing or unexpected.
@@ -108,7 +110,7 @@ class PromptTemplate:
         if structured and self.answer is not None:
             fmt = self.answer_format(fields)
             schema = fmt.schema()
-            tokens = max(tokens, fmt.token_budget())
+            tokens = fmt.token_budget() if max_tokens is None else max_tokens
             if self.answer_line:
                 user = f"{user}\n\n{self.answer_line.format(**text_fields)}"
         messages.append(Message("user", user))
@@ -123,8 +125,17 @@ class PromptTemplate:
         )
 
 
+#: Every prompt book made in this process, in order (:func:`prompt_books`).
+_BOOKS: list[PromptBook] = []
+
+
 class PromptBook:
-    """The templates of one game, looked up by task name."""
+    """The templates of one game, looked up by task name.
+
+    Every book is listed in :func:`prompt_books` when it is made, so checks
+    that concern every prompt (no copyable example values, issue 27) find a
+    new game's tasks without naming them.
+    """
 
     def __init__(self, templates: Iterable[PromptTemplate]) -> None:
         self._templates: dict[str, PromptTemplate] = {}
@@ -132,6 +143,7 @@ class PromptBook:
             if t.task in self._templates:
                 raise ValueError(f"PromptBook: duplicate task {t.task!r}")
             self._templates[t.task] = t
+        _BOOKS.append(self)
 
     def __getitem__(self, task: str) -> PromptTemplate:
         try:
@@ -149,3 +161,20 @@ class PromptBook:
 
     def render(self, task: str, fields: Mapping[str, Any], **kwargs: Any) -> ChatRequest:
         return self[task].render(fields, **kwargs)
+
+
+def prompt_books() -> tuple[PromptBook, ...]:
+    """Every prompt book made so far (import ``games`` and ``gt_llm.opponents`` first)."""
+    return tuple(_BOOKS)
+
+
+def template_for(task: str) -> PromptTemplate:
+    """The template of ``task`` in the prompt books made so far.
+
+    Raises:
+      KeyError: no book has the task.
+    """
+    for book in _BOOKS:
+        if task in book:
+            return book[task]
+    raise KeyError(f"template_for: no prompt book has the task {task!r}")

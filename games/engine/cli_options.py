@@ -31,6 +31,7 @@ import sys
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from games.engine.resources import CallShape, format_duration
 from gt_llm.argtypes import (
     MAX_ANSWER_BYTES,
     MAX_CONCURRENCY,
@@ -292,6 +293,36 @@ def prepare_model(args: argparse.Namespace) -> ChatModel:
             raise
         return CacheOnlyModel(backend, name or "", reason=str(exc))
     return model
+
+
+def say_time_estimate(
+    args: argparse.Namespace, model: ChatModel | None, calls: int, shape: CallShape
+) -> None:
+    """For a local model, how long ``calls`` calls of ``shape`` take here, on stderr.
+
+    The model's speed is measured on this machine first
+    (:meth:`gt_llm.backends.local.LocalModel.measure_costs`, a few seconds);
+    other backends print nothing (their time is the server's). Not with
+    ``--no-progress``.
+    """
+    from gt_llm.backends.local import LocalModel
+
+    if not isinstance(model, LocalModel) or getattr(args, "no_progress", False):
+        return
+    costs = model.measure_costs()
+    seconds = costs.seconds(
+        calls,
+        prompt_tokens=shape.prompt_tokens,
+        completion_tokens=shape.completion_tokens,
+        reused_share=shape.reused_share,
+    )
+    sys.stderr.write(
+        f"time: about {format_duration(seconds)} on this machine for the model calls at most "
+        f"({model.spec}, {costs.workers} worker(s); measured {costs.prompt_tokens_per_s:.0f} "
+        f"prompt and {costs.generated_tokens_per_s:.0f} generated tokens/s per worker; "
+        f"~{shape.prompt_tokens:.0f} prompt tokens a call, {shape.reused_share:.0%} reused, "
+        f"~{shape.completion_tokens:.0f} generated)\n"
+    )
 
 
 def attach_cache(args: argparse.Namespace, model: ChatModel) -> ChatModel:

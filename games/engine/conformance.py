@@ -55,8 +55,10 @@ __all__ = [
     "check_game",
     "check_perfect_recall",
     "check_private_info",
+    "check_observations",
     "check_random_sim",
     "conformance_cases",
+    "observation_differences",
     "replay_tree",
 ]
 
@@ -364,12 +366,58 @@ def check_answers(spec: GameSpec, game_string: str) -> None:
     )
 
 
-#: The checks, in the order they run; the first four run on every game string, the
+def observation_differences(game: pyspiel.Game, num_sims: int) -> tuple[int, int]:
+    """Pairs of histories a player cannot tell apart that its observations tell apart.
+
+    Two nodes at which player p has the same information state (and is, or is
+    not, the player to move at both) differ only in what p must not know, so
+    ``observation_string(p)`` must be the same at both. Plays ``num_sims``
+    random games and counts the information states seen with more than one
+    observation (0 for a game without observation strings).
+
+    Returns:
+      ``(differences, information states compared)``.
+    """
+    if not game.get_type().provides_observation_string:
+        return 0, 0
+    seen: dict[tuple[int, bool, str], str] = {}
+    bad: set[tuple[int, bool, str]] = set()
+    for seed in range(num_sims):
+        rng = np.random.default_rng(seed)
+        state = game.new_initial_state()
+        while not state.is_terminal():
+            if not state.is_chance_node():
+                mover = state.current_player()
+                for p in range(game.num_players()):
+                    key = (p, p == mover, state.information_state_string(p))
+                    obs = state.observation_string(p)
+                    if seen.setdefault(key, obs) != obs:
+                        bad.add(key)
+            _play(state, rng)
+    return len(bad), len(seen)
+
+
+def check_observations(spec: GameSpec, game_string: str) -> None:
+    """Observations tell a player nothing its information state does not (paired histories)."""
+    game = pyspiel.load_game(game_string)
+    bad, compared = observation_differences(game, spec.conformance.num_sims)
+    _require(
+        bad == 0,
+        spec,
+        "observations",
+        f"{game_string}: {bad} of {compared} information states come with more than one "
+        "observation_string: it shows what the player may not know (e.g. whose turn it "
+        "is at another player's node); derive the observation from what the player saw",
+    )
+
+
+#: The checks, in the order they run; the first five run on every game string, the
 #: last two on every tree game string.
 CHECKS: dict[str, Callable[[GameSpec, str], None]] = {
     "random_sim": check_random_sim,
     "determinism": check_determinism,
     "private_info": check_private_info,
+    "observations": check_observations,
     "answers": check_answers,
     "perfect_recall": check_perfect_recall,
     "builder": check_builder,

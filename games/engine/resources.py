@@ -18,6 +18,7 @@ import os
 __all__ = [
     "CURVE_VALUES",
     "ITERATION_ARRAYS",
+    "CallShape",
     "WorkEstimate",
     "available_memory_bytes",
     "curves_bytes",
@@ -73,6 +74,33 @@ class WorkEstimate:
             f"about {self.model_calls:,} model calls at most (cached ones are free), "
             f"{cfr}about {format_bytes(self.memory_bytes)} of memory"
         )
+
+
+@dataclasses.dataclass(frozen=True)
+class CallShape:
+    """A game's typical model call, for time estimates on a local model.
+
+    Measured on the bundled SmolLM2-135M-Instruct with ``benchmarks/local_model.py``
+    (the game's requests, scripted-built, answered with reuse and two workers).
+
+    Attributes:
+      prompt_tokens: Prompt tokens per call.
+      completion_tokens: Generated tokens per call.
+      reused_share: Share of prompt tokens taken from a worker's previous call.
+    """
+
+    prompt_tokens: float
+    completion_tokens: float
+    reused_share: float
+
+
+def format_duration(seconds: float) -> str:
+    """``'45 s'``, ``'12 min'`` or ``'3.4 h'``."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 def _compact(n: int) -> str:

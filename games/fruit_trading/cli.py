@@ -22,7 +22,9 @@ from games.engine.cli_options import (
     prepare_model,
     results_folder,
     say,
+    say_time_estimate,
 )
+from games.engine.quality import quality_lines
 from gt_llm.argtypes import (
     MAX_SIZE,
     MAX_WORKERS,
@@ -98,7 +100,7 @@ def settings_from_args(args: argparse.Namespace) -> ExperimentSettings:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from games.fruit_trading.estimate import check_fits, estimate_work
+    from games.fruit_trading.estimate import CALL_SHAPE, check_fits, estimate_work
     from games.fruit_trading.experiment import run_experiment
 
     # Every check before the first model call: flags (argparse types), backend, folder, size.
@@ -118,6 +120,7 @@ def _run(args: argparse.Namespace) -> int:
         sys.stderr.write(estimate.describe() + "\n")
     # Backend, key and cache checked before --out is touched (--force clears only then).
     model = prepare_model(args)
+    say_time_estimate(args, model, estimate.model_calls, CALL_SHAPE)
     try:
         with results_folder(args, settings.results_settings(), model) as run:
             model = attach_cache(args, model)
@@ -142,6 +145,7 @@ def _run(args: argparse.Namespace) -> int:
             f"in {d['baseline_nash_conv_positive']}/{d['trees']}, constant payoff in "
             f"{d['constant_payoff']}/{d['trees']}"
         )
+        lines.extend(quality_lines(v["quality"], indent=f"  {'':14s} "))
     if "llm_calls" in s:
         c = s["llm_calls"]
         lines.append(f"  LLM calls: {c['misses']} made, {c['hits']} from the cache")

@@ -10,11 +10,20 @@ it yields :class:`~games.engine.calls.Call` objects (or lists of them, which
 are independent) and receives their parsed values; the engine's drivers
 ``run_sync`` and ``run_batched`` run it.
 
-LLM calls per message (Lindström et al., Sect. 3.1 and Fig. 3): the message;
-two termination calls (summarise the dialogue, decide from the summary if an
-agreement was reached); on agreement, three payoff calls (summarise the trade,
-compute each player's payoff from its private information, extract the
-number); with beliefs, one guess by the receiver of what the sender wants.
+LLM calls per message (after Lindström et al., Sect. 3.1 and Fig. 3): the
+message; once both players have spoken, the agreement judge, which reads the
+dialogue itself and is asked twice, with its two labels offered in both orders
+(the players agreed only when both answers say so, so the verdict cannot follow
+the labels' order); on a verdict of agreement, the paper's three payoff calls
+(summarise the trade, compute each player's payoff from its private
+information, extract the number), of which the last two run only when the
+summarised trade is a real exchange (:meth:`~games.fruit_trading.rules.Trade.is_exchange`:
+each side gives what the other receives, something each way, within the
+endowments) -- otherwise the negotiation goes on and the verdict is counted
+(``DialogueState.not_exchanges``); with beliefs, one guess by the receiver of
+what the sender wants.
+(Before issue 27 the judge was asked after every message, the opening
+included, with the labels in one order, from an LLM summary of the dialogue.)
 Each request's parser, fallback and JSON reading are in
 :mod:`games.fruit_trading.parsing`.
 """
@@ -170,6 +179,9 @@ class DialogueState:
     agreement: bool = False
     payoff: PayoffRecord | None = None
     guesses: tuple[GuessRecord, ...] = ()
+    #: Messages after which the judge saw an agreement whose summarised trade was not a
+    #: real exchange (so the negotiation went on).
+    not_exchanges: tuple[int, ...] = ()
 
     @property
     def names(self) -> tuple[str, str]:
@@ -353,44 +365,63 @@ def step(state: DialogueState, tone: str, seed: int) -> Step[DialogueState]:
     turns = state.turn_dicts()
     dialogue = state.dialogue_text()
 
-    summary = yield call(
-        prompts.SUMMARIZE_DIALOGUE.render({"dialogue": dialogue, "turns": turns}, **ask)
-    )
-    agreed = yield call(prompts.AGREEMENT.render({"summary": summary}, **ask))
-    if agreed:
-        names = state.names
-        trade_req = prompts.SUMMARIZE_TRADE.render(
-            {"summary": summary, "player_a": names[0], "player_b": names[1]}, **ask
-        )
-        trade_text = yield call(trade_req)
-        trade_text = trade_text if trade_text is not None else ""
-        calc = yield [
+    agreed = False
+    if {t.sender for t in state.turns} == {0, 1}:  # both players have spoken
+        verdicts = yield [
             call(
-                prompts.COMPUTE_PAYOFF.render(
+                prompts.AGREEMENT.render(
                     {
-                        "name": names[p],
-                        "private_info": state.scenario.players[p].describe(),
-                        "trade": trade_text,
-                        "valuation": list(state.scenario.players[p].valuation),
+                        "dialogue": dialogue,
+                        "turns": turns,
+                        "labels": list(order),
+                        "labels_text": prompts.labels_text(order),
                     },
                     **ask,
                 )
             )
-            for p in range(2)
+            for order in prompts.LABEL_ORDERS
         ]
-        values = yield [
-            call(prompts.EXTRACT_PAYOFF.render({"name": names[p], "calculation": calc[p]}, **ask))
-            for p in range(2)
-        ]
-        exact, feasible = _exact_trade(trade_text, state)
-        record = PayoffRecord(
-            message=m,
-            llm=(float(values[0]), float(values[1])),
-            exact=exact,
-            trade_text=trade_text,
-            feasible=feasible,
+        agreed = all(verdicts)
+    if agreed:
+        names = state.names
+        trade_req = prompts.SUMMARIZE_TRADE.render(
+            {"dialogue": dialogue, "turns": turns, "player_a": names[0], "player_b": names[1]},
+            **ask,
         )
-        return dataclasses.replace(state, agreement=True, payoff=record)
+        trade_text = yield call(trade_req)
+        trade_text = trade_text if trade_text is not None else ""
+        trade = _parsed_trade(trade_text, state)
+        if trade is not None and trade.is_exchange(state.scenario.players):
+            calc = yield [
+                call(
+                    prompts.COMPUTE_PAYOFF.render(
+                        {
+                            "name": names[p],
+                            "private_info": state.scenario.players[p].describe(),
+                            "trade": trade_text,
+                            "valuation": list(state.scenario.players[p].valuation),
+                        },
+                        **ask,
+                    )
+                )
+                for p in range(2)
+            ]
+            values = yield [
+                call(
+                    prompts.EXTRACT_PAYOFF.render({"name": names[p], "calculation": calc[p]}, **ask)
+                )
+                for p in range(2)
+            ]
+            infos = state.scenario.players
+            record = PayoffRecord(
+                message=m,
+                llm=(float(values[0]), float(values[1])),
+                exact=(trade.payoff(0, infos[0]), trade.payoff(1, infos[1])),
+                trade_text=trade_text,
+                feasible=trade.feasible(infos),
+            )
+            return dataclasses.replace(state, agreement=True, payoff=record)
+        state = dataclasses.replace(state, not_exchanges=state.not_exchanges + (m,))
 
     if state.beliefs is not None and not state.is_terminal():
         receiver = 1 - speaker
@@ -438,13 +469,12 @@ def step(state: DialogueState, tone: str, seed: int) -> Step[DialogueState]:
     return state
 
 
-def _exact_trade(text: str, state: DialogueState) -> tuple[tuple[int, int] | None, bool | None]:
+def _parsed_trade(text: str, state: DialogueState) -> Trade | None:
+    """The trade of a summary's lines, or None when they do not match each other."""
     try:
-        trade: Trade = parse_trade_lines(text, state.names)
+        return parse_trade_lines(text, state.names)
     except ValueError:
-        return None, None
-    infos = state.scenario.players
-    return (trade.payoff(0, infos[0]), trade.payoff(1, infos[1])), trade.feasible(infos)
+        return None
 
 
 def opening_step(state: DialogueState) -> Step[DialogueState]:

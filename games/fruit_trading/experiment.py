@@ -310,6 +310,7 @@ def _variant_summary(
     if opponent is not None:
         v["guesses"] = report.guess_table(sgs)
         v["guesses_distinct"] = report.guess_table_distinct(sgs)
+    v["quality"] = report.answer_quality_report(sgs, v)
     return v
 
 

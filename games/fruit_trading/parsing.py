@@ -54,8 +54,6 @@ FALLBACKS: dict[str, Callable[[ChatRequest], Any]] = {
     # An unparseable message is kept as an explicit placeholder turn.
     prompts.OPENING.task: lambda r: "(no message)",
     prompts.MESSAGE.task: lambda r: "(no message)",
-    # No summary: the agreement check then sees an empty summary.
-    prompts.SUMMARIZE_DIALOGUE.task: lambda r: "(no summary)",
     # Unreadable agreement answer: no agreement (the negotiation goes on).
     prompts.AGREEMENT.task: lambda r: False,
     # Unreadable trade summary: the raw text is still passed to the payoff calls.
@@ -70,7 +68,6 @@ FALLBACKS: dict[str, Callable[[ChatRequest], Any]] = {
 PARSERS: dict[str, Callable[[str], Any]] = {
     prompts.OPENING.task: parse_text,
     prompts.MESSAGE.task: parse_text,
-    prompts.SUMMARIZE_DIALOGUE.task: parse_text,
     prompts.AGREEMENT.task: parse_yes_no,
     prompts.SUMMARIZE_TRADE.task: parse_trade_text,
     prompts.COMPUTE_PAYOFF.task: parse_text,
@@ -99,7 +96,6 @@ def _structured_trade(obj: Mapping[str, Any], fields: Mapping[str, Any]) -> str:
 STRUCTURED_VALUES: dict[str, Callable[[Mapping[str, Any], Mapping[str, Any]], Any]] = {
     prompts.OPENING.task: lambda o, f: o["message"],
     prompts.MESSAGE.task: lambda o, f: o["message"],
-    prompts.SUMMARIZE_DIALOGUE.task: lambda o, f: o["summary"],
     prompts.AGREEMENT.task: lambda o, f: o["answer"] == "Yes",
     prompts.SUMMARIZE_TRADE.task: _structured_trade,
     prompts.COMPUTE_PAYOFF.task: lambda o, f: o["calculation"],

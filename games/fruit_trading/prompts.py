@@ -24,15 +24,24 @@ MAX_TRADE_COUNT = 4
 PAYOFF_VALUES = range(-PAYOFF_BOUND, PAYOFF_BOUND + 1)
 #: The two answers of the agreement question.
 YES_NO = ("Yes", "No")
-
-
-def _chars(max_tokens: int) -> int:
-    """Characters of free text that fit in a task's token bound (about two per token)."""
-    return 2 * (max_tokens - 16)
+#: The orders in which the agreement judge is offered its two labels. The judge is
+#: asked once in each order and the players agreed only when both answers say so, so
+#: its verdict cannot depend on which label comes first.
+LABEL_ORDERS: tuple[tuple[str, str], ...] = (YES_NO, (YES_NO[1], YES_NO[0]))
 
 
 def _basket(name: str) -> Any:
     return nested(name, [integer(f, range(MAX_TRADE_COUNT + 1)) for f in FRUITS])
+
+
+def agreement_answer(fields: Mapping[str, Any]) -> AnswerFormat:
+    """``{"answer": label}`` with the labels in the order the request offers them."""
+    return AnswerFormat((choice("answer", [str(x) for x in fields["labels"]]),))
+
+
+def labels_text(labels: Sequence[str]) -> str:
+    """``("No", "Yes") -> "No or Yes"``: the labels in the order they are offered."""
+    return " or ".join(labels)
 
 
 def trade_answer(fields: Mapping[str, Any]) -> AnswerFormat:
@@ -45,10 +54,11 @@ def trade_answer(fields: Mapping[str, Any]) -> AnswerFormat:
     )
 
 
-MESSAGE_ANSWER = AnswerFormat((text("message", _chars(256)),))
-SUMMARY_ANSWER = AnswerFormat((text("summary", _chars(160)),))
-AGREEMENT_ANSWER = AnswerFormat((choice("answer", YES_NO), text("reason", _chars(60))))
-CALCULATION_ANSWER = AnswerFormat((text("calculation", _chars(200)),))
+# Text lengths bound each task's answer budget (gt_llm.prompts: a structured request's
+# max_tokens is what its format can take): a message of a few sentences, a short
+# calculation.
+MESSAGE_ANSWER = AnswerFormat((text("message", 400),))
+CALCULATION_ANSWER = AnswerFormat((text("calculation", 240),))
 PAYOFF_ANSWER = AnswerFormat((integer("value", PAYOFF_VALUES),))
 GUESS_ANSWER = AnswerFormat((choice("fruit", FRUITS),))
 
@@ -67,9 +77,9 @@ OPENING = PromptTemplate(
     user=(
         "Your private information:\n{private_info}\n\n"
         "{steering}\n\n"
-        "Write the first message to {opponent}, proposing a trade of specific numbers of "
-        "fruit (for example: I would like to trade you 1 banana for 2 apples). Reply with "
-        "the message only."
+        "Write the first message to {opponent}, proposing a trade: say how many of which "
+        "of your fruits you would give and how many of which fruits you want in return. "
+        "Reply with the message only."
     ),
     extra_fields=("endowment", "valuation", "tone", "believed_fruits", "belief_trust"),
     temperature=1.0,
@@ -96,48 +106,34 @@ MESSAGE = PromptTemplate(
     answer_line='Answer with a JSON object with the key "message" (your message).',
 )
 
-SUMMARIZE_DIALOGUE = PromptTemplate(
-    task="fruit_trading.summarize_dialogue",
-    system="You summarise negotiations between two people trading fruit, briefly and exactly.",
-    user=(
-        "Summarise this dialogue in two or three sentences. Say who proposed which trade "
-        "(exact numbers of each fruit), and whether the last message accepts a proposal, "
-        "rejects the negotiation, or makes a new proposal.\n\n{dialogue}"
-    ),
-    extra_fields=("turns",),
-    temperature=0.0,
-    max_tokens=160,
-    answer=SUMMARY_ANSWER,
-    answer_line='Answer with a JSON object with the key "summary" (your summary).',
-)
-
 AGREEMENT = PromptTemplate(
     task="fruit_trading.agreement",
     system="You judge whether two people trading fruit have agreed on a trade.",
     user=(
-        "Summary of the negotiation:\n{summary}\n\n"
-        "An agreement is reached only if the last message accepts a specific proposal. "
-        "A question, a counter-proposal or a rejection is not an agreement. Has an "
-        "agreement been reached? Answer Yes or No, then one sentence of reason."
+        "The negotiation so far:\n{dialogue}\n\n"
+        "They have agreed only if the last message accepts, unchanged, a specific trade "
+        "that the other person proposed earlier. A question, a counter-proposal or a "
+        "rejection is not an agreement. Have they agreed? Answer {labels_text}."
     ),
+    extra_fields=("turns", "labels"),
     temperature=0.0,
-    max_tokens=60,
-    answer=AGREEMENT_ANSWER,
-    answer_line=(
-        'Answer with a JSON object with the keys "answer" (Yes or No) and "reason" (one sentence).'
-    ),
+    max_tokens=8,
+    answer=agreement_answer,
+    answer_line='Answer with a JSON object with the key "answer" ({labels_text}).',
 )
 
 SUMMARIZE_TRADE = PromptTemplate(
     task="fruit_trading.summarize_trade",
     system="You record agreed fruit trades exactly.",
     user=(
-        "Summary of the negotiation:\n{summary}\n\n"
-        "Report the agreed trade with one line per player, in exactly this format:\n"
+        "The negotiation:\n{dialogue}\n\n"
+        "The last message accepts a trade. Report that trade with one line per player, in "
+        "exactly this format:\n"
         "Player [Name]: Receives [fruit] Gives [fruit]\n"
         "using the players {player_a} and {player_b} and numbers of apples, bananas and "
         "oranges (write 'nothing' for no fruit)."
     ),
+    extra_fields=("turns",),
     temperature=0.0,
     max_tokens=80,
     answer=trade_answer,
@@ -197,8 +193,8 @@ GUESS_FRUIT = PromptTemplate(
 )
 
 BOOK = PromptBook(
-    [OPENING, MESSAGE, SUMMARIZE_DIALOGUE, AGREEMENT, SUMMARIZE_TRADE, COMPUTE_PAYOFF,
-     EXTRACT_PAYOFF, GUESS_FRUIT]
+    [OPENING, MESSAGE, AGREEMENT, SUMMARIZE_TRADE, COMPUTE_PAYOFF, EXTRACT_PAYOFF,
+     GUESS_FRUIT]
 )  # fmt: skip
 
 TONE_LINE = "Tone: Use {article} tone."

@@ -17,9 +17,11 @@ every distinct history (as the paper counts over its game trees):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from games.engine.quality import answer_quality
 from games.fruit_trading.dialogue import DialogueState
 from games.fruit_trading.tree import Subgame
 
@@ -126,6 +128,35 @@ def payoff_signs(
             }
         )
     return rows
+
+
+def answer_quality_report(
+    subgames: Sequence[Subgame], variant: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The variant's answer quality (issue 27; :func:`games.engine.quality.answer_quality`).
+
+    Copied answers per task (from the parse counts), the largest share of one
+    opening message and of one agreed trade, agreements per message, the
+    judge's verdicts of agreement whose summarised trade was not a real
+    exchange (so the negotiation went on), and the degeneracy counts.
+    """
+    states = _states(subgames)
+    openings = Counter(s.turns[0].text for s in states if s.num_messages == 1)
+    trades = Counter(s.payoff.trade_text for s in states if s.agreement and s.payoff is not None)
+    return answer_quality(
+        variant["parse"],
+        {"opening_message": openings, "agreed_trade": trades},
+        {
+            "agreements_per_message": {
+                str(r["message"]): r["agreements"] for r in variant["agreements"]
+            },
+            # Each state whose own last message got such a verdict (its children inherit it).
+            "not_exchange_verdicts": sum(
+                bool(s.not_exchanges) and s.not_exchanges[-1] == s.num_messages for s in states
+            ),
+            "degeneracy": variant["degeneracy"],
+        },
+    )
 
 
 def payoff_disagreements(subgames: Sequence[Subgame]) -> dict[str, Any]:

@@ -182,6 +182,16 @@ class Trade:
             for p in range(2)
         )
 
+    def is_exchange(self, infos: Sequence[PrivateInfo]) -> bool:
+        """Whether this is a real exchange: each player gives something, no fruit goes
+        both ways for a player (what one gives is what the other receives, so the two
+        sides differ), and each gives no more than it has."""
+        return (
+            all(any(g) for g in self.gives)
+            and not any(a and b for a, b in zip(self.gives[0], self.gives[1], strict=True))
+            and self.feasible(infos)
+        )
+
 
 def basket_text(counts: Sequence[int]) -> str:
     """``(1, 0, 2) -> "1 apple and 2 oranges"``; ``"nothing"`` when empty."""

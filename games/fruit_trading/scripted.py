@@ -48,8 +48,9 @@ as it would change an LLM's:
   fruit the opponent asked for count for it, fruit it offered count against
   it, fruit it accepted count a little for it; the guess is drawn from a
   softmax of the scores, so it is uncertain when the dialogue says little.
-* **Evaluation calls** (summaries, agreement, trade, payoffs) are exact
-  readings of the texts.
+* **Evaluation calls** (agreement, trade, payoffs) are exact readings of the
+  texts: the judge sees an agreement exactly when the last message accepts the
+  other player's standing offer, whatever order its labels are offered in.
 """
 
 from __future__ import annotations
@@ -132,7 +133,6 @@ _TONE_CUES = {
 
 _PROPOSAL = re.compile(r"trade you (?P<give>.+?) for (?P<recv>.+?)[.!?]", re.IGNORECASE)
 _ACCEPTED = re.compile(r"\bI (?:gladly )?accept\b", re.IGNORECASE)
-_REJECTED = re.compile(r"not interested in trading", re.IGNORECASE)
 
 
 def read_tone(text: str) -> str | None:
@@ -300,57 +300,38 @@ def message(fields: Mapping[str, Any], rng: np.random.Generator) -> str:
 # --- evaluation tasks --------------------------------------------------------------------
 
 
-def _describe_offer(proposer: str, gives: Basket, receives: Basket) -> str:
-    return f"{proposer} offered to give {basket_text(gives)} for {basket_text(receives)}."
-
-
-def summarize_dialogue(fields: Mapping[str, Any], rng: np.random.Generator) -> str:
-    """Who proposed what, and how the last message responds."""
-    draws = Draws.from_rng(rng)
-    turns = list(fields["turns"])
-    if not turns:
-        return "No messages have been exchanged."
-    last = turns[-1]
-    text = str(last["text"])
-    if _ACCEPTED.search(text):
-        offer = _last_offer(turns[:-1])
-        if offer is not None:
-            proposer, gives, receives = offer
-            return (
-                f"{_describe_offer(proposer, gives, receives)} {last['sender']} accepted the trade."
-            )
-        return f"{last['sender']} said they accept, but no specific trade was proposed."
-    if _REJECTED.search(text):
-        return f"{last['sender']} rejected the negotiation."
-    proposal = _proposal_in(text)
-    if proposal is not None:
-        lead = ("", "The negotiation continues. ")[draws.lead]
-        return (
-            f"{lead}{_describe_offer(str(last['sender']), *proposal)} No one has accepted it yet."
-        )
-    return f"{last['sender']} replied without a concrete proposal."
+def _accepted_offer(turns: Sequence[Mapping[str, Any]]) -> tuple[str, Basket, Basket] | None:
+    """(proposer, gives, receives) of the offer the last message accepts, if it accepts one."""
+    if not turns or not _ACCEPTED.search(str(turns[-1]["text"])):
+        return None
+    offer = _last_offer(turns[:-1])
+    if offer is None or offer[0] == turns[-1]["sender"]:
+        return None
+    return offer
 
 
 def agreement(fields: Mapping[str, Any], rng: np.random.Generator) -> str:
-    summary = str(fields["summary"])
-    if "accepted the trade" in summary:
+    """Yes exactly when the last message accepts the other player's standing offer.
+
+    Reads the dialogue's turns, never the order of the offered labels: both
+    orders of the question get the same verdict.
+    """
+    if _accepted_offer(list(fields["turns"])) is not None:
         return "Yes. The last message accepts a specific proposal."
     return "No. The last message does not accept a specific proposal."
 
 
-_OFFERED = re.compile(r"(?P<who>[A-Z][a-z]+) offered to give (?P<give>.+?) for (?P<recv>.+?)\.")
-
-
 def summarize_trade(fields: Mapping[str, Any], rng: np.random.Generator) -> str:
+    """The trade the last message accepts, as one line per player (empty lines if none)."""
     names = [str(fields["player_a"]), str(fields["player_b"])]
-    hits = list(_OFFERED.finditer(str(fields["summary"])))
-    if not hits:
+    offer = _accepted_offer(list(fields["turns"]))
+    if offer is None:
         return trade_summary_lines(Trade(((0, 0, 0), (0, 0, 0))), names)
-    m = hits[-1]
-    proposer = names.index(m.group("who")) if m.group("who") in names else 0
+    who, give, recv = offer
+    proposer = names.index(who) if who in names else 0
     gives = [(0, 0, 0), (0, 0, 0)]
-    gives[proposer] = parse_basket(m.group("give"))
-    gives[1 - proposer] = parse_basket(m.group("recv"))
+    gives[proposer] = give
+    gives[1 - proposer] = recv
     return trade_summary_lines(Trade((gives[0], gives[1])), names)
 
 
@@ -428,11 +409,6 @@ def guess_fruit(fields: Mapping[str, Any], rng: np.random.Generator) -> str:
 # --- the same answers as JSON (structured requests) ------------------------------------
 
 
-def _first_sentence_rest(text: str) -> str:
-    head, _, rest = text.strip().partition(".")
-    return rest.strip() or head.strip()
-
-
 def _trade_json(text: str, fields: Mapping[str, Any]) -> dict[str, Any]:
     names = (str(fields["player_a"]), str(fields["player_b"]))
     trade = parse_trade_lines(text, names)
@@ -455,11 +431,7 @@ def _payoff_json(text: str, fields: Mapping[str, Any]) -> dict[str, Any]:
 AS_JSON: dict[str, Any] = {
     "fruit_trading.opening": lambda t, f: {"message": t.strip()},
     "fruit_trading.message": lambda t, f: {"message": t.strip()},
-    "fruit_trading.summarize_dialogue": lambda t, f: {"summary": t.strip()},
-    "fruit_trading.agreement": lambda t, f: {
-        "answer": "Yes" if parse_yes_no(t) else "No",
-        "reason": _first_sentence_rest(t),
-    },
+    "fruit_trading.agreement": lambda t, f: {"answer": "Yes" if parse_yes_no(t) else "No"},
     "fruit_trading.summarize_trade": _trade_json,
     "fruit_trading.compute_payoff": lambda t, f: {"calculation": t.strip()},
     "fruit_trading.extract_payoff": _payoff_json,
@@ -483,9 +455,8 @@ for _task, _handler, _reads, _seeded_by in (
         _MESSAGE_READS + ("turns", "believed_fruits", "belief_trust"),
         _MESSAGE_READS + ("turns",),
     ),
-    ("fruit_trading.summarize_dialogue", summarize_dialogue, ("turns",), None),
-    ("fruit_trading.agreement", agreement, ("summary",), None),
-    ("fruit_trading.summarize_trade", summarize_trade, ("summary", "player_a", "player_b"), None),
+    ("fruit_trading.agreement", agreement, ("turns",), None),
+    ("fruit_trading.summarize_trade", summarize_trade, ("turns", "player_a", "player_b"), None),
     ("fruit_trading.compute_payoff", compute_payoff, ("name", "valuation", "trade"), None),
     ("fruit_trading.extract_payoff", extract_payoff, ("calculation",), None),
     ("fruit_trading.guess_fruit", guess_fruit, ("opponent", "turns"), None),

@@ -35,6 +35,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from games.engine.cli_options import Writer, say
+from games.engine.resources import WorkEstimate
 from games.werewolf.series import (
     PLAY_NON_RESULT_OPTIONS,
     detection_line,
@@ -138,8 +139,12 @@ def _check_play_args(args: argparse.Namespace, num_players: int) -> None:
         check_out(args)
 
 
-def show_estimate(args: argparse.Namespace, config, *, games: int) -> None:
-    """The work estimate line on stderr, before the first model call (not with --no-progress)."""
+def show_estimate(args: argparse.Namespace, config, *, games: int) -> WorkEstimate:
+    """The work estimate line on stderr, before the first model call (not with --no-progress).
+
+    Returns the estimate, for the time line once the model is known
+    (:func:`games.engine.cli_options.say_time_estimate`).
+    """
     from games.werewolf.estimate import estimate_games
 
     estimate = estimate_games(
@@ -151,6 +156,7 @@ def show_estimate(args: argparse.Namespace, config, *, games: int) -> None:
     )
     if not getattr(args, "no_progress", False):
         sys.stderr.write(estimate.describe() + "\n")
+    return estimate
 
 
 def _seats(config, human: int | None, stdin, write: Writer, rules_players: bool) -> list:
@@ -185,13 +191,20 @@ def _play(args: argparse.Namespace, *, stdin=None, write: Writer = say) -> int:
 
     config = _config(args)
     _check_play_args(args, config.num_players)
-    show_estimate(args, config, games=args.games)
+    estimate = show_estimate(args, config, games=args.games)
     if args.games > 1:
-        from games.engine.cli_options import attach_cache, prepare_model, results_folder
+        from games.engine.cli_options import (
+            attach_cache,
+            prepare_model,
+            results_folder,
+            say_time_estimate,
+        )
+        from games.werewolf.estimate import CALL_SHAPE
 
         # Backend, key and cache checked first; then the folder (refused in one line if it
         # holds another series; --force clears only the files its manifest lists).
         model = None if args.players == "rules" else prepare_model(args)
+        say_time_estimate(args, model, estimate.model_calls, CALL_SHAPE)
         try:
             with results_folder(args, series_settings(args, config), model) as run:
                 if model is not None:

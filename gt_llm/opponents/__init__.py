@@ -24,6 +24,7 @@ from typing import Any
 # Registers the scripted answers of the opponent tasks (opponents.identity, ...).
 import gt_llm.opponents.scripted  # noqa: F401
 from gt_llm.opponents.base import (
+    IDENTITY_MARGIN,
     UNSURE,
     Belief,
     ChainView,
@@ -34,6 +35,7 @@ from gt_llm.opponents.base import (
     OpponentModel,
     PlayerView,
     PromptFields,
+    identity_label,
     stance_of,
 )
 from gt_llm.opponents.dirichlet import DirichletBelief, make_dirichlet
@@ -127,6 +129,7 @@ def make_opponent_model(
 
 
 __all__ = [
+    "IDENTITY_MARGIN",
     "OPPONENT_PROMPTS",
     "UNSURE",
     "Belief",
@@ -151,6 +154,7 @@ __all__ = [
     "SpeechAct",
     "StatementArgs",
     "extract_statement_evidence",
+    "identity_label",
     "identity_request",
     "intent_request",
     "intents_to_evidence",

@@ -48,6 +48,11 @@ Stance = Literal["ally", "adversary", "unsure"]
 #: The identity a model reports when it has no evidence (GRATR appendix: "unsure").
 UNSURE = "unsure"
 
+#: How far (in probability) a hypothesis must rise above its reference probability
+#: (the prior with what is ruled out for certain) for a model to name it as the
+#: player's identity; below it the label is :data:`UNSURE` (:func:`identity_label`).
+IDENTITY_MARGIN = 0.1
+
 
 def clamp_unit(x: float) -> float:
     """Clamps to [-1, 1]; NaN (never expected) raises instead of propagating."""
@@ -343,6 +348,18 @@ class OpponentModel(abc.ABC):
             for p, h in revealed.items()
         )
 
+    def reference(self, subject: str) -> dict[str, float]:
+        """What the model believes of ``subject`` without evidence: its prior, minus
+        what is ruled out for certain. :func:`identity_label` measures a belief's
+        rise against it. Default: the context's prior (empty without a context).
+        """
+        context = getattr(self, "context", None)
+        return prior_distribution(context) if context is not None else {}
+
+    def identity(self, subject: str) -> str:
+        """The identity label of ``subject``: :func:`identity_label` of its belief."""
+        return identity_label(self.belief(subject).distribution, self.reference(subject))
+
     @abc.abstractmethod
     def snapshot(self) -> dict[str, Any]:
         """A JSON-ready description for logs."""
@@ -405,6 +422,31 @@ def prior_distribution(
     return {h: v / total for h, v in w.items()} if total > 0 else {}
 
 
+def identity_label(
+    distribution: Mapping[str, float],
+    reference: Mapping[str, float],
+    margin: float = IDENTITY_MARGIN,
+) -> str:
+    """The identity a model names for a player, or :data:`UNSURE` (a label that may abstain).
+
+    The hypothesis whose probability rises most above its ``reference``
+    probability (the prior with the negative facts applied: what the observer
+    would believe without any evidence), when that rise is at least
+    ``margin`` and no other hypothesis ties it; a certain fact (probability 1)
+    is always named. Without evidence the distribution is the reference, so
+    the label is "unsure" — never the prior's most likely role.
+    """
+    if not distribution:
+        return UNSURE
+    certain = [h for h, p in distribution.items() if p >= 1.0 - 1e-12]
+    if len(certain) == 1:
+        return certain[0]
+    lift = {h: p - float(reference.get(h, 0.0)) for h, p in distribution.items()}
+    top = max(lift.values())
+    best = [h for h, x in lift.items() if x >= top - 1e-12]
+    return best[0] if top >= margin - 1e-12 and len(best) == 1 else UNSURE
+
+
 def side_of(context: OpponentContext, distribution: Mapping[str, float]) -> float:
     """+1 / -1 when every hypothesis with mass is on the ally / adversary side, else 0."""
     signs = {
@@ -438,6 +480,10 @@ class FactsMixin:
             excluded[e.subject] = excluded.get(e.subject, frozenset()) | {e.value}
             return dataclasses.replace(self, excluded=excluded)  # type: ignore[type-var]
         return dataclasses.replace(self, facts={**self.facts, e.subject: e.value})  # type: ignore[type-var]
+
+    def reference(self, subject: str) -> dict[str, float]:
+        """The prior with what is ruled out about ``subject`` for certain (no evidence)."""
+        return prior_distribution(self.context, None, self.excluded.get(subject, ()))
 
     def _fact_belief(self, subject: str, evidence: tuple[Evidence, ...] = ()) -> Belief:
         dist = prior_distribution(
@@ -504,7 +550,9 @@ __all__ = [
     "Stance",
     "UNSURE",
     "FactsMixin",
+    "IDENTITY_MARGIN",
     "append_history",
+    "identity_label",
     "clamp_unit",
     "message_view",
     "prior_distribution",

@@ -22,6 +22,12 @@ default:
 * ``confidence_weighted``: a counted judgment adds its confidence instead of 1
   (the fractional-count variant of the conjugate update).
 
+A hypothesis the observer knows to be impossible — ruled out by a negative
+fact, or given no weight by ``context.prior`` (in Werewolf: the observer's own
+role when it is the only one) — has probability 0 whatever the judgments say
+(:meth:`DirichletBelief.impossible`); the others keep their posterior-mean
+proportions.
+
 A certain fact (a seer's check, a revealed role: ``Evidence.certain``) pins the
 distribution at that hypothesis with probability 1; later judgments about the
 subject are still recorded but never move it. A negative fact
@@ -40,7 +46,6 @@ from typing import Any
 import numpy as np
 
 from gt_llm.opponents.base import (
-    UNSURE,
     Belief,
     Consultation,
     Evidence,
@@ -48,6 +53,7 @@ from gt_llm.opponents.base import (
     OpponentContext,
     OpponentModel,
     PlayerView,
+    identity_label,
     side_of,
     top_probabilities,
 )
@@ -123,11 +129,25 @@ class DirichletBelief(HistoryMixin, OpponentModel):
             p[self.hypotheses.index(self.facts[subject])] = 1.0
             return p
         a = self.alpha(subject)
-        out = self.excluded.get(subject, frozenset())
+        out = self.impossible(subject)
         a = np.where([h in out for h in self.hypotheses], 0.0, a)
         if a.sum() <= 0:  # the prior gave the remaining hypotheses no mass
             a = np.asarray([0.0 if h in out else 1.0 for h in self.hypotheses])
         return a / a.sum()
+
+    def impossible(self, subject: str) -> frozenset[str]:
+        """The hypotheses the observer knows ``subject`` cannot have (probability 0).
+
+        Those a negative fact rules out, and those the context's prior gives no
+        weight (in Werewolf the seat's own role when it is the only one of it:
+        a doctor knows nobody else is the doctor). A judgment naming one is
+        recorded (and counted in ``alpha``) but never gives it mass.
+        """
+        out = self.excluded.get(subject, frozenset())
+        prior = self.context.prior
+        if prior:
+            out = out | {h for h in self.hypotheses if float(prior.get(h, 0.0)) <= 0.0}
+        return out
 
     def observe(self, evidence: Evidence) -> DirichletBelief:
         self.context.check_subject("DirichletBelief.observe", evidence.subject)
@@ -174,26 +194,27 @@ class DirichletBelief(HistoryMixin, OpponentModel):
             pinned=subject in self.facts or side,
         )
 
+    def reference(self, subject: str) -> dict[str, float]:
+        """The prior mean with the impossible hypotheses removed (no judgment counted)."""
+        a = self.prior_alpha()
+        out = self.impossible(subject)
+        a = np.where([h in out for h in self.hypotheses], 0.0, a)
+        if a.sum() <= 0:
+            a = np.asarray([0.0 if h in out else 1.0 for h in self.hypotheses])
+        return {h: float(x) for h, x in zip(self.hypotheses, a / a.sum(), strict=True)}
+
     def _player_view(self, subject: str) -> PlayerView:
         b = self.belief(subject)
-        top = b.most_likely()
         return {
             "player": subject,
-            # "unsure" when nothing but the prior singles out a hypothesis.
-            "identity": top[0] if len(top) == 1 and self._judged(subject) else UNSURE,
+            # "unsure" unless a role rose above its prior by the margin (identity_label).
+            "identity": identity_label(b.distribution, self.reference(subject)),
             "probabilities": top_probabilities(b.distribution, self.top_n),
             "stance": "unsure",
             "trust": None,
             "chains": [],
             "pinned": b.pinned,
         }
-
-    def _judged(self, subject: str) -> bool:
-        return (
-            subject in self.facts
-            or subject in self.excluded
-            or not np.allclose(self.alpha(subject), self.prior_alpha())
-        )
 
     def consult(self, *, goal: str = "", subjects: Sequence[str] | None = None) -> Consultation:
         seen = set(self.alphas) | set(self.evidence) | set(self.facts)

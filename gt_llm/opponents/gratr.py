@@ -27,7 +27,7 @@ nodes, edges, chains, retrievals, floor counts) are in
 :mod:`gt_llm.opponents.gratr_export`.
 Where the paper leaves a hole (Eq. 8's weights that are not positive, Eq. 9's
 zero divisor, Algorithm 2's missing stopping rule, ...) the code closes it;
-``docs/gratr.md`` ("How our GRATR differs from the paper") lists the twelve
+``docs/gratr.md`` ("How our GRATR differs from the paper") lists the thirteen
 closings, and the code cites them by number ("hole 8") where each is made.
 """
 
@@ -41,7 +41,6 @@ from typing import Any
 import networkx as nx
 
 from gt_llm.opponents.base import (
-    UNSURE,
     Belief,
     ChainView,
     Consultation,
@@ -52,6 +51,8 @@ from gt_llm.opponents.base import (
     PlayerView,
     append_history,
     clamp_unit,
+    identity_label,
+    prior_distribution,
     stance_of,
     top_probabilities,
 )
@@ -62,8 +63,10 @@ from gt_llm.opponents.gratr_equations import (
     chain_uncertainty,
     chain_weight,
     combine_chains,
+    merged_sum,
     merged_trust,
     search_order,
+    sign_safe_increment,
 )
 from gt_llm.opponents.gratr_export import trust_graph_to_json
 from gt_llm.opponents.gratr_types import (
@@ -225,6 +228,11 @@ class GratrModel(HistoryMixin, OpponentModel):
                 dist[h] = m / total * weight[h] / wsum if wsum > 0 else 0.0
         return {h: dist.get(h, 0.0) for h in hyps}
 
+    def reference(self, subject: str) -> dict[str, float]:
+        """The distribution at trust 0 without judgments: the prior minus ruled-out roles."""
+        node = self.nodes.get(subject, _EMPTY_NODE)
+        return prior_distribution(self.context, None, node.excluded)
+
     def belief(self, subject: str) -> Belief:
         """The one reading of ``subject``: Eq. 8's trust (hole 8) and its distribution (hole 12)."""
         self.context.check_subject("GratrModel.belief", subject)
@@ -341,14 +349,25 @@ class GratrModel(HistoryMixin, OpponentModel):
             triples = [(v, u, chain_uncertainty(u)) for _, _, _, v, u in recs]
             floored = sum(v - h < floor for v, _, h in triples)
             after = combine_chains(triples, weight_floor=floor)
-        gamma, eps = self.params.gamma, self.params.eps
-        updates = [
-            (prev, backward_increment(after, self.trust(prev), gamma, eps=eps))
-            for prev in dict.fromkeys(rec[0][-2] for rec in recs)
-        ]
+        updates = [(prev, *self._increment(target, prev, after)) for prev in
+                   dict.fromkeys(rec[0][-2] for rec in recs)]  # fmt: skip
         out = (after, recs, floored, updates)
         self._cache[key] = out
         return out
+
+    def _increment(self, target: str, prev: str, after: float) -> tuple[float | None, bool]:
+        # Eq. 9's item for the edge (target, prev) at a decision now (holes 4, 13), and
+        # whether the sign guard cut it. The sum it is added to is the edge's without this
+        # step's feedback, which a decision replaces (hole 8).
+        p = self.params
+        inc = backward_increment(after, self.trust(prev), p.gamma, eps=p.eps)
+        if inc is None:
+            return None, False
+        edge = self._edge(target, prev)
+        kept = tuple(f for f in edge.feedback if f.step != self.clock)
+        total = merged_sum(edge.evidence, kept, p, at_step=self.clock)
+        safe = sign_safe_increment(inc, total, p.opposing_share, eps=p.eps)
+        return safe, safe != inc
 
     def retrieve(self, target: str) -> Retrieval:
         """Algorithm 2 for ``target`` as a read: chains, Eq. 8's T(target), Eq. 9's increments.
@@ -362,8 +381,8 @@ class GratrModel(HistoryMixin, OpponentModel):
             self.chains(target),
             self.trust(target),
             after,
-            tuple((target, prev, inc) for prev, inc in updates if inc is not None),
-            tuple((target, prev) for prev, inc in updates if inc is None),
+            tuple((target, prev, inc) for prev, inc, _ in updates if inc is not None),
+            tuple((target, prev) for prev, inc, _ in updates if inc is None),
             floored,
             self.nodes.get(target, _EMPTY_NODE).pinned,
         )
@@ -405,8 +424,8 @@ class GratrModel(HistoryMixin, OpponentModel):
         base = self._without_feedback_at(step)
         incoming = dict(base.incoming)
         copied: set[str] = set()
-        # combinations, bound, decisive, chains, floored, feedback, skipped (FloorCount).
-        n = [0] * 7
+        # combinations, bound, decisive, chains, floored, feedback, skipped, limited.
+        n = [0] * 8
         for target in dict.fromkeys(subjects):
             self.context.check_subject("GratrModel.decide", target)
             _, recs, floored, updates = base._read(target)
@@ -416,11 +435,12 @@ class GratrModel(HistoryMixin, OpponentModel):
                 n[2] += floored > 0 and len(recs) > 1
                 n[3] += len(recs)
                 n[4] += floored
-            for prev, inc in updates:
+            for prev, inc, cut in updates:
                 if inc is None:
                     n[6] += 1
                     continue
                 n[5] += 1
+                n[7] += cut
                 inner = incoming[prev]
                 if prev not in copied:
                     inner = dict(inner)
@@ -450,11 +470,8 @@ class GratrModel(HistoryMixin, OpponentModel):
         node = self.nodes.get(subject, _EMPTY_NODE)
         dist = self.distribution(subject, after)
         pinned = node.pinned or node.fact is not None
-        top = max(dist.values(), default=0.0)
-        best = [h for h, p in dist.items() if p >= top - 1e-12]
-        judged = pinned or bool(node.excluded) or sum(self.identity_tally(subject).values()) > 0
-        # "unsure" (appendix 1) when nothing singles out one hypothesis.
-        identity = best[0] if judged and len(best) == 1 else UNSURE
+        # "unsure" (appendix 1) unless a role rose above its prior by the margin.
+        identity = identity_label(dist, self.reference(subject))
         return {
             "player": subject,
             "identity": identity,

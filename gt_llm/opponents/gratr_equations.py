@@ -9,7 +9,7 @@ evidence chains (:func:`search_order`, :func:`chain_tree`, Eqs. 5-6). The
 graph (:class:`gt_llm.opponents.gratr.GratrModel`) holds the maps and caches
 the reads. ``docs/gratr.md`` lists the holes of the paper these functions
 close (hole 1: clamping; 2: the weight floor of Eq. 8; 3: H of a negative u;
-4: a zero divisor in Eq. 9; 5: certain facts; 6: decay by time step in Eq. 4;
+4: a zero divisor in Eq. 9; 13: Eq. 9's size and sign; 5: certain facts; 6: decay by time step in Eq. 4;
 9: the chains; 10: self-intents; 11: identity judgments as trust).
 """
 
@@ -32,7 +32,8 @@ def node_trust_update(t_source: float, credibility: float, t_target: float) -> f
     """Eqs. (2)-(3): the node trust of p_j after p_i's intent with credibility c.
 
     u = T(p_i) * c (Eq. 2); T(p_j) becomes u only when |u| > |T(p_j)| (Eq. 3),
-    i.e. the stronger indication wins. Inputs are clamped to [-1, 1] first, so
+    i.e. the stronger indication wins; on equal strength the stored value stays
+    (first come, first kept: an order effect ``docs/gratr.md`` measures). Inputs are clamped to [-1, 1] first, so
     the result is in [-1, 1] (hole 1).
     """
     u = clamp_unit(t_source) * clamp_unit(credibility)
@@ -139,33 +140,102 @@ def combine_chains(
 def backward_increment(
     t_target: float, t_previous: float, gamma: float = 0.1, *, eps: float = 1e-3
 ) -> float | None:
-    """Eq. (9)'s increment gamma T(p_o) / T(p_{o-1}), clamped to [-1, 1]; None when undefined.
+    """Eq. (9)'s increment gamma T(p_o) / T(p_{o-1}), bounded by gamma; None when undefined.
 
     Hole 4: when ``|T(p_{o-1})| < eps`` the quotient has no defined size or sign
     (the observer has no stance on p_{o-1}), so there is no backward update at
-    all — never a sign taken from a zero.
+    all — never a sign taken from a zero. Hole 13: the quotient of two trusts is
+    read as a trust, clamped to [-1, 1], so one increment is at most ``gamma``
+    in size (a small divisor no longer blows it up to the whole trust range).
+    Whether it may be added to a given edge is :func:`sign_safe_increment`'s call.
     """
     if eps <= 0:
         raise ValueError(f"backward_increment: eps must be > 0, got {eps}")
     if abs(t_previous) < eps:
         return None
-    return clamp_unit(gamma * clamp_unit(t_target) / t_previous)
+    return gamma * clamp_unit(clamp_unit(t_target) / t_previous)
+
+
+def sign_safe_increment(
+    increment: float, current: float, share: float = 0.5, *, eps: float = 1e-3
+) -> float:
+    """Hole 13: an Eq. 9 increment that never changes the sign of the edge it adds to.
+
+    An increment of the edge's own sign (or to an edge at exactly 0) is kept.
+    One against it takes away at most ``share`` of ``current`` (the edge's trust,
+    or its Eq. 4 evidence sum), so ``current + result`` keeps ``current``'s sign
+    and at least ``1 - share`` of its size, however many decisions follow; below
+    ``eps`` an edge has no stance left to oppose and an opposing increment is 0
+    (as hole 4 does for a small divisor; it also keeps the sum's sign clear of
+    floating-point rounding in the cancelling terms of Eq. 4).
+
+    Args:
+      increment: The increment (:func:`backward_increment`).
+      current: What it is added to (an edge trust, or an edge's Eq. 4 sum).
+      share: In (0, 1): the largest share of ``current`` an opposing increment removes.
+      eps: Below it (in size, not 0), an opposing increment is 0.
+    """
+    if not 0.0 < share < 1.0:
+        raise ValueError(f"sign_safe_increment: share must be in (0, 1), got {share}")
+    if current == 0.0 or increment == 0.0 or (increment > 0) == (current > 0):
+        return increment
+    if abs(current) < eps:
+        return 0.0
+    return math.copysign(min(abs(increment), share * abs(current)), increment)
 
 
 def backward_update(
-    t_edge: float, t_target: float, t_previous: float, gamma: float = 0.1, *, eps: float = 1e-3
+    t_edge: float,
+    t_target: float,
+    t_previous: float,
+    gamma: float = 0.1,
+    *,
+    eps: float = 1e-3,
+    share: float = 0.5,
 ) -> float:
-    """Eq. (9) as printed: T(p_o, p_{o-1}) <- gamma T(p_o) / T(p_{o-1}) + T(p_o, p_{o-1}).
+    """Eq. (9): T(p_o, p_{o-1}) <- gamma T(p_o) / T(p_{o-1}) + T(p_o, p_{o-1}), sign-safe.
 
-    The literal additive form, clamped to [-1, 1] (hole 1); the edge is
-    unchanged when ``|T(p_{o-1})| < eps`` (hole 4, :func:`backward_increment`).
-    The graph applies the increment as evidence instead (hole 8).
+    The additive form on the trust, clamped to [-1, 1] (hole 1); the edge is
+    unchanged when ``|T(p_{o-1})| < eps`` (hole 4, :func:`backward_increment`),
+    and an opposing increment takes at most ``share`` of the edge (hole 13,
+    :func:`sign_safe_increment`). The graph applies the increment as evidence
+    instead (hole 8), sign-safe against the edge's Eq. 4 sum.
     """
     inc = backward_increment(t_target, t_previous, gamma, eps=eps)
-    return clamp_unit(t_edge) if inc is None else clamp_unit(clamp_unit(t_edge) + inc)
+    edge = clamp_unit(t_edge)
+    if inc is None:
+        return edge
+    return clamp_unit(edge + sign_safe_increment(inc, edge, share, eps=eps))
 
 
 # -- Algorithm 1: one piece of evidence on the graph's maps -------------------------
+
+
+def merged_sum(
+    evidence: tuple[Evidence, ...],
+    feedback: tuple[Evidence, ...],
+    params: GratrParams,
+    *,
+    at_step: int | None = None,
+) -> float:
+    """Eq. (4)'s sum, sum_k rho^(n-k) c_k, over an edge's items, oldest first (holes 6, 8).
+
+    With ``at_step`` the sum is the one an item appended at that step would be
+    added to (every item decayed to ``at_step``; with ``decay="index"`` one more
+    position): Eq. 9's sign-safe bound reads it (hole 13).
+    """
+    ordered = sorted(evidence + feedback, key=lambda e: e.step)  # stable on ties
+    if not ordered:
+        return 0.0
+    cs = [clamp_unit(e.credibility) for e in ordered]
+    n = len(ordered)
+    if params.decay == "step":
+        last = ordered[-1].step if at_step is None else max(at_step, ordered[-1].step)
+        exps = [last - e.step for e in ordered]
+    else:
+        shift = 0 if at_step is None else 1
+        exps = [n - 1 - k + shift for k in range(n)]
+    return math.fsum((params.rho**x) * c for x, c in zip(exps, cs, strict=True))
 
 
 def merged_trust(
@@ -331,7 +401,9 @@ __all__ = [
     "chain_weight",
     "combine_chains",
     "merge_edge_trust",
+    "merged_sum",
     "merged_trust",
     "node_trust_update",
     "search_order",
+    "sign_safe_increment",
 ]

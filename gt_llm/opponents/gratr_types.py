@@ -23,6 +23,8 @@ class GratrParams:
       w: How many of the most trusted nodes start chains (Algorithm 2).
       epsilon: Ally above it, adversary below -epsilon, else unsure (Sect. 3.1).
       eps: Smallest divisor magnitude in Eq. 9 (hole 4: below it, no update).
+      opposing_share: The largest share of an edge's Eq. 4 sum that one Eq. 9
+        increment against the edge's sign takes away (hole 13: no sign flips).
       weight_floor: Smallest chain weight in Eq. 8 (hole 2).
       decay: ``"step"`` (time-step gaps) or ``"index"`` (the paper's n - k).
       max_hops: Longest chain in edges (``None``: bounded by the node count).
@@ -34,6 +36,7 @@ class GratrParams:
     w: int = 3
     epsilon: float = 0.1
     eps: float = 1e-3
+    opposing_share: float = 0.5
     weight_floor: float = 1e-3
     decay: Literal["step", "index"] = "step"
     max_hops: int | None = None
@@ -48,6 +51,10 @@ class GratrParams:
             raise ValueError(f"GratrParams: w must be >= 1, got {self.w}")
         if not 0.0 <= self.epsilon < 1.0:
             raise ValueError(f"GratrParams: epsilon must be in [0, 1), got {self.epsilon}")
+        if not 0.0 < self.opposing_share < 1.0:
+            raise ValueError(
+                f"GratrParams: opposing_share must be in (0, 1), got {self.opposing_share}"
+            )
         if self.eps <= 0 or self.weight_floor <= 0:
             raise ValueError("GratrParams: eps and weight_floor must be > 0")
         if self.decay not in ("step", "index"):
@@ -91,6 +98,7 @@ class FloorCount:
       floored: Chains whose weight was raised to the floor.
       feedback: Eq. 9 feedback items decisions added.
       skipped: Eq. 9 updates skipped for a divisor |T(p_{o-1})| < eps (hole 4).
+      limited: Eq. 9 increments cut so as not to change the edge's sign (hole 13).
     """
 
     combinations: int = 0
@@ -100,6 +108,7 @@ class FloorCount:
     floored: int = 0
     feedback: int = 0
     skipped: int = 0
+    limited: int = 0
 
     def __add__(self, other: FloorCount) -> FloorCount:
         names = [f.name for f in dataclasses.fields(self)]
@@ -139,7 +148,7 @@ class Retrieval:
       trust_after: T(p_o) by Eq. 8 over the chains (the stored trust without
         chains or when pinned): what a lookup reports.
       feedback: ``(p_o, p_{o-1}, increment)``: the Eq. 9 items a decision now
-        would add (one per distinct last edge).
+        would add (one per distinct last edge; sign-safe, hole 13).
       skipped: Last edges ``(p_o, p_{o-1})`` with no update (hole 4).
       floored: How many chains' weights the floor raised (hole 2).
       pinned: Whether a fact pins T(p_o) (then Eq. 8 does not apply).

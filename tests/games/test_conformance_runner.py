@@ -142,6 +142,7 @@ def test_a_complete_game_passes_every_check():
         "random_sim",
         "determinism",
         "private_info",
+        "observations",
         "answers",
         "perfect_recall",
         "builder",

@@ -46,7 +46,7 @@ def _assert_same(expected: Any, actual: Any, where: str = "summary") -> None:
 #: Settings added since the reference was produced; at their defaults they change nothing.
 NEW_SETTINGS = {"timeout": None, "processes": None, "names": "random", "pools": "per_init"}
 #: Per-variant keys added since (reports of the same trees, not new numbers for old ones).
-NEW_VARIANT_KEYS = ("degeneracy", "opponent_model", "guesses_distinct")
+NEW_VARIANT_KEYS = ("degeneracy", "opponent_model", "guesses_distinct", "quality")
 #: Keys of the whole-game study added since (fixed names, leak, per-subgame NashConv).
 NEW_WHOLE_GAME_KEYS = ("names", "pools", "per_subgame_in_whole_game")
 

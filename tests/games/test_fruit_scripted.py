@@ -174,10 +174,20 @@ def test_noise_reads_only_declared_fields(scripted):
                 ("dialogue", "(another rendering)"),
             ):
                 assert scripted.complete(_render({**base, key: junk}, seed)).text == ref, key
-    # The evaluation tasks too: the summary reads the turns, not the rendered dialogue.
-    req = prompts.SUMMARIZE_DIALOGUE.render({"dialogue": "a", "turns": turns}, seed=0)
-    req2 = prompts.SUMMARIZE_DIALOGUE.render({"dialogue": "b", "turns": turns}, seed=0)
-    assert scripted.complete(req).text == scripted.complete(req2).text
+    # The evaluation tasks too: the judge reads the turns, not the rendered dialogue nor the
+    # order of its labels.
+    answers = {
+        scripted.complete(
+            prompts.AGREEMENT.render(
+                {"dialogue": text, "turns": turns, "labels": list(order),
+                 "labels_text": prompts.labels_text(order)},
+                seed=0,
+            )
+        ).text
+        for text in ("a", "b")
+        for order in prompts.LABEL_ORDERS
+    }  # fmt: skip
+    assert len(answers) == 1
     guess = {"observer": me.name, "opponent": opp.name, "dialogue": "a", "turns": turns}
     assert (
         scripted.complete(prompts.GUESS_FRUIT.render(guess, seed=0)).text
@@ -330,7 +340,7 @@ def _tr(turns, names):
 
 
 def test_evaluation_chain_on_an_accepted_offer(scripted):
-    """Summary -> agreement -> trade -> payoff calculation -> number, by the scripted model."""
+    """Agreement (both label orders) -> trade -> payoff calculation -> number, by the stand-in."""
     names = ("Alice", "Bob")
     alice = PrivateInfo("Alice", (2, 2, 2), (4, 0, 1))
     turns = _tr(
@@ -345,11 +355,22 @@ def test_evaluation_chain_on_an_accepted_offer(scripted):
     def ask(tpl, fields):
         return scripted.complete(tpl.render(fields, seed=0)).text
 
-    summary = ask(prompts.SUMMARIZE_DIALOGUE, {"dialogue": dialogue_text, "turns": turns})
-    assert "accepted the trade" in summary
-    assert parse_yes_no(ask(prompts.AGREEMENT, {"summary": summary})) is True
+    def judge(turns):
+        return [
+            parse_yes_no(
+                ask(
+                    prompts.AGREEMENT,
+                    {"dialogue": prompts.render_dialogue(turns), "turns": turns,
+                     "labels": list(order), "labels_text": prompts.labels_text(order)},
+                )
+            )
+            for order in prompts.LABEL_ORDERS
+        ]  # fmt: skip
+
+    assert judge(turns) == [True, True]
     trade = ask(
-        prompts.SUMMARIZE_TRADE, {"summary": summary, "player_a": "Alice", "player_b": "Bob"}
+        prompts.SUMMARIZE_TRADE,
+        {"dialogue": dialogue_text, "turns": turns, "player_a": "Alice", "player_b": "Bob"},
     )
     assert trade == (
         "Player Alice: Receives 2 apples Gives 1 banana\n"
@@ -367,12 +388,10 @@ def test_evaluation_chain_on_an_accepted_offer(scripted):
     value = ask(prompts.EXTRACT_PAYOFF, {"name": "Alice", "calculation": calc})
     assert float(value) == 8.0  # 2 apples * 4 - 1 banana * 0
     # A counter-proposal is not an agreement.
-    turns2 = turns[:1]
-    summary2 = ask(
-        prompts.SUMMARIZE_DIALOGUE,
-        {"dialogue": prompts.render_dialogue(turns2), "turns": turns2},
-    )
-    assert parse_yes_no(ask(prompts.AGREEMENT, {"summary": summary2})) is False
+    assert judge(turns[:1]) == [False, False]
+    # Nor is "accepting" one's own offer.
+    own = [turns[0], {**turns[1], "sender": "Bob", "receiver": "Alice"}]
+    assert judge(own) == [False, False]
 
 
 def _guess_accuracy(model, turns, truth, opponent="Bob", seeds=range(80)) -> float:

@@ -11,6 +11,7 @@ import pytest
 import games  # noqa: F401  (registers every game)
 import gt_llm
 import solvers
+from games.engine.calls import run_sync
 from games.engine.registry import get_game_spec
 from games.engine.spiel import EngineGame
 from games.werewolf import rules
@@ -162,7 +163,7 @@ def test_information_states_hide_roles_but_show_partners():
         assert (partners in info) == (r == "werewolf")
 
 
-def test_slots_follow_the_speakers_knowledge():
+def test_slots_follow_the_speakers_knowledge(scripted):
     settings = _settings(
         abstraction=abstraction.Abstraction(tones=("calm",), acts=("defend:most", "accuse:least"))
     )
@@ -171,7 +172,10 @@ def test_slots_follow_the_speakers_knowledge():
         wolf = next((p for p in root.living if root.role(p) == "werewolf"), None)
         if wolf is None:
             continue
-        models = [roots._initial_model(root, p) if root.start.alive[p] else None for p in range(8)]
+        models = [
+            run_sync(roots.seat_model_step(root, p), scripted) if root.start.alive[p] else None
+            for p in range(8)
+        ]
         ranking = suspicion_ranking(root, models, (), wolf)
         partners = [q for q in root.living if q != wolf and root.role(q) == "werewolf"]
         assert list(ranking[: len(partners)]) == partners  # a werewolf suspects its partners most
@@ -281,7 +285,7 @@ def test_strategies_by_role_on_the_hand_day(hand_day):
     assert s["village"]["all"]["reach"] == pytest.approx(1.0, abs=1e-9)
 
 
-def test_day_models_are_built_and_pinned_like_the_arenas():
+def test_day_models_are_built_and_pinned_like_the_arenas(scripted):
     from games.werewolf.players import beliefs as wb
 
     settings = _settings(opponent_model="dirichlet")
@@ -290,7 +294,7 @@ def test_day_models_are_built_and_pinned_like_the_arenas():
         wolf = next((p for p in root.living if root.role(p) == "werewolf"), None)
         if wolf is None:
             continue
-        m = roots._initial_model(root, wolf)
+        m = run_sync(roots.seat_model_step(root, wolf), scripted)
         arena = wb.make_seat_model("dirichlet", settings.config, wolf, "werewolf")
         # One threshold rule and one prior everywhere.
         assert m.threshold == arena.threshold == wb.BeliefSettings().threshold

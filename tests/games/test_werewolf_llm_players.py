@@ -61,6 +61,7 @@ def test_vote_bad_answers_are_reasked_then_fall_back(server, model):
         "reasks": {"werewolf.vote": 2},
         "fallbacks": {"werewolf.vote": 1},
         "total_fallbacks": 1,
+        "copied": {},
     }
     seeds = [r.body["seed"] for r in server.requests]
     assert len(seeds) == 3 and len(set(seeds)) == 3  # re-asked with new, derived seeds

@@ -9,6 +9,7 @@ tests run the bundled SmolLM2-135M-Instruct in-process (opt-in:
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import json
 import subprocess
 import sys
@@ -133,7 +134,35 @@ def test_concurrent_callers_share_one_model_safely(smol):
     alone = [smol.complete(r).text for r in requests]
     together = smol.complete_batch(requests, max_concurrency=4)
     assert [r.text for r in together] == alone
-    assert local.LocalModel()._shared is smol._shared
+    again = local.LocalModel()
+    assert (again._shared, again._pool) == (smol._shared, smol._pool)
+
+
+def _replayed_requests():
+    """Requests of a scripted-built fruit tree and Werewolf game (benchmarks/_local_requests)."""
+    path = ROOT / "benchmarks" / "_local_requests.py"
+    spec = importlib.util.spec_from_file_location("_local_requests_under_test", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    # A round of siblings (they share all but their last message), and a round of seats.
+    fruit = next(r for r in module.fruit_rounds(400)[2:] if len(r) >= 16)[:16]
+    werewolf = next(r for r in module.werewolf_rounds(200)[1:] if len(r) >= 6)[:6]
+    return fruit, werewolf
+
+
+@pytest.mark.real_model
+@needs_model
+def test_prefix_reuse_and_workers_give_the_answers_of_a_fresh_evaluation():
+    fruit, werewolf = _replayed_requests()
+    fresh = local.LocalModel(workers=1, prefix_reuse=False)
+    pooled = local.LocalModel(workers=2, prefix_reuse=True)
+    for requests in (fruit, werewolf):
+        expected = [r.text for r in fresh.complete_batch(requests)]
+        assert [r.text for r in pooled.complete_batch(requests)] == expected
+    counts = pooled.counts()
+    assert counts.calls == len(fruit) + len(werewolf)
+    assert counts.evaluated_tokens < 0.8 * counts.prompt_tokens, "no prefix was reused"
+    assert fresh.counts().evaluated_tokens == fresh.counts().prompt_tokens
 
 
 @pytest.mark.real_model  # needs the extra: runs in CI's real-model step, after it is installed

@@ -113,12 +113,17 @@ def test_combine_chains_holes_negative_and_zero_weights():
 
 
 def test_backward_update_eq_9():
-    # 0.1 * 0.6 / 0.5 + 0.2 = 0.12 + 0.2 = 0.32.
-    assert backward_update(0.2, 0.6, 0.5) == pytest.approx(0.32)
-    # 0.1 * 0.5 / -0.25 + 0 = -0.2.
-    assert backward_update(0.0, 0.5, -0.25) == pytest.approx(-0.2)
-    # gamma = 0.5: 0.5 * -0.4 / 0.8 + 0.1 = -0.25 + 0.1 = -0.15.
-    assert backward_update(0.1, -0.4, 0.8, gamma=0.5) == pytest.approx(-0.15)
+    # 0.1 * 0.3 / 0.5 + 0.2 = 0.06 + 0.2 = 0.26.
+    assert backward_update(0.2, 0.3, 0.5) == pytest.approx(0.26)
+    # The quotient 0.6 / 0.5 = 1.2 is read as a trust, 1 (hole 13): 0.1 + 0.2, not 0.32.
+    assert backward_update(0.2, 0.6, 0.5) == pytest.approx(0.3)
+    # 0.1 * 0.2 / -0.25 + 0 = -0.08 (an edge at 0 has no sign to keep).
+    assert backward_update(0.0, 0.2, -0.25) == pytest.approx(-0.08)
+    # 0.5 / -0.25 = -2 reads as -1: 0.1 * -1 + 0 = -0.1 (the paper's -0.2).
+    assert backward_update(0.0, 0.5, -0.25) == pytest.approx(-0.1)
+    # gamma = 0.5: the paper's 0.5 * -0.4 / 0.8 + 0.1 = -0.25 + 0.1 = -0.15 would flip the
+    # edge's sign; hole 13 lets an opposing increment take at most half of it: 0.1 - 0.05.
+    assert backward_update(0.1, -0.4, 0.8, gamma=0.5) == pytest.approx(0.05)
 
 
 def test_backward_update_holes_zero_trust_and_clamp():
@@ -130,9 +135,10 @@ def test_backward_update_holes_zero_trust_and_clamp():
     assert backward_update(0.2, -0.6, 0.0) == 0.2
     # With a larger eps the threshold moves: |0.3| < 0.5, no update.
     assert backward_update(0.2, 0.05, 0.3, eps=0.5) == 0.2
-    # Above eps, the increment is the paper's, clamped: 0.1 * 0.6 / 0.002 = 30 -> 1.
-    assert backward_increment(0.6, 0.002) == 1.0
-    assert backward_increment(0.6, -0.002) == -1.0
+    # Above eps, the quotient is read as a trust (hole 13): 0.6 / 0.002 = 300 -> 1, so the
+    # increment is gamma = 0.1 (the paper's 30 was clamped to 1.0 before).
+    assert backward_increment(0.6, 0.002) == pytest.approx(0.1)
+    assert backward_increment(0.6, -0.002) == pytest.approx(-0.1)
     for args in [(1.0, 1.0, 0.01), (-1.0, -1.0, 0.01), (0.9, 1.0, 1.0)]:
         assert -1.0 <= backward_update(*args) <= 1.0
     with pytest.raises(ValueError, match="eps"):
@@ -162,7 +168,7 @@ def test_search_order_best_first_ties_by_name_and_chain_tree_eqs_5_6():
 def test_every_hole_the_code_cites_is_listed_in_the_doc():
     doc = (ROOT / "docs" / "gratr.md").read_text(encoding="utf-8")
     listed = {int(n) for n in re.findall(r"^(\d+)\. \*\*", doc, re.M)}
-    assert listed == set(range(1, 13))
+    assert listed == set(range(1, 14))
     cited = set()
     for path in (ROOT / "gt_llm" / "opponents").glob("gratr*.py"):
         cited |= {int(n) for n in re.findall(r"\bholes? (\d+)", path.read_text(encoding="utf-8"))}

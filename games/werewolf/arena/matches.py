@@ -21,8 +21,10 @@ from games.werewolf.arena.results import (
     MeanScore,
     ModelSummary,
     PairSummary,
+    SideScores,
     WinRate,
 )
+from games.werewolf.arena.scoring import Judgment, side_scores
 from games.werewolf.deception.summary import DeceptionSummary
 from games.werewolf.play import runner
 from games.werewolf.play.runner import Emit
@@ -131,7 +133,12 @@ class ArenaGame:
       rounds: Rounds played.
       votes: Day votes ``(round, voter, target)``.
       identification: ``(model, observer's team, round, true role of the judged,
-        correct)`` per judgment made at a consultation.
+        correct)`` per judgment made at a consultation (models that infer
+        identities; an ``unsure`` label is not correct).
+      judgments: ``(model, observer's team, round, true role, label, distribution)``
+        per living player at every consultation of every model: the label
+        (a role or ``unsure``) and the reading as ``((role, p), ...)``, scored
+        by :mod:`games.werewolf.arena.scoring`.
       statements: ``(round, speaker, deceptive in truth)`` per statement.
       log_path: The game's JSONL log.
       floor_counts: ``(model, FloorCount as a dict)`` per seat whose model counts
@@ -151,6 +158,7 @@ class ArenaGame:
     statements: tuple[tuple[int, int, bool], ...]
     log_path: str | None = None
     floor_counts: tuple[tuple[str, Mapping[str, int]], ...] = ()
+    judgments: tuple[tuple[str, str, int, str, str, tuple[tuple[str, float], ...]], ...] = ()
 
     @property
     def winning_model(self) -> str | None:
@@ -203,6 +211,7 @@ class _ArenaTable(LLMTable):
         self.seat_models: tuple[str, ...] = ()
         self.adapters: dict[int, TableBeliefs] = {}
         self.identification: list[tuple[str, str, int, str, bool]] = []
+        self.judgments: list[tuple[str, str, int, str, str, tuple[tuple[str, float], ...]]] = []
 
     def _provider(self, knowledge: Knowledge) -> TableBeliefs:
         return self.adapters[knowledge.player]
@@ -228,16 +237,18 @@ class _ArenaTable(LLMTable):
                 body = {k: v for k, v in rec.items() if k != "type"}
                 emit(rec["type"], seat=p, step=state.num_steps, **body)
             a.records.clear()
-            for views in a.consults:
-                for v in views:
-                    q = int(v["player"].split()[-1]) - 1
-                    if state.alive[q]:  # judgments of the living only
-                        truth = state.roles[q]
-                        team = "werewolf" if state.roles[p] == WOLF else "village"
-                        ok = v["identity"] == truth
-                        self.identification.append(
-                            (self.seat_models[p], team, state.round, truth, ok)
-                        )
+            team = "werewolf" if state.roles[p] == WOLF else "village"
+            model = self.seat_models[p]
+            for labels, beliefs, infers in a.consults:
+                for q, label in sorted(labels.items()):
+                    if not state.alive[q]:  # judgments of the living only
+                        continue
+                    truth = state.roles[q]
+                    dist = tuple(sorted(beliefs[q].items()))
+                    self.judgments.append((model, team, state.round, truth, label, dist))
+                    if infers:
+                        ok = label == truth
+                        self.identification.append((model, team, state.round, truth, ok))
             a.consults.clear()
 
     def decide(
@@ -318,6 +329,7 @@ def play_arena_game(
             rounds=result.rounds,
             votes=tuple(sorted(votes)),
             identification=tuple(table.identification),
+            judgments=tuple(table.judgments),
             statements=tuple(
                 (s.round, s.speaker, bool(s.deceptive)) for s in table.tracker.statements
             ),
@@ -422,6 +434,7 @@ def summarize_pair(games: Sequence[ArenaGame], a: str, b: str) -> PairSummary:
                 for side, v in sorted(dec.items())
             },
             eq8_floor=_floor_totals(games, m),
+            scores=_scores(games, m),
         )
     return PairSummary(
         pair=(a, b),
@@ -429,6 +442,18 @@ def summarize_pair(games: Sequence[ArenaGame], a: str, b: str) -> PairSummary:
         draws=sum(g.winner == rules.DRAW for g in games),
         models=models,
     )
+
+
+def _scores(games: Sequence[ArenaGame], model: str) -> dict[str, SideScores] | None:
+    """Per observer side, the proper scores of ``model``'s readings (None: no judgments)."""
+    by_side: dict[str, list[Judgment]] = defaultdict(list)
+    for g in games:
+        for m, team, _rnd, truth, label, dist in g.judgments:
+            if m == model:
+                by_side[team].append((g.index, truth, label, dict(dist)))
+    if not by_side:
+        return None
+    return {side: side_scores(js) for side, js in sorted(by_side.items())}
 
 
 def _floor_totals(games: Sequence[ArenaGame], model: str) -> dict[str, int] | None:

@@ -20,6 +20,8 @@ __all__ = [
     "MeanScore",
     "ModelSummary",
     "PairSummary",
+    "ProbabilityScore",
+    "SideScores",
     "WinRate",
 ]
 
@@ -88,6 +90,92 @@ class DeceptionRate:
         return cls(statements=int(d["statements"]), deceptive=int(d["deceptive"]), rate=d["rate"])
 
 
+@dataclasses.dataclass(frozen=True)
+class ProbabilityScore:
+    """Proper scores of role readings against the true roles, and the abstaining label.
+
+    Every game weighs the same: ``brier`` and ``log_loss`` are means over the
+    games of each game's mean, with a normal 95 % interval over the games
+    (None with fewer than two). :mod:`games.werewolf.arena.scoring` computes it.
+
+    Attributes:
+      n: Judgments scored (a living player at a consultation).
+      games: Games they came from.
+      brier: Multi-class Brier score, sum over roles of (p - [role is true])^2, in [0, 2].
+      brier_ci95: Its interval.
+      log_loss: -ln p(true role), p floored at ``scoring.PROB_FLOOR``.
+      log_loss_ci95: Its interval.
+      zero_truth: Judgments that gave the true role probability 0.
+      labelled: Judgments whose label named a role (not ``unsure``).
+      label_accuracy: Share of those that named the true role (None without one).
+    """
+
+    n: int
+    games: int
+    brier: float
+    brier_ci95: tuple[float | None, float | None]
+    log_loss: float
+    log_loss_ci95: tuple[float | None, float | None]
+    zero_truth: int
+    labelled: int
+    label_accuracy: float | None
+
+    def to_json(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d["brier_ci95"], d["log_loss_ci95"] = list(self.brier_ci95), list(self.log_loss_ci95)
+        return d
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> ProbabilityScore:
+        b_lo, b_hi = d["brier_ci95"]
+        l_lo, l_hi = d["log_loss_ci95"]
+        return cls(
+            n=int(d["n"]),
+            games=int(d["games"]),
+            brier=float(d["brier"]),
+            brier_ci95=(b_lo, b_hi),
+            log_loss=float(d["log_loss"]),
+            log_loss_ci95=(l_lo, l_hi),
+            zero_truth=int(d["zero_truth"]),
+            labelled=int(d["labelled"]),
+            label_accuracy=d["label_accuracy"],
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class SideScores:
+    """One observer side's scores: overall, per true role, and a calibration table.
+
+    Attributes:
+      overall: Every judgment of the side.
+      by_role: Per true role of the judged player.
+      calibration: ``(bin low, bin high, mean predicted p, observed frequency, n)`` over
+        every role probability of every judgment, in ten equal bins of p.
+    """
+
+    overall: ProbabilityScore
+    by_role: Mapping[str, ProbabilityScore]
+    calibration: tuple[tuple[float, float, float, float, int], ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "overall": self.overall.to_json(),
+            "by_role": {r: s.to_json() for r, s in self.by_role.items()},
+            "calibration": [list(b) for b in self.calibration],
+        }
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> SideScores:
+        return cls(
+            overall=ProbabilityScore.from_json(d["overall"]),
+            by_role={r: ProbabilityScore.from_json(s) for r, s in d["by_role"].items()},
+            calibration=tuple(
+                (float(a), float(b), float(m), float(f), int(n))
+                for a, b, m, f, n in d["calibration"]
+            ),
+        )
+
+
 #: Identification accuracy by observer's team, round and true role of the player judged.
 Identification = Mapping[str, Mapping[int, Mapping[str, Accuracy]]]
 
@@ -108,6 +196,11 @@ class ModelSummary:
         skipped for a zero divisor, summed over the model's seats (JSON
         ``eq8_floor``: ``bound``, ``combinations``, ``decisive``, ``skipped``);
         None for the other models.
+      scores: Per observer side (``village`` / ``werewolf``), the Brier score and
+        log-loss of the model's role readings against the true roles, with 95 %
+        intervals over games, per true role and with a calibration table, and
+        the accuracy of its abstaining label (JSON ``identification_scores``;
+        None in a file written before them).
     """
 
     twr: WinRate
@@ -117,6 +210,7 @@ class ModelSummary:
     identification: Identification | None
     deception: Mapping[str, DeceptionRate]
     eq8_floor: Mapping[str, int] | None = None
+    scores: Mapping[str, SideScores] | None = None
 
     @property
     def rates(self) -> dict[str, WinRate]:
@@ -141,6 +235,11 @@ class ModelSummary:
             ),
             "deception": {side: d.to_json() for side, d in self.deception.items()},
             "eq8_floor": dict(self.eq8_floor) if self.eq8_floor is not None else None,
+            "identification_scores": (
+                {side: sc.to_json() for side, sc in self.scores.items()}
+                if self.scores is not None
+                else None
+            ),
         }
 
     @classmethod
@@ -166,6 +265,11 @@ class ModelSummary:
             eq8_floor=(
                 {k: int(v) for k, v in d["eq8_floor"].items()}
                 if d.get("eq8_floor") is not None
+                else None
+            ),
+            scores=(
+                {side: SideScores.from_json(x) for side, x in d["identification_scores"].items()}
+                if d.get("identification_scores") is not None
                 else None
             ),
         )

@@ -27,7 +27,15 @@ Reported per pair (JSON, CSV, bar chart):
   whose inferred identity is their true role (``unsure`` counts as wrong), per
   model, observer's team (``village`` / ``werewolf``: a werewolf knows its
   partners), round and true role of the player judged. Baselines infer none
-  (null).
+  (null). The label abstains (``unsure``) unless a role rose at least
+  ``IDENTITY_MARGIN`` (0.1) above the model's prior with what is ruled out for
+  certain (:func:`gt_llm.opponents.identity_label`).
+* **Identification on probabilities** (``identification_scores`` in
+  ``arena.json``, ``identification_scores.csv``) — every model, at every
+  consultation, per living other player: the Brier score and log-loss of its
+  role distribution against the true role, per observer side and true role,
+  with 95 % intervals over games, a calibration table, and the accuracy of the
+  labels that named a role (:mod:`games.werewolf.arena.scoring`).
 * **Deception** — per model and side, statements made and the share that
   contradicts the speaker's knowledge (``rules.is_deceptive_in_truth`` with the
   seer's checks up to that round).
@@ -119,12 +127,16 @@ def run_arena(args: argparse.Namespace, *, write: Writer | None = None) -> int:
     config, models = _check_arena_args(args)
     from games.werewolf.cli import show_estimate
 
-    show_estimate(args, config, games=len(model_pairs(models)) * args.games)
+    estimate = show_estimate(args, config, games=len(model_pairs(models)) * args.games)
     settings = BeliefSettings(k=args.k, top_k=args.top_k, threshold=args.threshold)
     # Backend, key and cache first; then the manifest (complete: false until the end):
     # an identical re-run resumes from the cache, other settings are refused unless
     # --force, which clears only the files (and logs) the old manifest lists.
     chat = prepare_model(args)
+    from games.engine.cli_options import say_time_estimate
+    from games.werewolf.estimate import CALL_SHAPE
+
+    say_time_estimate(args, chat, estimate.model_calls, CALL_SHAPE)
     try:
         run = open_results_dir(
             args,
@@ -203,6 +215,7 @@ def _run_pairs(args, run, chat, config, models, settings, write, partial_path) -
     )
     run.write_json("arena.json", finite_or_none(report.to_json()))
     run.write_csv("arena.csv", _csv_rows(summaries))
+    run.write_csv("identification_scores.csv", _score_rows(summaries))
     # The same chart the notebook shows (with 95 % intervals), written atomically.
     with run.atomic_path("arena.png") as tmp:
         fig_win_rates(report).savefig(tmp, dpi=110)
@@ -220,10 +233,55 @@ def _run_pairs(args, run, chat, config, models, settings, write, partial_path) -
                     f"combinations ({fl['decisive']} with several chains); "
                     f"Eq. 9 skipped {fl['skipped']} times (zero divisor)"
                 )
+            for side, sc in (row.scores or {}).items():
+                o = sc.overall
+                write(
+                    f"  {'':11s} {side} observers: Brier {o.brier:.3f} "
+                    f"{_fmt_ci(o.brier_ci95)}, log-loss {o.log_loss:.3f} "
+                    f"{_fmt_ci(o.log_loss_ci95)}; labelled {o.labelled} of {o.n}"
+                )
     if cstats is not None:
         write(f"LLM calls: {cstats.misses} new, {cstats.hits} from the cache")
-    write(f"results in {out / 'arena.json'}, {out / 'arena.csv'}, {out / 'arena.png'}")
+    write(
+        f"results in {out / 'arena.json'}, {out / 'arena.csv'}, "
+        f"{out / 'identification_scores.csv'}, {out / 'arena.png'}"
+    )
     return 0
+
+
+def _fmt_ci(ci: tuple[float | None, float | None]) -> str:
+    lo, hi = ci
+    return "[n/a]" if lo is None or hi is None else f"[{lo:.3f}, {hi:.3f}]"
+
+
+def _score_rows(summaries: Sequence[PairSummary]) -> list[dict[str, Any]]:
+    """One row per pair, model, observer side and true role (``all``: every role)."""
+    rows = []
+    for s in summaries:
+        a, b = s.pair
+        for m in (a, b):
+            for side, sc in (s.models[m].scores or {}).items():
+                for role, x in [("all", sc.overall), *sc.by_role.items()]:
+                    rows.append(
+                        {
+                            "pair": f"{a} vs {b}",
+                            "model": m,
+                            "observers": side,
+                            "true_role": role,
+                            "n": x.n,
+                            "games": x.games,
+                            "brier": x.brier,
+                            "brier_lo": x.brier_ci95[0],
+                            "brier_hi": x.brier_ci95[1],
+                            "log_loss": x.log_loss,
+                            "log_loss_lo": x.log_loss_ci95[0],
+                            "log_loss_hi": x.log_loss_ci95[1],
+                            "zero_truth": x.zero_truth,
+                            "labelled": x.labelled,
+                            "label_accuracy": x.label_accuracy,
+                        }
+                    )
+    return rows
 
 
 def _csv_rows(summaries: Sequence[PairSummary]) -> list[dict[str, Any]]:

@@ -17,6 +17,7 @@ from games.engine.cli_options import (
     prepare_model,
     result_settings,
     say,
+    say_time_estimate,
 )
 from games.werewolf import rules
 from games.werewolf.day.abstraction import DEFAULT_ACTS, DEFAULT_TONES, Abstraction
@@ -24,7 +25,7 @@ from games.werewolf.day.roots import day_roots
 from games.werewolf.day.solve import SolveSettings, run_solve
 from games.werewolf.day.state import _MAX_SEEDS, _MAX_SPEAKERS, EXTRACTION, ORDERS
 from games.werewolf.day.summary import report_lines
-from games.werewolf.estimate import check_solve, estimate_solve
+from games.werewolf.estimate import CALL_SHAPE, check_solve, estimate_solve
 from gt_llm.argtypes import MAX_SIZE, add_check, bounded_int, refuse_repeated
 
 __all__ = [
@@ -128,6 +129,7 @@ def _run(args: argparse.Namespace) -> int:
         sys.stderr.write(estimate.describe() + "\n")
     day_roots(settings.day_settings(settings.models[0]), settings.days, first_seed=args.seed)
     model = prepare_model(args)
+    say_time_estimate(args, model, estimate.model_calls, CALL_SHAPE)
     try:
         run = open_results_dir(
             args,

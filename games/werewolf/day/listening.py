@@ -116,8 +116,10 @@ def listen(
     answers = (yield flat) if flat else []
     out = list(models)
     k = 0
+    # Time steps are the rules' rounds, as in the arena (GRATR's Eq. 4 decays per round).
+    rnd = root.round
     message = Evidence(
-        subject=_name(speaker), source="statement", step=step, kind="message", actor=_name(speaker),
+        subject=_name(speaker), source="statement", step=rnd, kind="message", actor=_name(speaker),
         text=text,
     )  # fmt: skip
     for p, cs in zip(listeners, per, strict=True):
@@ -126,9 +128,9 @@ def listen(
             recs = answers[k]
             k += 1
             if c.request.task == "opponents.identity":
-                evidence += judgments_to_evidence(recs.items, step=step, speaker=_name(speaker))
+                evidence += judgments_to_evidence(recs.items, step=rnd, speaker=_name(speaker))
             else:
-                evidence += intents_to_evidence(recs.items, step=step)
+                evidence += intents_to_evidence(recs.items, step=rnd)
         model = out[p]
         assert model is not None  # listeners have a model
         out[p] = model.observe_all(evidence)

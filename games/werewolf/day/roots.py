@@ -3,9 +3,9 @@
 A rule-based game (:func:`games.werewolf.play.runner.play_game` with the
 seed) is replayed to the start of day ``day``'s debate (:func:`day_start`):
 roles, who lives, every event each player saw, the day's first bids (the
-speaking order). Each living player's opponent model is built from its
-facts (:func:`_initial_model`) and has heard every earlier statement
-(:func:`root_step`); :func:`day_roots` finds the seeds whose game reaches the
+speaking order). Each living player's opponent model is built and fed as an
+arena seat's, from every event it saw (:func:`seat_model_step`: statements,
+votes, facts; :func:`root_step` runs all seats' extractions as one batch); :func:`day_roots` finds the seeds whose game reaches the
 day. :mod:`games.werewolf.day.steps` describes the tree.
 """
 
@@ -15,16 +15,13 @@ from typing import Any
 
 from games.engine.calls import Step
 from games.werewolf import rules
-from games.werewolf.day.listening import listen
 from games.werewolf.day.ranking import speech_options
 from games.werewolf.day.state import DayRoot, DaySettings, DayState
-from games.werewolf.players import prompts
-from games.werewolf.players.seat_models import make_seat_model
-from games.werewolf.players.view import act_dict
+from games.werewolf.players.beliefs import BeliefSettings, make_seat_beliefs, seat_events
 from games.werewolf.rules import Config, GameState
-from gt_llm.opponents import Evidence, OpponentModel
+from gt_llm.opponents import OpponentModel
 
-__all__ = ["day_roots", "day_start", "root_step"]
+__all__ = ["day_roots", "day_start", "root_step", "seat_model_step"]
 
 #: Seeds tried per wanted day before giving up (games may end before the day).
 _SCAN_FACTOR = 20
@@ -96,42 +93,26 @@ def _root_without_models(settings: DaySettings, seed: int) -> DayRoot | None:
     )
 
 
-def _initial_model(root: DayRoot, p: int) -> OpponentModel:
-    """A living player's model from its facts: itself, its partners, its checks, revealed roles.
+def seat_model_step(root: DayRoot, p: int) -> Step[OpponentModel]:
+    """A living player's model at the start of the day, from everything it saw before.
 
-    Built like an arena seat's (:func:`make_seat_model`), with the same facts:
-    a werewolf knows its partners and that every other player is not a
-    werewolf; the seer knows its checks (a team check's "not a werewolf" as
-    exactly that); anyone knows the roles revealed at deaths and exiles it saw.
+    Built and fed exactly as an arena seat's (issue 28: one evidence stream):
+    :func:`~games.werewolf.players.beliefs.make_seat_beliefs` and
+    :meth:`~games.werewolf.players.beliefs.SeatBeliefs.observe` over the seat's
+    events of the seeded game (:func:`~games.werewolf.players.beliefs.seat_events`:
+    statements — GRATR's extraction calls —, votes as Attack intents, its
+    partners, checks and the roles revealed at deaths and exiles as facts), with
+    the rounds as time steps.
     """
     s = root.settings
-    role = root.role(p)
-    model = make_seat_model(s.opponent_model, s.config, p, role)
-    facts: dict[int, tuple[str, bool]] = {}  # seat -> (role, negated)
-    if role == "werewolf":
-        wolves = set(root.werewolves())
-        facts |= {q: ("werewolf", q not in wolves) for q in range(s.config.num_players) if q != p}
-    if role == "seer":
-        for _, t, r in root.start.checks:
-            facts[t] = (r, False) if r in s.hypotheses else ("werewolf", True)
-    for e in root.start.events:
-        if e.seen_by(p) and "roles" in e.data and e.kind in ("deaths", "exile"):
-            facts |= {int(q): (str(r), False) for q, r in e.data["roles"].items() if int(q) != p}
-    return model.observe_all(
-        Evidence(
-            subject=prompts.player_name(q),
-            value=r,
-            source="fact",
-            step=0,
-            certain=True,
-            negated=neg,
-        )
-        for q, (r, neg) in sorted(facts.items())
-    )
+    settings = BeliefSettings(structured=s.structured)  # the arena's, JSON answers as the day's
+    sb = make_seat_beliefs(s.opponent_model, s.config, p, root.role(p), settings)
+    sb = yield from sb.observe(seat_events(root.start.events, p), {})
+    return sb.model
 
 
 def root_step(settings: DaySettings, seed: int) -> Step[DayState]:
-    """The root state of one day: models from facts, then every earlier statement heard."""
+    """The root state of one day: every living seat's model from what it saw before."""
     root = _root_without_models(settings, seed)
     if root is None:
         raise ValueError(
@@ -139,13 +120,37 @@ def root_step(settings: DaySettings, seed: int) -> Step[DayState]:
             f"{settings.day}; choose another game_seed or an earlier day"
         )
     n = settings.config.num_players
-    models: tuple[OpponentModel | None, ...] = tuple(
-        _initial_model(root, p) if root.start.alive[p] else None for p in range(n)
-    )
-    for i, (speaker, act) in enumerate(root.past_acts):
-        text = prompts.plain_statement(act_dict(act))
-        models = yield from listen(root, models, speaker, act, text, i)
+    living = [p for p in range(n) if root.start.alive[p]]
+    built = yield from _together([seat_model_step(root, p) for p in living])
+    by_seat = dict(zip(living, built, strict=True))
+    models: tuple[OpponentModel | None, ...] = tuple(by_seat.get(p) for p in range(n))
     return DayState(root=root, models=models, options=speech_options(root, models, ()))
+
+
+def _together(steps: list[Step[OpponentModel]]) -> Step[list[OpponentModel]]:
+    """Runs several one-batch steps as one batch (each yields at most one list of calls)."""
+    pending: list[tuple[int, Any, list[Any]]] = []
+    out: list[Any] = [None] * len(steps)
+    for i, g in enumerate(steps):
+        try:
+            calls = next(g)
+        except StopIteration as stop:
+            out[i] = stop.value
+            continue
+        pending.append((i, g, calls if isinstance(calls, list) else [calls]))
+    if pending:
+        answers = yield [c for _, _, cs in pending for c in cs]
+        k = 0
+        for i, g, cs in pending:
+            part = answers[k : k + len(cs)]
+            k += len(cs)
+            try:
+                g.send(part)
+            except StopIteration as stop:
+                out[i] = stop.value
+            else:  # pragma: no cover - SeatBeliefs.observe yields once
+                raise RuntimeError("root_step: a seat's observe step yielded twice")
+    return out
 
 
 def day_roots(settings: DaySettings, num_games: int, *, first_seed: int = 0) -> list[int]:

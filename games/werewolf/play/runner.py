@@ -53,6 +53,7 @@ from games.werewolf.play.log import (
     replay,
     state_digest,
 )
+from games.werewolf.play.quality import QualityTally
 from games.werewolf.rules import (
     CHANCE,
     Action,
@@ -254,11 +255,15 @@ def play_game(
     else:
         own_log, glog = None, log
 
+    tally = QualityTally()
+
     def emit(type_: str, **payload: Any) -> None:
         if glog is not None:
             glog.write(type_, **payload)
+        record = {"type": type_, **payload}
+        tally.observe(record)
         if on_record is not None:
-            on_record({"type": type_, **payload})
+            on_record(record)
 
     try:
         emit(
@@ -310,6 +315,8 @@ def play_game(
                 table.after_step(before, moves, state, emit)
         digest = state_digest(state)
         extra = table.result()
+        if "parse_stats" in extra:  # model players: their answers' quality (issue 27)
+            extra = {**extra, "quality": tally.counts()}
         emit(
             "result",
             winner=state.winner,

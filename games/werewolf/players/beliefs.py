@@ -85,6 +85,7 @@ from gt_llm.opponents import (
     PromptFields,
     SpeechAct,
     StatementArgs,
+    identity_label,
     identity_request,
     intent_request,
     intents_to_evidence,
@@ -98,6 +99,7 @@ from gt_llm.opponents import (
 __all__ = [
     "BeliefSettings",
     "EXTRACTING_MODELS",
+    "SEAT_EVENT_KINDS",
     "SeatBeliefs",
     "VILLAGE_SIDE",
     "belief_map",
@@ -105,10 +107,12 @@ __all__ = [
     "decision_kind",
     "goal_text",
     "hypotheses_of",
+    "identity_labels",
     "known_roles",
     "make_seat_beliefs",
     "make_seat_model",
     "retrieval_reading",
+    "seat_events",
     "role_prior",
     "seat_context",
 ]
@@ -403,16 +407,63 @@ class SeatBeliefs:
         Returns:
           The provider after the decision (GRATR adds its Eq. 9 feedback) and
           ``{"opponent": PromptFields, "beliefs": {player: {role: p}},
-          "known": {player: text}}``, all read from that provider's model.
+          "labels": {player: role or "unsure"}, "known": {player: text}}``, all read
+          from that provider's model.
         """
         names = [prompts.player_name(p) for p in subjects]
         c = self.model.consult(goal=goal_text(self.seat, self.role, phase), subjects=names)
         new = dataclasses.replace(self, model=c.model)
+        beliefs = belief_map(new, subjects, c.fields)
         return new, {
             "opponent": c.fields,
-            "beliefs": belief_map(new, subjects, c.fields),
+            "beliefs": beliefs,
+            "labels": identity_labels(new.model, beliefs),
             "known": known_roles(new.model, subjects),
         }
+
+
+def identity_labels(
+    model: OpponentModel, beliefs: Mapping[int, Mapping[str, float]]
+) -> dict[int, str]:
+    """Per player the label of its reading (:func:`gt_llm.opponents.identity_label`).
+
+    The role that rose above the model's reference (its prior with what is ruled
+    out for certain) by at least :data:`gt_llm.opponents.IDENTITY_MARGIN`, else
+    ``unsure``: the same rule for every model, on the distribution the stand-in
+    reads (a retrieval baseline's retrieval reading included).
+    """
+    return {
+        p: identity_label(dist, model.reference(prompts.player_name(p)))
+        for p, dist in beliefs.items()
+    }
+
+
+#: The rules events a seat's model takes (:func:`seat_events`).
+SEAT_EVENT_KINDS = ("speech", "votes", "check", "partners", "deaths", "exile")
+
+
+def seat_events(events: Sequence[Event], seat: int) -> list[Event]:
+    """What a seat's model is fed of a rules event stream, in order (issue 28).
+
+    The events the seat saw of the kinds the arena gives its providers —
+    statements and votes (:class:`~games.werewolf.players.table_beliefs.TableBeliefs`'s
+    public observations; a vote for nobody is none) and the seat's checks,
+    partners, deaths and exiles (its private facts and announcements). The day
+    study feeds its roots' models with this and :meth:`SeatBeliefs.observe`, the
+    arena feeds the same events as they happen, so both build every seat's
+    model from the same evidence (tested to agree belief by belief).
+    """
+    out = []
+    for e in events:
+        if not e.seen_by(seat) or e.kind not in SEAT_EVENT_KINDS:
+            continue
+        if e.kind == "votes":
+            votes = {v: t for v, t in e.data["votes"].items() if t is not None}
+            if not votes:
+                continue
+            e = Event("votes", e.round, {"votes": votes}, e.visible_to)
+        out.append(e)
+    return out
 
 
 def known_roles(model: OpponentModel, subjects: Sequence[int]) -> dict[int, str]:

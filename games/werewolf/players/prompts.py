@@ -132,9 +132,12 @@ CONTEXT_EXTRAS = (
     "suspicion",  # own accumulated deception scores: {str(player): score in [0, 1]}
 )
 
+# Formats are described by their keys and legal values, never shown with an example
+# value: a small model copies a shown number (issue 27: all 4 night actions of a
+# SmolLM2 game went to the player of the example).
 _TARGET_KEYS = (
     'Answer with a JSON object with the keys "target" (the number of the player you '
-    'choose, e.g. 3) and "reason" (one short sentence).'
+    'choose, one of the valid ones above) and "reason" (one short sentence).'
 )
 
 
@@ -337,7 +340,7 @@ VOTE = _template(
     "The debate is over: vote to exile one player.\n"
     "Valid votes: {options_text}.\n"
     'Answer with a JSON object with the keys "vote" (the number of the player you vote '
-    'for, e.g. 3) and "reason" (one short sentence).',
+    'for, one of the valid votes above) and "reason" (one short sentence).',
     ("options",),
     max_tokens=120,
     answer=vote_answer,

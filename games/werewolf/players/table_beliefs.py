@@ -110,7 +110,9 @@ class TableBeliefs:
       state: The seat's :class:`SeatBeliefs` (replaced on every update).
       records: Log records not yet written (``belief_evidence``, ``belief_consult``:
         the runner emits them with the step and clears the list).
-      consults: ``(player views)`` of each consultation not yet scored.
+      consults: ``(labels, beliefs, infers)`` of each consultation not yet scored:
+        per player its identity label and role distribution, and whether the
+        model gives per-player views (infers identities).
     """
 
     def __init__(self, state: SeatBeliefs, chat: Any) -> None:
@@ -119,7 +121,7 @@ class TableBeliefs:
         self.queue: list[Event] = []
         self.texts: dict[int, str] = {}
         self.records: list[dict[str, Any]] = []
-        self.consults: list[list[dict[str, Any]]] = []
+        self.consults: list[tuple[dict[int, str], dict[int, dict[str, float]], bool]] = []
         self._private_seen = 0
         self._fields: dict[str, dict[str, Any]] = {}
 
@@ -173,7 +175,13 @@ class TableBeliefs:
             if floor is not None:
                 rec["floor_count"] = floor
             self.records.append(rec)
-            self.consults.append(list(fields["opponent"]["players"]))
+            self.consults.append(
+                (
+                    dict(fields["labels"]),
+                    {q: dict(d) for q, d in fields["beliefs"].items()},
+                    bool(fields["opponent"]["players"]),
+                )
+            )
         return self._fields[kind]
 
     def floor_count(self) -> dict[str, int] | None:

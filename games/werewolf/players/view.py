@@ -97,6 +97,11 @@ class PlayerView:
       statements: Public statements so far, in order.
       votes: Past day votes ``(round, voter, target or None)``, in order.
       announcements: Public announcements ``(round, text)`` (deaths, exiles), in order.
+      announcement_at: Per announcement, how many of its round's public messages
+        (statements, then the round's vote tally) came before it, so that the
+        history shows each round's events in the order they happened (an exile
+        after the statements and votes that led to it); empty: each round's
+        announcements first.
       private_notes: Private facts from the rules in words (e.g. whom the player
         protected), in order.
       scratchpad: The player's own notes (from :func:`update_scratchpad`).
@@ -121,6 +126,7 @@ class PlayerView:
     statements: tuple[PublicStatement, ...] = ()
     votes: tuple[tuple[int, int, int | None], ...] = ()
     announcements: tuple[tuple[int, str], ...] = ()
+    announcement_at: tuple[int, ...] = ()
     private_notes: tuple[str, ...] = ()
     scratchpad: str = ""
     beliefs: Mapping[int, Mapping[str, float]] = dataclasses.field(default_factory=dict)
@@ -270,6 +276,7 @@ def view_from_knowledge(
     votes: list[tuple[int, int, int | None]] = [x for k, v in messages if k == "votes" for x in v]
     announcements = [v for k, v in messages if k == "announcement"]
     return PlayerView(
+        announcement_at=_announcement_positions(messages),
         player=me,
         role=str(knowledge.role),
         num_players=knowledge.config.num_players,
@@ -346,6 +353,23 @@ def _knowledge_text(view: PlayerView) -> str:
     return "\n".join(lines)
 
 
+def _announcement_positions(messages: Sequence[tuple[str, Any]]) -> tuple[int, ...]:
+    """Per announcement, its round's statements and vote tally before it (see PlayerView)."""
+    seen: dict[int, int] = {}
+    tallied: set[int] = set()
+    out = []
+    for kind, value in messages:
+        if kind == "statement":
+            seen[value.round] = seen.get(value.round, 0) + 1
+        elif kind == "votes" and value and value[0][0] not in tallied:
+            # One "Votes:" line per round, however many tallies it had.
+            tallied.add(value[0][0])
+            seen[value[0][0]] = seen.get(value[0][0], 0) + 1
+        elif kind == "announcement":
+            out.append(seen.get(value[0], 0))
+    return tuple(out)
+
+
 def _history_text(view: PlayerView) -> str:
     rounds = sorted(
         {d for d, _ in view.announcements}
@@ -357,17 +381,21 @@ def _history_text(view: PlayerView) -> str:
     out = []
     if view.earlier_messages:
         out.append(f"({view.earlier_messages} earlier public messages not shown)")
+    at = view.announcement_at
+    if len(at) != len(view.announcements):  # a view built without positions
+        at = (0,) * len(view.announcements)
     for d in rounds:
         out.append(f"Round {d}:")
-        out.extend(f"  {text}" for r, text in view.announcements if r == d)
-        out.extend(
+        # The round's statements and vote tally in order; each announcement goes in
+        # after as many of them as came before it (chronological order).
+        items = [
             f"  {prompts.player_name(s.speaker)} said: {s.text}"
             for s in view.statements
             if s.round == d
-        )
+        ]
         votes = [(v, t) for r, v, t in view.votes if r == d]
         if votes:
-            out.append(
+            items.append(
                 "  Votes: "
                 + "; ".join(
                     f"{prompts.player_name(v)} -> "
@@ -375,6 +403,15 @@ def _history_text(view: PlayerView) -> str:
                     for v, t in votes
                 )
             )
+        placed = [
+            (min(pos, len(items)), text)
+            for (r, text), pos in zip(view.announcements, at, strict=True)
+            if r == d
+        ]
+        for i in range(len(items) + 1):
+            out.extend(f"  {text}" for pos, text in placed if pos == i)
+            if i < len(items):
+                out.append(items[i])
     return "\n".join(out)
 
 

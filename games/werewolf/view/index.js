@@ -47,6 +47,10 @@
   table.appendChild(h("thead", {}, head));
   table.appendChild(body);
   app.appendChild(table);
+  if (D.quality && D.quality.length) {
+    app.appendChild(h("h2", {text: "Answer quality"}));
+    for (const line of D.quality) app.appendChild(h("div", {class: "small", text: line}));
+  }
   if (D.skipped.length) {
     app.appendChild(h("h3", {text: "Logs not shown"}));
     for (const sk of D.skipped) app.appendChild(h("div", {class: "small muted", text: sk.log + ": " + sk.reason}));

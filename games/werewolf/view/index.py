@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from games.engine.html_page import asset, href, render_page, write_page
+from games.engine.quality import quality_lines
 from games.werewolf.view.page import log_page
 from games.werewolf.view.timeline import log_counts, read_records
 from runs.atomic import read_json_as
@@ -258,6 +259,10 @@ def write_folder_pages(
         },
         "rows": rows,
         "skipped": skipped,
+        # Answer quality beside the parse counts (issue 27), as the run printed it.
+        "quality": quality_lines(summary["quality"], indent="")
+        if isinstance(summary.get("quality"), Mapping)
+        else [],
     }
     return write_page(
         out,

@@ -1,0 +1,93 @@
+"""Requests of a scripted-built fruit tree and Werewolf game, round by round.
+
+What the local model's benchmark (``local_model.py``) and its real-model test
+(``tests/llm/test_local.py``) replay: each round is one batch the engine sent,
+each distinct request kept once (what the call cache would ask a backend).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import games  # noqa: F401  (registers the scripted answers)
+from games.fruit_trading.experiment import run_experiment
+from games.fruit_trading.settings import ExperimentSettings
+from games.werewolf import rules
+from games.werewolf.arena.matches import play_arena_game
+from gt_llm.backends.scripted import ScriptedModel
+from gt_llm.chat import ChatModel, ChatRequest, ChatResponse
+
+
+class _Recorder(ChatModel):
+    """The scripted stand-in, recording every batch it is sent as one round."""
+
+    backend, model = "scripted", "rules-v2"
+
+    def __init__(self) -> None:
+        self.inner = ScriptedModel()
+        self.rounds: list[list[ChatRequest]] = []
+
+    def complete(self, request: ChatRequest) -> ChatResponse:
+        self.rounds.append([request])
+        return self.inner.complete(request)
+
+    def complete_batch(
+        self,
+        requests: Sequence[ChatRequest],
+        *,
+        max_concurrency: int | None = None,
+        on_done: Callable[[ChatResponse], None] | None = None,
+    ) -> list[ChatResponse]:
+        self.rounds.append(list(requests))
+        out = [self.inner.complete(r) for r in requests]
+        for response in out:
+            if on_done is not None:
+                on_done(response)
+        return out
+
+
+def _distinct(rounds: list[list[ChatRequest]], limit: int) -> list[list[ChatRequest]]:
+    """Each request once (first time it is sent), the first ``limit`` of them, in rounds."""
+    seen: set[str] = set()
+    out: list[list[ChatRequest]] = []
+    left = limit
+    for batch in rounds:
+        kept = []
+        for r in batch:
+            key = r.cache_key("local", "model")
+            if key not in seen and left > 0:
+                seen.add(key)
+                kept.append(r)
+                left -= 1
+        if kept:
+            out.append(kept)
+    return out
+
+
+def fruit_rounds(limit: int) -> list[list[ChatRequest]]:
+    """The rounds of the README's third command's shape, built by the scripted stand-in."""
+    recorder = _Recorder()
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = ExperimentSettings(
+            inits=5,
+            max_messages=3,
+            iterations=10,
+            variants=("tone", "tone+dirichlet"),
+            out=str(Path(tmp) / "fruit"),
+            whole_game=False,
+            generalisation=False,
+            progress=False,
+        )
+        run_experiment(settings, model=recorder)
+    return _distinct(recorder.rounds, limit)
+
+
+def werewolf_rounds(limit: int) -> list[list[ChatRequest]]:
+    """The rounds of one scripted arena game (arena preset, seed 41)."""
+    recorder = _Recorder()
+    play_arena_game(
+        rules.preset("arena"), recorder, wolf_model="gratr", leader_model="dirichlet", seed=41
+    )
+    return _distinct(recorder.rounds, limit)

@@ -1,0 +1,112 @@
+"""Prompt evaluation in fixed blocks aligned to position 0, and reuse of whole blocks.
+
+llama.cpp's numbers for a token depend on the batch it was evaluated in:
+measured on SmolLM2-135M-Instruct (60 fruit-trading requests, one thread),
+evaluating prompts in batches of 32 instead of 512 tokens changed the logits
+of 6 answers, and llama-cpp-python's own prefix reuse (which resumes at the
+first differing token, in batches that start there) changed 11. Reusing a
+cached prefix is only safe when every reused token was computed exactly as a
+fresh call computes it.
+
+So every prompt is evaluated in blocks of :data:`BLOCK_TOKENS` tokens starting
+at position 0 (the last block may be shorter), and a call reuses only *whole*
+blocks that an earlier call evaluated the same way: the longest common token
+prefix with the previous prompt, rounded down to a block boundary, and never
+past the previous prompt's last whole block (its short tail block and the
+generated tokens were evaluated in other batches). A block then sees the same
+tokens, positions, batch and cached keys and values as in a fresh call, and
+its numbers are bit-for-bit the same (measured on the same 60 requests, one
+worker: 60 of 60 answers and every logit vector identical with and without
+reuse, with blocks of 16 and of 32; 77 % and 75 % fewer prompt tokens
+evaluated). :func:`reusable_prefix` is that rule as a pure function.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+#: Tokens per evaluation block (llama.cpp's ``n_batch`` and ``n_ubatch``). Measured on
+#: SmolLM2-135M with one thread (60 fruit requests with reuse): 16, 32 and 64 cost the
+#: same CPU time within 7 %; smaller blocks reuse more of a prefix (3,972, 4,308 and
+#: 4,884 of 17,108 prompt tokens evaluated).
+BLOCK_TOKENS = 16
+
+
+def reusable_prefix(
+    cached: Sequence[int] | np.ndarray, reusable: int, tokens: Sequence[int], block: int
+) -> int:
+    """How many leading tokens of ``tokens`` a call may take from the model's state.
+
+    Args:
+      cached: The tokens the state holds, from position 0.
+      reusable: How many leading cached tokens were evaluated in whole aligned blocks.
+      tokens: The new prompt.
+      block: The block size.
+
+    Returns:
+      A multiple of ``block``, at most ``reusable`` and less than ``len(tokens)``
+      (the last prompt token is always evaluated, so the call has fresh logits),
+      up to which ``cached`` and ``tokens`` agree.
+    """
+    limit = min(int(reusable), len(cached), len(tokens) - 1)
+    if limit <= 0:
+        return 0
+    old = np.asarray(cached[:limit])
+    new = np.asarray(tokens[:limit], dtype=old.dtype)
+    differ = np.flatnonzero(old != new)
+    common = int(differ[0]) if differ.size else limit
+    return (common // block) * block
+
+
+@functools.cache
+def block_llama_class(llama_class: type) -> type:
+    """A subclass of llama-cpp-python's ``Llama`` that evaluates and reuses whole blocks.
+
+    The instance's ``n_batch`` must be the block size. ``reuse`` (default on)
+    says whether a call may start from the previous call's blocks; with it off
+    every call evaluates its whole prompt, in the same blocks.
+    """
+
+    class BlockLlama(llama_class):  # type: ignore[misc,valid-type,unused-ignore]
+        reuse = True
+        #: Leading positions of the state evaluated in whole blocks aligned to 0.
+        _whole_blocks = 0
+        #: Prompt tokens of the last call, and how many of them it evaluated.
+        last_prompt_tokens = 0
+        last_evaluated = 0
+
+        def generate(self, tokens: Sequence[int], *args: Any, **kwargs: Any) -> Any:
+            tokens = list(tokens)
+            keep = 0
+            held = int(getattr(self, "n_tokens", 0))  # the vendor class is untyped
+            if self.reuse:
+                keep = reusable_prefix(
+                    self.input_ids[:held], self._whole_blocks, tokens, self.n_batch
+                )
+            # The vendor's own prefix check then finds exactly `keep` tokens to keep (0 means
+            # a full reset): it never resumes inside a block.
+            self.n_tokens = keep
+            self._whole_blocks = min(self._whole_blocks, keep)
+            self.last_prompt_tokens = len(tokens)
+            self.last_evaluated = len(tokens) - keep
+            kwargs["reset"] = True
+            return super().generate(tokens, *args, **kwargs)
+
+        def eval(self, tokens: Sequence[int]) -> None:
+            start = self.n_tokens
+            # Everything from `start` on is dropped and evaluated again.
+            self._whole_blocks = min(self._whole_blocks, start)
+            super().eval(tokens)
+            if start == self._whole_blocks and start % self.n_batch == 0:
+                # Generated tokens are evaluated one at a time: only a prompt's full blocks count.
+                self._whole_blocks = start + (len(tokens) // self.n_batch) * self.n_batch
+
+        def reset(self) -> None:
+            super().reset()
+            self._whole_blocks = 0
+
+    return BlockLlama
