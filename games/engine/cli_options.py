@@ -31,7 +31,13 @@ import sys
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from games.engine.resources import CallShape, format_duration
+from games.engine.resources import (
+    CallShape,
+    WorkEstimate,
+    format_bytes,
+    format_duration,
+    require_memory,
+)
 from gt_llm.argtypes import (
     MAX_ANSWER_BYTES,
     MAX_CONCURRENCY,
@@ -295,23 +301,39 @@ def prepare_model(args: argparse.Namespace) -> ChatModel:
     return model
 
 
-def say_time_estimate(
-    args: argparse.Namespace, model: ChatModel | None, calls: int, shape: CallShape
+def check_local_run(
+    args: argparse.Namespace, model: ChatModel | None, estimate: WorkEstimate, shape: CallShape
 ) -> None:
-    """For a local model, how long ``calls`` calls of ``shape`` take here, on stderr.
+    """For a local model: refuses workers that cannot fit, then says how long the calls take.
 
-    The model's speed is measured on this machine first
-    (:meth:`gt_llm.backends.local.LocalModel.measure_costs`, a few seconds);
-    other backends print nothing (their time is the server's). Not with
-    ``--no-progress``.
+    The workers' memory (one model and context each,
+    :meth:`gt_llm.backends.local.LocalModel.worker_memory_bytes`) is added to the
+    run's estimate and checked against the memory available, before any worker
+    starts. Then the model's speed is measured on this machine
+    (:meth:`~gt_llm.backends.local.LocalModel.measure_costs`, a few seconds) and
+    the time of the estimate's calls (``shape`` each) goes to stderr (not with
+    ``--no-progress``). Other backends: nothing (their time is the server's).
+
+    Raises:
+      ValueError: the workers and the run need more memory than is available.
     """
-    from gt_llm.backends.local import LocalModel
+    from gt_llm.backends.local import WORKERS_VARIABLE, LocalModel
 
-    if not isinstance(model, LocalModel) or getattr(args, "no_progress", False):
+    if not isinstance(model, LocalModel):
+        return
+    if model.workers > 1:
+        per_worker = model.worker_memory_bytes()
+        require_memory(
+            estimate.memory_bytes + model.workers * per_worker,
+            what=f"the run with {model.workers} local model workers "
+            f"({format_bytes(per_worker)} each)",
+            fix=f"set {WORKERS_VARIABLE}=1 (one model, in this process) or make the run smaller",
+        )
+    if getattr(args, "no_progress", False):
         return
     costs = model.measure_costs()
     seconds = costs.seconds(
-        calls,
+        estimate.model_calls,
         prompt_tokens=shape.prompt_tokens,
         completion_tokens=shape.completion_tokens,
         reused_share=shape.reused_share,

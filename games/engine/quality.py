@@ -23,6 +23,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from gt_llm.safety import terminal_safe
+
 __all__ = ["answer_quality", "copied_shares", "largest_share", "pool_counts", "quality_lines"]
 
 
@@ -130,8 +132,12 @@ def quality_lines(quality: Mapping[str, Any], indent: str = "  ") -> list[str]:
 
 
 def _short(value: Any, width: int = 60) -> str:
-    """``value`` on one line, cut to ``width`` characters."""
-    text = " ".join(str(value).split())
+    """``value`` on one line, cut to ``width`` characters, control characters escaped.
+
+    A value can be model text (a fruit opening, an agreed trade): it is printed,
+    so ESC, CR and bidi controls are shown as escapes (:func:`gt_llm.safety.terminal_safe`).
+    """
+    text = terminal_safe(" ".join(str(value).split()))
     return text if len(text) <= width else text[: width - 1] + "…"
 
 

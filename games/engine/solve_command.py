@@ -18,8 +18,9 @@ settings (:func:`~games.engine.cli_options.result_settings`, so ``--seed`` or
 ``--structured`` of another value is another run and a folder of other
 settings is refused), the trees are built with ``--concurrency`` and solved
 (:func:`~games.engine.pipeline.build_and_solve`), and ``summary.json`` names
-the model, the settings, the final NashConv and CFR-Gain, and the parse
-counters. A game cannot offer one of the shared options and ignore it: the
+the model, the settings, the final NashConv and CFR-Gain, the parse
+counters and the answer quality (:mod:`games.engine.quality`), which the
+closing lines print too. A game cannot offer one of the shared options and ignore it: the
 engine passes them all, and the command test
 (``tests/games/test_commands.py``) checks for every registered command that
 ``--seed`` and ``--structured`` change the requests it sends.
@@ -106,6 +107,7 @@ def run_solve_command(args: argparse.Namespace, plan: Planner, *, game: str) -> 
       game: The command's game name, for the summary and the closing line.
     """
     from games.engine.pipeline import Solved, build_and_solve
+    from games.engine.quality import answer_quality, quality_lines
     from games.engine.results import model_label
     from gt_llm.parsing import ParseStats
 
@@ -142,6 +144,8 @@ def run_solve_command(args: argparse.Namespace, plan: Planner, *, game: str) -> 
                 "nash_conv": final["nash_conv"],
                 "cfr_gain": final["cfr_gain"],
                 "parse": stats.to_dict(),
+                # Answer quality beside the parse counts (issue 27): copied answers per task.
+                "quality": answer_quality(stats.to_dict()),
                 **(job.summary(solved) if job.summary is not None else {}),
             }
             run.write_json("summary.json", summary)
@@ -153,6 +157,8 @@ def run_solve_command(args: argparse.Namespace, plan: Planner, *, game: str) -> 
         f"{job.iterations} iterations ({len(solved.subgames)} trees); parse fallbacks "
         f"{stats.to_dict()['total_fallbacks']}"
     )
+    for line in quality_lines(summary["quality"]):
+        cli.say(line)
     return 0
 
 

@@ -18,11 +18,11 @@ from games.engine.cli_options import (
     add_common_options,
     attach_cache,
     check_backend,
+    check_local_run,
     check_out,
     prepare_model,
     results_folder,
     say,
-    say_time_estimate,
 )
 from games.engine.quality import quality_lines
 from gt_llm.argtypes import (
@@ -120,7 +120,7 @@ def _run(args: argparse.Namespace) -> int:
         sys.stderr.write(estimate.describe() + "\n")
     # Backend, key and cache checked before --out is touched (--force clears only then).
     model = prepare_model(args)
-    say_time_estimate(args, model, estimate.model_calls, CALL_SHAPE)
+    check_local_run(args, model, estimate, CALL_SHAPE)
     try:
         with results_folder(args, settings.results_settings(), model) as run:
             model = attach_cache(args, model)

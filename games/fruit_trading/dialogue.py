@@ -21,7 +21,13 @@ summarised trade is a real exchange (:meth:`~games.fruit_trading.rules.Trade.is_
 each side gives what the other receives, something each way, within the
 endowments) -- otherwise the negotiation goes on and the verdict is counted
 (``DialogueState.not_exchanges``); with beliefs, one guess by the receiver of
-what the sender wants.
+what the sender wants. A structured summary is an exchange by construction: its
+JSON names what each player gives, from baskets within the giver's endowment,
+the second player's without the first player's fruits
+(:func:`~games.fruit_trading.prompts.trade_answer`), so the check refuses only
+a free-text summary or one that fell back after its re-asks. (Until then the JSON held four free baskets of 0-4
+per fruit, and SmolLM2-135M filled them with counts that never made an
+exchange: 35 verdicts refused, no agreement, in a 1-initialisation run.)
 (Before issue 27 the judge was asked after every message, the opening
 included, with the labels in one order, from an LLM summary of the dialogue.)
 Each request's parser, fallback and JSON reading are in
@@ -385,7 +391,14 @@ def step(state: DialogueState, tone: str, seed: int) -> Step[DialogueState]:
     if agreed:
         names = state.names
         trade_req = prompts.SUMMARIZE_TRADE.render(
-            {"dialogue": dialogue, "turns": turns, "player_a": names[0], "player_b": names[1]},
+            {
+                "dialogue": dialogue,
+                "turns": turns,
+                "player_a": names[0],
+                "player_b": names[1],
+                # The structured answer's bounds: each side gives at most what it has.
+                "endowments": [list(p.endowment) for p in state.scenario.players],
+            },
             **ask,
         )
         trade_text = yield call(trade_req)

@@ -17,7 +17,7 @@ from typing import Any
 
 from games.engine.calls import Call
 from games.fruit_trading import prompts
-from games.fruit_trading.rules import FRUITS, basket_text
+from games.fruit_trading.rules import FRUITS, Trade, parse_basket, trade_summary_lines
 from gt_llm.chat import ChatRequest
 from gt_llm.errors import ParseError
 from gt_llm.parsing import Parsed, parse_choice, parse_number, parse_yes_no
@@ -82,14 +82,14 @@ PARSERS: dict[str, Callable[[str], Any]] = {
 
 
 def _structured_trade(obj: Mapping[str, Any], fields: Mapping[str, Any]) -> str:
-    """The trade summary lines ``Player X: Receives ... Gives ...`` of a JSON trade."""
-    lines = []
-    for key in ("player_a", "player_b"):
-        name = str(fields[key])
-        recv = tuple(obj[name]["receives"][f] for f in FRUITS)
-        gives = tuple(obj[name]["gives"][f] for f in FRUITS)
-        lines.append(f"Player {name}: Receives {basket_text(recv)} Gives {basket_text(gives)}")
-    return "\n".join(lines)
+    """The trade summary lines ``Player X: Receives ... Gives ...`` of a JSON trade.
+
+    The JSON names what each player gives (:func:`~games.fruit_trading.prompts.trade_answer`);
+    each receives what the other gives, so the two lines always match.
+    """
+    names = (str(fields["player_a"]), str(fields["player_b"]))
+    a, b = (parse_basket(obj[prompts.gives_key(n)]) for n in names)
+    return trade_summary_lines(Trade((a, b)), names)
 
 
 #: ``value(validated JSON answer, request fields)`` per task.

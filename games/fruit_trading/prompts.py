@@ -9,17 +9,19 @@ sentences are gt-llm's own. The steering lines follow the paper's formats:
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from games.fruit_trading.rules import FRUITS, PAYOFF_BOUND
-from gt_llm.answers import AnswerFormat, choice, integer, nested, text
+from games.fruit_trading.rules import FRUITS, PAYOFF_BOUND, basket_text
+from gt_llm.answers import AnswerFormat, choice, integer, text
 from gt_llm.prompts import PromptBook, PromptTemplate
+
+#: What one player gives: a count per fruit.
+Basket = tuple[int, int, int]
 
 # --- structured answers: one format per task (the schema and the validator) ----------
 
-#: Largest count of one fruit a trade summary may name: two players' largest endowments.
-MAX_TRADE_COUNT = 4
 #: Legal payoff values: whole numbers within what any trade can pay.
 PAYOFF_VALUES = range(-PAYOFF_BOUND, PAYOFF_BOUND + 1)
 #: The two answers of the agreement question.
@@ -28,10 +30,6 @@ YES_NO = ("Yes", "No")
 #: asked once in each order and the players agreed only when both answers say so, so
 #: its verdict cannot depend on which label comes first.
 LABEL_ORDERS: tuple[tuple[str, str], ...] = (YES_NO, (YES_NO[1], YES_NO[0]))
-
-
-def _basket(name: str) -> Any:
-    return nested(name, [integer(f, range(MAX_TRADE_COUNT + 1)) for f in FRUITS])
 
 
 def agreement_answer(fields: Mapping[str, Any]) -> AnswerFormat:
@@ -44,13 +42,53 @@ def labels_text(labels: Sequence[str]) -> str:
     return " or ".join(labels)
 
 
+def gives_key(name: str) -> str:
+    """The trade summary's key of what ``name`` gives: ``"<name> gives"``."""
+    return f"{name} gives"
+
+
+def baskets(endowment: Sequence[int], *, without: Sequence[int] = ()) -> list[Basket]:
+    """The non-empty baskets a player can give: at most its endowment of each fruit.
+
+    ``without``: a basket whose fruits are left out (what the other side gives, so no
+    fruit goes both ways). Ordered by the number of fruit, then by the counts.
+    """
+    out: list[Basket] = [
+        (counts[0], counts[1], counts[2])
+        for counts in itertools.product(*(range(int(e) + 1) for e in endowment))
+        if any(counts) and not any(c and w for c, w in zip(counts, without, strict=False))
+    ]
+    return sorted(out, key=lambda b: (sum(b), b[::-1]))
+
+
 def trade_answer(fields: Mapping[str, Any]) -> AnswerFormat:
-    """The trade summary: for each of the two players, the fruit received and given."""
+    """The trade summary: what each player gives the other, an exchange by construction.
+
+    ``{"<player_a> gives": basket, "<player_b> gives": basket}``, each basket one of
+    the texts :func:`~games.fruit_trading.rules.basket_text` writes (``"1 apple and
+    2 oranges"``): a union on the first player's basket (the discriminator), each
+    branch listing the second player's baskets without that basket's fruits. Every
+    legal answer is therefore an exchange (:meth:`~games.fruit_trading.rules.Trade.is_exchange`):
+    each side gives something, no fruit goes both ways, and nobody gives more than
+    its endowment (``fields["endowments"]``, the players' endowments in order). A
+    basket of every fruit kind is left out of the first player's options: the other
+    could then give nothing. Whether there is a trade at all is the judge's question
+    (asked before, in both label orders), not this one's.
+
+    Raises:
+      ValueError: the endowments leave no exchange at all.
+    """
+    a, b = str(fields["player_a"]), str(fields["player_b"])
+    own, other = (tuple(int(x) for x in e) for e in fields["endowments"])
+    variants = {
+        basket_text(mine): (choice(gives_key(b), [basket_text(t) for t in theirs]),)
+        for mine in baskets(own)
+        if (theirs := baskets(other, without=mine))
+    }
+    if not variants:
+        raise ValueError(f"trade_answer: no exchange fits the endowments {own} and {other}")
     return AnswerFormat(
-        tuple(
-            nested(str(fields[k]), [_basket("receives"), _basket("gives")])
-            for k in ("player_a", "player_b")
-        )
+        (choice(gives_key(a), list(variants)),), discriminator=gives_key(a), variants=variants
     )
 
 
@@ -133,13 +171,13 @@ SUMMARIZE_TRADE = PromptTemplate(
         "using the players {player_a} and {player_b} and numbers of apples, bananas and "
         "oranges (write 'nothing' for no fruit)."
     ),
-    extra_fields=("turns",),
+    extra_fields=("turns", "endowments"),
     temperature=0.0,
     max_tokens=80,
     answer=trade_answer,
     answer_line=(
-        "Answer with a JSON object with one key per player ({player_a} and {player_b}), "
-        'each holding "receives" and "gives": the numbers of apples, bananas and oranges.'
+        'Answer with a JSON object with the keys "{player_a} gives" and "{player_b} gives": '
+        "the fruit each of them gives the other in that trade."
     ),
 )
 

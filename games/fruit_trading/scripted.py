@@ -62,6 +62,7 @@ from typing import Any
 
 import numpy as np
 
+from games.fruit_trading.prompts import gives_key
 from games.fruit_trading.rules import (
     CONCRETE_TONES,
     FRUITS,
@@ -410,15 +411,10 @@ def guess_fruit(fields: Mapping[str, Any], rng: np.random.Generator) -> str:
 
 
 def _trade_json(text: str, fields: Mapping[str, Any]) -> dict[str, Any]:
+    """What each player gives (:func:`games.fruit_trading.prompts.trade_answer`)."""
     names = (str(fields["player_a"]), str(fields["player_b"]))
     trade = parse_trade_lines(text, names)
-    return {
-        names[p]: {
-            "receives": dict(zip(FRUITS, trade.receives(p), strict=True)),
-            "gives": dict(zip(FRUITS, trade.gives[p], strict=True)),
-        }
-        for p in range(2)
-    }
+    return {gives_key(names[p]): basket_text(trade.gives[p]) for p in range(2)}
 
 
 def _payoff_json(text: str, fields: Mapping[str, Any]) -> dict[str, Any]:

@@ -17,6 +17,12 @@
     h("tr", {}, h("td", {text: "σ_CFR (both players follow CFR's average policy)"}), ...D.expected_cfr.map(x => h("td", {class: "num", text: fmt(x)}))),
     h("tr", {}, h("td", {text: "σ_LLM (tone “" + D.baseline + "” at every decision)"}), ...D.expected_llm.map(x => h("td", {class: "num", text: fmt(x)}))));
   app.appendChild(exp);
+  if (D.quality && D.quality.length) {
+    // The variant's answer quality (summary.json), as the run printed it.
+    const q = h("section", {id: "quality"}, h("h2", {text: "Answer quality (all subgames of the variant)"}));
+    for (const line of D.quality) q.appendChild(h("div", {class: "small", text: line}));
+    app.appendChild(q);
+  }
   app.appendChild(h("p", {class: "note", text:
     "Reach: probability of the dialogue so far when both players follow the policy and the LLM seed is uniform. " +
     "At each decision the bars compare σ_CFR (blue) with the σ_LLM baseline (grey)."}));

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from games.engine.html_page import asset, render_page, write_page
+from games.engine.quality import quality_lines
 from games.fruit_trading.dialogue import Turn, history_information
 from games.fruit_trading.rules import TONES
 from runs.atomic import ResultsError, read_json_as
@@ -42,6 +43,7 @@ __all__ = [
     "MAX_MESSAGES",
     "build_tree",
     "fruit_page",
+    "quality_of",
     "read_subgame",
     "write_fruit_page",
 ]
@@ -300,6 +302,37 @@ def _count(node: Mapping[str, Any]) -> tuple[int, int]:
     return nodes, leaves
 
 
+def _variant_quality(doc: Any, variant: str) -> Mapping[str, Any] | None:
+    """The variant's ``quality`` block of a ``summary.json`` (raises ``TypeError``)."""
+    check_fields(doc, {"variants": map_of(OBJECT)})
+    v = (doc.get("variants") or {}).get(variant)
+    if v is None:
+        return None
+    check_fields(v, {"quality": optional(OBJECT)}, where=f"variants.{variant}")
+    return v.get("quality")
+
+
+def quality_of(folder: str | os.PathLike[str], variant: str) -> list[str]:
+    """The answer-quality lines of ``variant`` in the folder's ``summary.json`` (issue 27).
+
+    As the run printed them (:func:`games.engine.quality.quality_lines`); none when
+    the folder has no summary (a run stopped before it) or it has no such block.
+
+    Raises:
+      ResultsError: the summary is damaged (names the file and the fix).
+    """
+    path = Path(folder) / "summary.json"
+    if not path.is_file():
+        return []
+    quality = read_json_as(
+        path,
+        lambda doc: _variant_quality(doc, variant),
+        what="a fruit-trading summary",
+        rerun=f"`gt-llm fruit-trading run --out {folder}` with its settings",
+    )
+    return quality_lines(quality, indent="") if quality is not None else []
+
+
 def fruit_page(folder: str | os.PathLike[str], variant: str, init: int) -> str:
     """The HTML page of one subgame of a fruit-trading results folder.
 
@@ -335,6 +368,7 @@ def fruit_page(folder: str | os.PathLike[str], variant: str, init: int) -> str:
         "leaves": nleaves,
         "expected_cfr": _expected(tree, "reach"),
         "expected_llm": _expected(tree, "reach_llm"),
+        "quality": quality_of(folder, variant),
         "tree": tree,
     }
     return render_page(

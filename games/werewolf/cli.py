@@ -143,7 +143,7 @@ def show_estimate(args: argparse.Namespace, config, *, games: int) -> WorkEstima
     """The work estimate line on stderr, before the first model call (not with --no-progress).
 
     Returns the estimate, for the time line once the model is known
-    (:func:`games.engine.cli_options.say_time_estimate`).
+    (:func:`games.engine.cli_options.check_local_run`).
     """
     from games.werewolf.estimate import estimate_games
 
@@ -195,16 +195,16 @@ def _play(args: argparse.Namespace, *, stdin=None, write: Writer = say) -> int:
     if args.games > 1:
         from games.engine.cli_options import (
             attach_cache,
+            check_local_run,
             prepare_model,
             results_folder,
-            say_time_estimate,
         )
         from games.werewolf.estimate import CALL_SHAPE
 
         # Backend, key and cache checked first; then the folder (refused in one line if it
         # holds another series; --force clears only the files its manifest lists).
         model = None if args.players == "rules" else prepare_model(args)
-        say_time_estimate(args, model, estimate.model_calls, CALL_SHAPE)
+        check_local_run(args, model, estimate, CALL_SHAPE)
         try:
             with results_folder(args, series_settings(args, config), model) as run:
                 if model is not None:
@@ -229,8 +229,15 @@ def _play(args: argparse.Namespace, *, stdin=None, write: Writer = say) -> int:
         if model is not None:
             model.close()
     if result.extra and "model_calls" in result.extra:
+        from games.engine.quality import quality_lines
+        from games.werewolf.play.quality import series_quality
+
         fb = result.extra["parse_stats"]["total_fallbacks"]
         write(f"{result.extra['model_calls']} model calls, {fb} fallback(s)")
+        # The game's answer quality (issue 27), as its log's result record holds it.
+        quality = series_quality(result.extra["parse_stats"], [result.extra.get("quality", {})])
+        for line in quality_lines(quality):
+            write(line)
     if args.log:
         write(f"log written to {args.log}")
     return 0 if result.winner else 1

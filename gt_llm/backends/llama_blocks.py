@@ -23,6 +23,7 @@ evaluated). :func:`reusable_prefix` is that rule as a pure function.
 
 from __future__ import annotations
 
+import collections
 import functools
 from collections.abc import Sequence
 from typing import Any
@@ -34,6 +35,9 @@ import numpy as np
 #: same CPU time within 7 %; smaller blocks reuse more of a prefix (3,972, 4,308 and
 #: 4,884 of 17,108 prompt tokens evaluated).
 BLOCK_TOKENS = 16
+#: Prompt states a model instance keeps besides its live one (each a copy of its keys and
+#: values: about 23 KiB a token for SmolLM2-135M, plus the vendor's score rows).
+SAVED_STATES = 8
 
 
 def reusable_prefix(
@@ -67,13 +71,18 @@ def block_llama_class(llama_class: type) -> type:
     """A subclass of llama-cpp-python's ``Llama`` that evaluates and reuses whole blocks.
 
     The instance's ``n_batch`` must be the block size. ``reuse`` (default on)
-    says whether a call may start from the previous call's blocks; with it off
-    every call evaluates its whole prompt, in the same blocks.
+    says whether a call may start from earlier calls' blocks; with it off every
+    call evaluates its whole prompt, in the same blocks. Besides the live state,
+    the instance keeps the states of its last :data:`SAVED_STATES` prompts (a
+    copy of their keys and values), so a call can resume from any of them: the
+    calls of one Werewolf seat, or of one fruit-tree node, need not follow each
+    other. A restored state is the saved cells byte for byte, so a block taken
+    from it is still the block a fresh call computes.
     """
 
     class BlockLlama(llama_class):  # type: ignore[misc,valid-type,unused-ignore]
         reuse = True
-        #: Leading positions of the state evaluated in whole blocks aligned to 0.
+        #: Leading positions of the live state evaluated in whole blocks aligned to 0.
         _whole_blocks = 0
         #: Prompt tokens of the last call, and how many of them it evaluated.
         last_prompt_tokens = 0
@@ -82,11 +91,8 @@ def block_llama_class(llama_class: type) -> type:
         def generate(self, tokens: Sequence[int], *args: Any, **kwargs: Any) -> Any:
             tokens = list(tokens)
             keep = 0
-            held = int(getattr(self, "n_tokens", 0))  # the vendor class is untyped
             if self.reuse:
-                keep = reusable_prefix(
-                    self.input_ids[:held], self._whole_blocks, tokens, self.n_batch
-                )
+                keep = self._resume_from_best(tokens)
             # The vendor's own prefix check then finds exactly `keep` tokens to keep (0 means
             # a full reset): it never resumes inside a block.
             self.n_tokens = keep
@@ -95,6 +101,42 @@ def block_llama_class(llama_class: type) -> type:
             self.last_evaluated = len(tokens) - keep
             kwargs["reset"] = True
             return super().generate(tokens, *args, **kwargs)
+
+        def _resume_from_best(self, tokens: list[int]) -> int:
+            """Loads the saved state that shares most whole blocks, if it beats the live one."""
+            held = int(getattr(self, "n_tokens", 0))  # the vendor class is untyped
+            best = reusable_prefix(self.input_ids[:held], self._whole_blocks, tokens, self.n_batch)
+            chosen = None
+            for key, (prefix, _state) in self._saved().items():
+                keep = reusable_prefix(prefix, len(prefix), tokens, self.n_batch)
+                if keep > best:
+                    best, chosen = keep, key
+            if chosen is not None:
+                saved = self._saved()
+                saved.move_to_end(chosen)
+                prefix, state = saved[chosen]
+                seed = self._seed  # the request's seed, set before generate(); keep it
+                self.load_state(state)
+                self._seed = seed
+                self._whole_blocks = len(prefix)
+            return best
+
+        def _saved(self) -> collections.OrderedDict[tuple[int, ...], Any]:
+            saved = self.__dict__.get("_saved_states")
+            if saved is None:
+                saved = self.__dict__["_saved_states"] = collections.OrderedDict()
+            return saved
+
+        def remember(self) -> None:
+            """Saves the live state's whole blocks for later calls (the oldest beyond the cap go)."""
+            if not self.reuse or self._whole_blocks < self.n_batch:
+                return
+            prefix = tuple(int(t) for t in self.input_ids[: self._whole_blocks])
+            saved = self._saved()
+            saved.pop(prefix, None)
+            saved[prefix] = (prefix, self.save_state())
+            while len(saved) > SAVED_STATES:
+                saved.popitem(last=False)
 
         def eval(self, tokens: Sequence[int]) -> None:
             start = self.n_tokens

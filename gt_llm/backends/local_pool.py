@@ -9,7 +9,8 @@ only whole blocks (:mod:`gt_llm.backends.llama_blocks`), so the same request
 gives the same answer on any worker, after any other call.
 
 Which worker takes a call only decides how much of its prompt is reused. A
-call goes to the worker whose last assigned prompt shares the longest prefix
+call goes to the worker whose recent prompts (the states its model keeps,
+:data:`~gt_llm.backends.llama_blocks.SAVED_STATES`) share the longest prefix
 with it (siblings of a tree node share everything but their last message),
 unless that worker's queue is already :data:`LOAD_SLACK` longer than the
 shortest; a worker with an empty queue takes the newest call waiting for
@@ -41,6 +42,7 @@ from collections.abc import Sequence
 from concurrent.futures import Future
 from typing import IO, Any
 
+from gt_llm.backends.llama_blocks import SAVED_STATES
 from gt_llm.errors import BackendError, ConfigurationError
 from gt_llm.retry import CallCancelled, calls_cancelled
 
@@ -122,7 +124,8 @@ class _Worker:
     def __init__(self, index: int) -> None:
         self.index = index
         self.queue: collections.deque[_Job] = collections.deque()
-        self.last_text = ""
+        #: The prompts last assigned to it, newest last: the prefixes its model holds.
+        self.recent: collections.deque[str] = collections.deque(maxlen=SAVED_STATES + 1)
         self.busy = False
         self.process: subprocess.Popen[bytes] | None = None
 
@@ -184,7 +187,7 @@ class WorkerPool:
                 self._start_feeders()
             worker = self._choose(job.text)
             worker.queue.append(job)
-            worker.last_text = job.text
+            worker.recent.append(job.text)
             self._cond.notify_all()
         return job.future
 
@@ -192,7 +195,11 @@ class WorkerPool:
         shortest = min(w.load for w in self._workers)
         best = max(
             self._workers,
-            key=lambda w: (_common_prefix(text, w.last_text), -w.load, -w.index),
+            key=lambda w: (
+                max((_common_prefix(text, t) for t in w.recent), default=0),
+                -w.load,
+                -w.index,
+            ),
         )
         if best.load - shortest >= LOAD_SLACK:
             return min(self._workers, key=lambda w: (w.load, w.index))
@@ -219,7 +226,8 @@ class WorkerPool:
                         continue
                     job = donor.queue.pop()
                 worker.busy = True
-                worker.last_text = job.text
+                if not worker.recent or worker.recent[-1] != job.text:
+                    worker.recent.append(job.text)  # a stolen call: its prefix is here now
                 return job
             return None
 

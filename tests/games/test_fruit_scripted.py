@@ -370,8 +370,9 @@ def test_evaluation_chain_on_an_accepted_offer(scripted):
     assert judge(turns) == [True, True]
     trade = ask(
         prompts.SUMMARIZE_TRADE,
-        {"dialogue": dialogue_text, "turns": turns, "player_a": "Alice", "player_b": "Bob"},
-    )
+        {"dialogue": dialogue_text, "turns": turns, "player_a": "Alice", "player_b": "Bob",
+         "endowments": [[2, 2, 2], [2, 2, 2]]},
+    )  # fmt: skip
     assert trade == (
         "Player Alice: Receives 2 apples Gives 1 banana\n"
         "Player Bob: Receives 1 banana Gives 2 apples"

@@ -179,3 +179,29 @@ def test_the_grammar_keeps_control_characters_out_of_json_strings():
         line for line in raw.splitlines() if not line.startswith("char")
     ]
     llama_cpp.LlamaGrammar.from_string(fixed, verbose=False)  # a grammar llama.cpp accepts
+
+
+@pytest.mark.real_model
+@needs_model
+def test_a_local_run_checks_its_workers_memory_then_says_its_time(monkeypatch, capsys):
+    import argparse
+
+    from games.engine import resources
+    from games.engine.cli_options import check_local_run
+
+    model = local.LocalModel(workers=3)  # a pool of its own: no other test starts it
+    estimate = resources.WorkEstimate(
+        trees=1, nodes_per_tree=0, nodes=0, model_calls=120, node_iterations=0, memory_bytes=0
+    )
+    shape = resources.CallShape(prompt_tokens=300, completion_tokens=20, reused_share=0.5)
+    args = argparse.Namespace(no_progress=False)
+    # Room for one worker but not three: refused before any worker starts.
+    monkeypatch.setattr(resources, "available_memory_bytes", lambda: model.worker_memory_bytes())
+    with pytest.raises(ValueError, match=local.WORKERS_VARIABLE) as err:
+        check_local_run(args, model, estimate, shape)
+    assert "\n" not in str(err.value)
+    assert all(w.process is None for w in model._pool._workers)
+    monkeypatch.setattr(resources, "available_memory_bytes", lambda: 2**40)
+    check_local_run(args, model, estimate, shape)
+    line = capsys.readouterr().err
+    assert line.startswith("time: about ") and "3 worker(s)" in line and "50% reused" in line

@@ -85,12 +85,15 @@ def test_a_batch_comes_back_in_order_and_uses_every_worker(pool):
 def test_calls_follow_their_prefix_until_that_queue_is_too_long():
     made = WorkerPool(CONFIG, 2, command=FAKE)
     a, b = made._workers
-    a.last_text, b.last_text = "shared prefix, sibling A", "other"
-    assert made._choose("shared prefix, sibling B") is a
+    a.recent.extend(["shared prefix, sibling A", "seat 3 says"])
+    b.recent.append("other")
+    assert made._choose("shared prefix, sibling B") is a  # any of its recent prompts counts
+    assert made._choose("other, longer") is b
     a.queue.extend([object()] * local_pool.LOAD_SLACK)  # type: ignore[list-item]
     assert made._choose("shared prefix, sibling B") is b  # too far ahead: balance wins
     a.queue.clear()
-    a.last_text = b.last_text = ""
+    a.recent.clear()
+    b.recent.clear()
     b.busy = True
     assert made._choose("no prefix anywhere") is a  # nothing shared: the least loaded
 

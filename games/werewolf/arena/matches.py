@@ -38,6 +38,7 @@ __all__ = [
     "ArenaGame",
     "WIN_BONUS",
     "action_scores",
+    "games_quality",
     "model_pairs",
     "parse_models",
     "play_arena_game",
@@ -143,6 +144,9 @@ class ArenaGame:
       log_path: The game's JSONL log.
       floor_counts: ``(model, FloorCount as a dict)`` per seat whose model counts
         GRATR's Eq. 8 floor and Eq. 9 skips, at the end of the game.
+      parse: The table's parse counts (``ParseStats.to_dict``, with ``copied``).
+      quality_counts: The game's raw answer-quality counts
+        (:meth:`games.werewolf.play.quality.QualityTally.counts`; issue 27).
     """
 
     index: int
@@ -159,6 +163,8 @@ class ArenaGame:
     log_path: str | None = None
     floor_counts: tuple[tuple[str, Mapping[str, int]], ...] = ()
     judgments: tuple[tuple[str, str, int, str, str, tuple[tuple[str, float], ...]], ...] = ()
+    parse: Mapping[str, Any] | None = None
+    quality_counts: Mapping[str, Any] | None = None
 
     @property
     def winning_model(self) -> str | None:
@@ -339,6 +345,8 @@ def play_arena_game(
                 for p, a in sorted(table.adapters.items())
                 if (fc := a.floor_count()) is not None
             ),
+            parse=(result.extra or {}).get("parse_stats"),
+            quality_counts=(result.extra or {}).get("quality"),
         )
         if glog is not None:
             glog.write("arena", **_game_dict(game))
@@ -353,8 +361,26 @@ def play_arena_game(
 
 def _game_dict(g: ArenaGame) -> dict[str, Any]:
     d = dataclasses.asdict(g)
+    # The log's result record holds them already.
+    del d["parse"], d["quality_counts"]
     d["winning_model"] = g.winning_model
     return d
+
+
+def games_quality(games: Sequence[ArenaGame]) -> dict[str, Any] | None:
+    """The answer-quality report of arena games (issue 27), their counts pooled.
+
+    :func:`games.werewolf.play.quality.series_quality` of the games' pooled parse
+    counts and quality tallies; None when no game carries them.
+    """
+    from games.werewolf.play.quality import series_quality
+    from gt_llm.parsing import ParseStats
+
+    parses = [dict(g.parse) for g in games if g.parse is not None]
+    if not parses:
+        return None
+    parse = ParseStats.pooled(parses).to_dict()
+    return series_quality(parse, [g.quality_counts or {} for g in games])
 
 
 # --------------------------------------------------------------------------- scores
@@ -441,6 +467,7 @@ def summarize_pair(games: Sequence[ArenaGame], a: str, b: str) -> PairSummary:
         games=len(games),
         draws=sum(g.winner == rules.DRAW for g in games),
         models=models,
+        quality=games_quality(games),
     )
 
 

@@ -286,6 +286,10 @@ class PairSummary:
       models: Each model's results.
       deception_analyses: The pooled deception summary of the pair's games (the
         LLM seats' self and peer analyses), when the arena recorded it.
+      quality: The answer quality of the pair's games (issue 27,
+        :func:`games.werewolf.play.quality.series_quality`: copied answers, the
+        largest share of one night target, vote and peer label, contradictions);
+        None in a file written before it.
     """
 
     pair: tuple[str, str]
@@ -293,6 +297,7 @@ class PairSummary:
     draws: int
     models: Mapping[str, ModelSummary]
     deception_analyses: DeceptionSummary | None = None
+    quality: Mapping[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -303,6 +308,8 @@ class PairSummary:
         }
         if self.deception_analyses is not None:
             out["deception_analyses"] = self.deception_analyses.to_dict()
+        if self.quality is not None:
+            out["quality"] = dict(self.quality)
         return out
 
     @classmethod
@@ -315,6 +322,7 @@ class PairSummary:
             draws=int(d["draws"]),
             models={m: ModelSummary.from_json(s) for m, s in d["models"].items()},
             deception_analyses=DeceptionSummary.from_dict(dec) if dec is not None else None,
+            quality=d.get("quality"),
         )
 
 
@@ -335,6 +343,8 @@ class ArenaReport:
       pairs: One summary per pair.
       llm_calls: ``{"new": ..., "cached": ...}`` (None when the model keeps no counts).
       seconds: Wall time of the run.
+      quality: The answer quality of every game of every pair, pooled (issue 27; as
+        :attr:`PairSummary.quality`); None in a file written before it.
     """
 
     backend: str
@@ -349,9 +359,10 @@ class ArenaReport:
     pairs: tuple[PairSummary, ...]
     llm_calls: Mapping[str, int | None]
     seconds: float
+    quality: Mapping[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "backend": self.backend,
             "stand_in": self.stand_in,
             "note": self.note,
@@ -365,6 +376,9 @@ class ArenaReport:
             "llm_calls": dict(self.llm_calls),
             "seconds": self.seconds,
         }
+        if self.quality is not None:
+            out["quality"] = dict(self.quality)
+        return out
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> ArenaReport:
@@ -387,4 +401,5 @@ class ArenaReport:
             pairs=tuple(PairSummary.from_json(p) for p in d["pairs"]),
             llm_calls=d["llm_calls"],
             seconds=float(d["seconds"]),
+            quality=d.get("quality"),
         )

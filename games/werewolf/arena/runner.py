@@ -45,6 +45,12 @@ Reported per pair (JSON, CSV, bar chart):
   more chains (``decisive``: only there does the floor change the result), and
   Eq. 9 updates skipped for a zero divisor (``skipped``).
 
+* **Answer quality** (``quality`` per pair and in total in ``arena.json``, and
+  the end-of-run lines; issue 27) — parsed answers that repeat a value their
+  prompt names, the largest share of one seat among night targets and votes,
+  of one peer-analysis label and answer, and the contradictions of a player's
+  own knowledge (:mod:`games.werewolf.play.quality`). Results, not gates.
+
 Resuming: every call goes through the SQLite cache (``--cache``, default
 ``OUT/llm_cache.sqlite``), so re-running a finished or interrupted arena replays
 the finished games from the cache (the summary reports new and cached calls).
@@ -66,10 +72,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from games.engine.cli_options import Writer, say
+from games.engine.quality import quality_lines
 from games.engine.results import model_label
 from games.werewolf import rules
 from games.werewolf.arena.matches import (
     check_seating,
+    games_quality,
     model_pairs,
     parse_models,
     play_arena_game,
@@ -133,10 +141,10 @@ def run_arena(args: argparse.Namespace, *, write: Writer | None = None) -> int:
     # an identical re-run resumes from the cache, other settings are refused unless
     # --force, which clears only the files (and logs) the old manifest lists.
     chat = prepare_model(args)
-    from games.engine.cli_options import say_time_estimate
+    from games.engine.cli_options import check_local_run
     from games.werewolf.estimate import CALL_SHAPE
 
-    say_time_estimate(args, chat, estimate.model_calls, CALL_SHAPE)
+    check_local_run(args, chat, estimate, CALL_SHAPE)
     try:
         run = open_results_dir(
             args,
@@ -164,6 +172,7 @@ def _run_pairs(args, run, chat, config, models, settings, write, partial_path) -
     pairs = model_pairs(models)
     start = time.perf_counter()
     summaries = []
+    every_game = []
     bar = tqdm(total=len(pairs) * args.games, desc="arena games", disable=args.no_progress)
     try:
         for a, b in pairs:
@@ -189,6 +198,7 @@ def _run_pairs(args, run, chat, config, models, settings, write, partial_path) -
                 games.append(game)
                 deception.append(dec)
                 bar.update(1)
+            every_game.extend(games)
             summary = summarize_pair(games, a, b)
             summaries.append(
                 dataclasses.replace(summary, deception_analyses=pooled_summary(deception))
@@ -212,6 +222,7 @@ def _run_pairs(args, run, chat, config, models, settings, write, partial_path) -
             "cached": cstats.hits if cstats else None,
         },
         seconds=time.perf_counter() - start,
+        quality=games_quality(every_game),
     )
     run.write_json("arena.json", finite_or_none(report.to_json()))
     run.write_csv("arena.csv", _csv_rows(summaries))
@@ -240,6 +251,13 @@ def _run_pairs(args, run, chat, config, models, settings, write, partial_path) -
                     f"{_fmt_ci(o.brier_ci95)}, log-loss {o.log_loss:.3f} "
                     f"{_fmt_ci(o.log_loss_ci95)}; labelled {o.labelled} of {o.n}"
                 )
+        if s.quality is not None:  # issue 27: the pair's answers, beside its results
+            for line in quality_lines(s.quality):
+                write(line)
+    if report.quality is not None and len(summaries) > 1:
+        write(f"all {len(summaries)} pairs:")
+        for line in quality_lines(report.quality):
+            write(line)
     if cstats is not None:
         write(f"LLM calls: {cstats.misses} new, {cstats.hits} from the cache")
     write(

@@ -13,11 +13,11 @@ from games.engine.cli_options import (
     add_common_options,
     attach_cache,
     check_backend,
+    check_local_run,
     open_results_dir,
     prepare_model,
     result_settings,
     say,
-    say_time_estimate,
 )
 from games.werewolf import rules
 from games.werewolf.day.abstraction import DEFAULT_ACTS, DEFAULT_TONES, Abstraction
@@ -129,7 +129,7 @@ def _run(args: argparse.Namespace) -> int:
         sys.stderr.write(estimate.describe() + "\n")
     day_roots(settings.day_settings(settings.models[0]), settings.days, first_seed=args.seed)
     model = prepare_model(args)
-    say_time_estimate(args, model, estimate.model_calls, CALL_SHAPE)
+    check_local_run(args, model, estimate, CALL_SHAPE)
     try:
         run = open_results_dir(
             args,

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from games.engine.quality import answer_quality
 from games.engine.results import ModelLabel
 
 __all__ = [
@@ -80,7 +81,8 @@ class ModelResult:
       side_gain_werewolf_days: The same over the days on which a werewolf speaks.
       strategies: The CFR strategies per role group (:func:`strategy_by_role`).
       trees: Per day, its root (``DayRoot.to_dict``) and tree sizes.
-      parse: Parse counters (``ParseStats.to_dict``).
+      parse: Parse counters (``ParseStats.to_dict``); the JSON adds their answer
+        quality (:func:`games.engine.quality.answer_quality`).
     """
 
     final: Mapping[str, Any]
@@ -104,6 +106,8 @@ class ModelResult:
             "strategies": self.strategies,
             "trees": list(self.trees),
             "parse": self.parse,
+            # Answer quality beside the parse counts (issue 27); derived, so not read back.
+            "quality": answer_quality(self.parse),
         }
 
     @classmethod

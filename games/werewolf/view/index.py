@@ -185,6 +185,21 @@ def _rates(kind: str, summary: Mapping[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
+def _quality(kind: str, summary: Mapping[str, Any]) -> list[str]:
+    """The answer-quality lines of a series, or of an arena's pairs and all its games."""
+    lines: list[str] = []
+    pairs = (summary.get("pairs") or []) if kind == "arena" else []
+    for pair in pairs:
+        if isinstance(pair, Mapping) and isinstance(pair.get("quality"), Mapping):
+            lines.append(" vs ".join(pair.get("pair") or []) + ":")
+            lines.extend(quality_lines(pair["quality"]))
+    if isinstance(summary.get("quality"), Mapping) and (kind != "arena" or len(pairs) != 1):
+        if kind == "arena":
+            lines.append("all pairs:")
+        lines.extend(quality_lines(summary["quality"], indent="  " if kind == "arena" else ""))
+    return lines
+
+
 def write_folder_pages(
     folder: str | os.PathLike[str],
     out: str | os.PathLike[str] | None = None,
@@ -260,9 +275,7 @@ def write_folder_pages(
         "rows": rows,
         "skipped": skipped,
         # Answer quality beside the parse counts (issue 27), as the run printed it.
-        "quality": quality_lines(summary["quality"], indent="")
-        if isinstance(summary.get("quality"), Mapping)
-        else [],
+        "quality": _quality(kind, summary),
     }
     return write_page(
         out,
