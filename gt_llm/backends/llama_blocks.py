@@ -115,7 +115,9 @@ def block_llama_class(llama_class: type) -> type:
                 saved = self._saved()
                 saved.move_to_end(chosen)
                 prefix, state = saved[chosen]
-                seed = self._seed  # the request's seed, set before generate(); keep it
+                # The request's seed was set before generate(); load_state would put back
+                # the saved call's (the vendor class is untyped, hence getattr).
+                seed = getattr(self, "_seed", None)
                 self.load_state(state)
                 self._seed = seed
                 self._whole_blocks = len(prefix)
