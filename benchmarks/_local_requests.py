@@ -8,7 +8,6 @@ each distinct request kept once (what the call cache would ask a backend).
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import games  # noqa: F401  (registers the scripted answers)
@@ -17,35 +16,8 @@ from games.fruit_trading.settings import ExperimentSettings
 from games.werewolf import rules
 from games.werewolf.arena.matches import play_arena_game
 from gt_llm.backends.scripted import ScriptedModel
-from gt_llm.chat import ChatModel, ChatRequest, ChatResponse
-
-
-class _Recorder(ChatModel):
-    """The scripted stand-in, recording every batch it is sent as one round."""
-
-    backend, model = "scripted", "rules-v2"
-
-    def __init__(self) -> None:
-        self.inner = ScriptedModel()
-        self.rounds: list[list[ChatRequest]] = []
-
-    def complete(self, request: ChatRequest) -> ChatResponse:
-        self.rounds.append([request])
-        return self.inner.complete(request)
-
-    def complete_batch(
-        self,
-        requests: Sequence[ChatRequest],
-        *,
-        max_concurrency: int | None = None,
-        on_done: Callable[[ChatResponse], None] | None = None,
-    ) -> list[ChatResponse]:
-        self.rounds.append(list(requests))
-        out = [self.inner.complete(r) for r in requests]
-        for response in out:
-            if on_done is not None:
-                on_done(response)
-        return out
+from gt_llm.chat import ChatRequest
+from gt_llm.recording import RecordingModel
 
 
 def _distinct(rounds: list[list[ChatRequest]], limit: int) -> list[list[ChatRequest]]:
@@ -68,7 +40,7 @@ def _distinct(rounds: list[list[ChatRequest]], limit: int) -> list[list[ChatRequ
 
 def fruit_rounds(limit: int) -> list[list[ChatRequest]]:
     """The rounds of the README's third command's shape, built by the scripted stand-in."""
-    recorder = _Recorder()
+    recorder = RecordingModel(ScriptedModel())
     with tempfile.TemporaryDirectory() as tmp:
         settings = ExperimentSettings(
             inits=5,
@@ -86,7 +58,7 @@ def fruit_rounds(limit: int) -> list[list[ChatRequest]]:
 
 def werewolf_rounds(limit: int) -> list[list[ChatRequest]]:
     """The rounds of one scripted arena game (arena preset, seed 41)."""
-    recorder = _Recorder()
+    recorder = RecordingModel(ScriptedModel())
     play_arena_game(
         rules.preset("arena"), recorder, wolf_model="gratr", leader_model="dirichlet", seed=41
     )

@@ -37,28 +37,17 @@ from games.werewolf import rules  # noqa: E402
 from games.werewolf.arena.matches import play_arena_game  # noqa: E402
 from games.werewolf.players import parsing as ww_parsing  # noqa: E402
 from gt_llm.backends.scripted import ScriptedModel  # noqa: E402
-from gt_llm.chat import ChatModel, ChatRequest, ChatResponse  # noqa: E402
+from gt_llm.chat import ChatModel, ChatRequest  # noqa: E402
 from gt_llm.opponents import extraction  # noqa: E402
 from gt_llm.parsing import ParsePolicy, ParseStats, complete_parsed  # noqa: E402
+from gt_llm.recording import RecordingModel  # noqa: E402
 from gt_llm.registry import load_model  # noqa: E402
 from runs.atomic import atomic_write_json  # noqa: E402
 
 
-class _Recorder(ChatModel):
-    backend, model = "scripted", "rules-v2"
-
-    def __init__(self) -> None:
-        self.inner = ScriptedModel()
-        self.requests: list[ChatRequest] = []
-
-    def complete(self, request: ChatRequest) -> ChatResponse:
-        self.requests.append(request)
-        return self.inner.complete(request)
-
-
 def recorded_requests(structured: bool) -> list[ChatRequest]:
     """Every request of a few scripted fruit dialogues and one scripted Werewolf game, in order."""
-    rec = _Recorder()
+    rec = RecordingModel(ScriptedModel())
     for init in range(4):
         cfg = dialogue.Config(max_messages=4, beliefs=True, structured=structured)
         state = dialogue.initial_state(cfg.scenario(init), cfg)

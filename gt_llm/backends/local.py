@@ -12,7 +12,7 @@ imports without it.
   top-p, top-k, min-p) is passed to llama.cpp, so an answer is a function of
   the request alone.
 * Prompts are evaluated in fixed blocks aligned to position 0, and a call
-  reuses the whole blocks of the previous call's prompt that it shares
+  reuses the whole blocks it shares with one of the model's recent prompts
   (:mod:`gt_llm.backends.llama_blocks`): the same answer, bit for bit, as a
   fresh evaluation, for a fraction of the prompt work. ``GT_LLM_LOCAL_REUSE=off``
   (or ``prefix_reuse=False``) evaluates every prompt whole.
@@ -425,7 +425,7 @@ class LocalModel(ChatModel):
       extra_buffers: Use llama.cpp's repacked weight buffers (see the module docstring).
       workers: Model instances, one per process (default: ``$GT_LLM_LOCAL_WORKERS``,
         else the usable cores); 1 runs the model in this process.
-      prefix_reuse: Reuse whole prompt blocks of the previous call (default:
+      prefix_reuse: Reuse whole prompt blocks of recent calls (default:
         ``$GT_LLM_LOCAL_REUSE``, else on); answers are the same either way.
 
     Raises:

@@ -38,21 +38,10 @@ from gt_llm.chat import ChatModel, ChatRequest, ChatResponse, Message
 from gt_llm.parsing import ParseStats, complete_parsed
 from gt_llm.prompt_examples import legal_examples
 from gt_llm.prompts import PromptTemplate, prompt_books, template_for
+from gt_llm.recording import RecordingModel
 
 #: Requests checked per task (the first ones seen).
 PER_TASK = 12
-
-
-class _Recorder(ChatModel):
-    backend, model = "scripted", "rules-v2"
-
-    def __init__(self) -> None:
-        self.inner = ScriptedModel()
-        self.requests: list[ChatRequest] = []
-
-    def complete(self, request: ChatRequest) -> ChatResponse:
-        self.requests.append(request)
-        return self.inner.complete(request)
 
 
 def _engine_requests(tmp_path) -> list[tuple[str, dict[str, Any]]]:
@@ -82,7 +71,7 @@ def _engine_requests(tmp_path) -> list[tuple[str, dict[str, Any]]]:
 
 def _played_requests() -> list[tuple[str, dict[str, Any]]]:
     """Scripted fruit dialogues with beliefs and Werewolf arena games with LLM opponent models."""
-    rec = _Recorder()
+    rec = RecordingModel(ScriptedModel())
     for init in range(4):
         cfg = dialogue.Config(max_messages=4, beliefs=True, opponent_model="gratr")
         state = dialogue.initial_state(cfg.scenario(init), cfg)
