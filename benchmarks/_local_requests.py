@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import games  # noqa: F401  (registers the scripted answers)
 from games.fruit_trading.experiment import run_experiment
@@ -38,15 +39,23 @@ def _distinct(rounds: list[list[ChatRequest]], limit: int) -> list[list[ChatRequ
     return out
 
 
-def fruit_rounds(limit: int) -> list[list[ChatRequest]]:
-    """The rounds of the README's third command's shape, built by the scripted stand-in."""
+def fruit_rounds(
+    limit: int,
+    *,
+    inits: int = 5,
+    max_messages: int = 3,
+    num_seeds: int = 2,
+    variants: tuple[str, ...] = ("tone", "tone+dirichlet"),
+) -> list[list[ChatRequest]]:
+    """The rounds of a fruit-trading run (default: the README's third command), scripted-built."""
     recorder = RecordingModel(ScriptedModel())
     with tempfile.TemporaryDirectory() as tmp:
         settings = ExperimentSettings(
-            inits=5,
-            max_messages=3,
+            inits=inits,
+            max_messages=max_messages,
+            num_seeds=num_seeds,
             iterations=10,
-            variants=("tone", "tone+dirichlet"),
+            variants=variants,
             out=str(Path(tmp) / "fruit"),
             whole_game=False,
             generalisation=False,
@@ -56,10 +65,14 @@ def fruit_rounds(limit: int) -> list[list[ChatRequest]]:
     return _distinct(recorder.rounds, limit)
 
 
-def werewolf_rounds(limit: int) -> list[list[ChatRequest]]:
-    """The rounds of one scripted arena game (arena preset, seed 41)."""
+def werewolf_rounds(limit: int, **overrides: Any) -> list[list[ChatRequest]]:
+    """The rounds of one scripted arena game (arena preset, seed 41; ``overrides`` of its rules)."""
     recorder = RecordingModel(ScriptedModel())
     play_arena_game(
-        rules.preset("arena"), recorder, wolf_model="gratr", leader_model="dirichlet", seed=41
+        rules.preset("arena", **overrides),
+        recorder,
+        wolf_model="gratr",
+        leader_model="dirichlet",
+        seed=41,
     )
     return _distinct(recorder.rounds, limit)

@@ -138,29 +138,30 @@ def test_concurrent_callers_share_one_model_safely(smol):
     assert (again._shared, again._pool) == (smol._shared, smol._pool)
 
 
-def _replayed_requests():
-    """Requests of a scripted-built fruit tree and Werewolf game (benchmarks/_local_requests)."""
+def _replayed_rounds():
+    """A whole scripted-built fruit tree and Werewolf game, round by round (benchmarks/)."""
     path = ROOT / "benchmarks" / "_local_requests.py"
     spec = importlib.util.spec_from_file_location("_local_requests_under_test", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    # A round of siblings (they share all but their last message), and a round of seats.
-    fruit = next(r for r in module.fruit_rounds(400)[2:] if len(r) >= 16)[:16]
-    werewolf = next(r for r in module.werewolf_rounds(200)[1:] if len(r) >= 6)[:6]
+    # One initialisation, 3 messages, 1 seed: 52 requests; one round, one debate turn: 41.
+    fruit = module.fruit_rounds(10**6, inits=1, max_messages=3, num_seeds=1, variants=("tone",))
+    werewolf = module.werewolf_rounds(10**6, max_rounds=1, debate_turns=1)
     return fruit, werewolf
 
 
 @pytest.mark.real_model
 @needs_model
 def test_prefix_reuse_and_workers_give_the_answers_of_a_fresh_evaluation():
-    fruit, werewolf = _replayed_requests()
+    fruit, werewolf = _replayed_rounds()
     fresh = local.LocalModel(workers=1, prefix_reuse=False)
     pooled = local.LocalModel(workers=2, prefix_reuse=True)
-    for requests in (fruit, werewolf):
-        expected = [r.text for r in fresh.complete_batch(requests)]
-        assert [r.text for r in pooled.complete_batch(requests)] == expected
+    for rounds in (fruit, werewolf):
+        for batch in rounds:  # as the engine sends them: one round at a time
+            expected = [r.text for r in fresh.complete_batch(batch)]
+            assert [r.text for r in pooled.complete_batch(batch)] == expected
     counts = pooled.counts()
-    assert counts.calls == len(fruit) + len(werewolf)
+    assert counts.calls == sum(map(len, fruit + werewolf)) > 80
     assert counts.evaluated_tokens < 0.8 * counts.prompt_tokens, "no prefix was reused"
     assert fresh.counts().evaluated_tokens == fresh.counts().prompt_tokens
 
