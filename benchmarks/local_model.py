@@ -45,6 +45,7 @@ sys.path.append(str(Path(__file__).resolve().parent))
 from _local_requests import fruit_rounds, werewolf_rounds  # noqa: E402
 
 from gt_llm.backends import local  # noqa: E402
+from gt_llm.backends.llama_blocks import block_llama_class  # noqa: E402
 from gt_llm.backends.local_pool import close_pools  # noqa: E402
 from gt_llm.chat import ChatModel, ChatRequest, ChatResponse, Usage  # noqa: E402
 
@@ -52,7 +53,11 @@ logger = logging.getLogger("benchmarks.local_model")
 
 
 class _Today(ChatModel):
-    """The local backend as it was: fresh state, whole prompt in one batch, one process."""
+    """The local backend as it was: fresh state, whole prompt in one batch, one process.
+
+    A block model with llama-cpp-python's default batch (512) and reuse off: every
+    call resets and evaluates its prompt in batches of 512, as before block reuse.
+    """
 
     backend, model = "local", local.BUNDLED_MODEL
     max_concurrency = 1
@@ -60,9 +65,8 @@ class _Today(ChatModel):
     def __init__(self) -> None:
         import llama_cpp
 
-        path = local.bundled_model_path()
-        self.llama = llama_cpp.Llama(
-            model_path=path,
+        self.llama = block_llama_class(llama_cpp.Llama)(
+            model_path=local.bundled_model_path(),
             n_ctx=local.DEFAULT_CONTEXT,
             n_threads=1,
             n_threads_batch=1,
@@ -72,25 +76,14 @@ class _Today(ChatModel):
         self.prompt_tokens = self.completion_tokens = 0
 
     def complete(self, request: ChatRequest) -> ChatResponse:
-        payload = local.call_payload(request)
-        self.llama.reset()
-        sampling = payload["sampling"]
-        out = self.llama.create_chat_completion(
-            messages=payload["messages"],
-            seed=payload["seed"],
-            temperature=payload["temperature"],
-            max_tokens=payload["max_tokens"],
-            grammar=self.shared.grammar(payload["schema"]) if payload["schema"] else None,
-            **sampling,
-        )
-        usage = out["usage"]
-        self.prompt_tokens += usage["prompt_tokens"]
-        self.completion_tokens += usage["completion_tokens"]
+        out = self.shared.answer(local.call_payload(request), reuse=False)
+        self.prompt_tokens += out["prompt_tokens"]
+        self.completion_tokens += out["completion_tokens"]
         return ChatResponse(
-            text=out["choices"][0]["message"]["content"] or "",
+            text=out["text"],
             backend=self.backend,
             model=self.model,
-            usage=Usage(usage["prompt_tokens"], usage["completion_tokens"]),
+            usage=Usage(out["prompt_tokens"], out["completion_tokens"]),
         )
 
     def close(self) -> None:

@@ -230,11 +230,6 @@ class ParseStats:
                     out.add(kind, task, int(n))
         return out
 
-    def copied_shares(self) -> dict[str, float]:
-        """Per task, the share of its parsed answers that repeat a value the prompt names."""
-        with self._lock:
-            return {t: self.copied[t] / n for t, n in sorted(self.parsed.items()) if n > 0}
-
     def fallback_rates(self) -> dict[str, float]:
         """Per task, the share of its decisions that ended in the fallback.
 

@@ -42,12 +42,8 @@ class RecordingModel(ChatModel):
         max_concurrency: int | None = None,
         on_done: Callable[[ChatResponse], None] | None = None,
     ) -> list[ChatResponse]:
-        """Records the batch as one round, then answers it in order."""
+        """Records the batch as one round, then answers it in order (one call at a time)."""
         batch = list(requests)
         self.requests.extend(batch)
         self.rounds.append(batch)
-        out = [self.inner.complete(r) for r in batch]
-        if on_done is not None:
-            for response in out:
-                on_done(response)
-        return out
+        return self.inner.complete_batch(batch, max_concurrency=1, on_done=on_done)

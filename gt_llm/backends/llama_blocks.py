@@ -81,12 +81,16 @@ def block_llama_class(llama_class: type) -> type:
     """
 
     class BlockLlama(llama_class):  # type: ignore[misc,valid-type,unused-ignore]
-        reuse = True
-        #: Leading positions of the live state evaluated in whole blocks aligned to 0.
-        _whole_blocks = 0
-        #: Prompt tokens of the last call, and how many of them it evaluated.
-        last_prompt_tokens = 0
-        last_evaluated = 0
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.reuse = True
+            #: Leading positions of the live state evaluated in whole blocks aligned to 0.
+            self._whole_blocks = 0
+            #: Prompt tokens of the last call, and how many of them it evaluated.
+            self.last_prompt_tokens = 0
+            self.last_evaluated = 0
+            #: Saved prompt states (the vendor's) by their whole-block tokens, oldest first.
+            self._saved: collections.OrderedDict[tuple[int, ...], Any] = collections.OrderedDict()
 
         def generate(self, tokens: Sequence[int], *args: Any, **kwargs: Any) -> Any:
             tokens = list(tokens)
@@ -107,38 +111,29 @@ def block_llama_class(llama_class: type) -> type:
             held = int(getattr(self, "n_tokens", 0))  # the vendor class is untyped
             best = reusable_prefix(self.input_ids[:held], self._whole_blocks, tokens, self.n_batch)
             chosen = None
-            for key, (prefix, _state) in self._saved().items():
+            for prefix in self._saved:
                 keep = reusable_prefix(prefix, len(prefix), tokens, self.n_batch)
                 if keep > best:
-                    best, chosen = keep, key
+                    best, chosen = keep, prefix
             if chosen is not None:
-                saved = self._saved()
-                saved.move_to_end(chosen)
-                prefix, state = saved[chosen]
+                self._saved.move_to_end(chosen)
                 # The request's seed was set before generate(); load_state would put back
                 # the saved call's (the vendor class is untyped, hence getattr).
                 seed = getattr(self, "_seed", None)
-                self.load_state(state)
+                self.load_state(self._saved[chosen])
                 self._seed = seed
-                self._whole_blocks = len(prefix)
+                self._whole_blocks = len(chosen)
             return best
-
-        def _saved(self) -> collections.OrderedDict[tuple[int, ...], Any]:
-            saved = self.__dict__.get("_saved_states")
-            if saved is None:
-                saved = self.__dict__["_saved_states"] = collections.OrderedDict()
-            return saved
 
         def remember(self) -> None:
             """Saves the live state's whole blocks for later calls (the oldest beyond the cap go)."""
             if not self.reuse or self._whole_blocks < self.n_batch:
                 return
             prefix = tuple(int(t) for t in self.input_ids[: self._whole_blocks])
-            saved = self._saved()
-            saved.pop(prefix, None)
-            saved[prefix] = (prefix, self.save_state())
-            while len(saved) > SAVED_STATES:
-                saved.popitem(last=False)
+            self._saved.pop(prefix, None)
+            self._saved[prefix] = self.save_state()
+            while len(self._saved) > SAVED_STATES:
+                self._saved.popitem(last=False)
 
         def eval(self, tokens: Sequence[int]) -> None:
             start = self.n_tokens

@@ -94,17 +94,7 @@ def read_frame(stream: IO[bytes]) -> Any:
 
 
 def _common_prefix(a: str, b: str) -> int:
-    n = min(len(a), len(b))
-    if a[:n] == b[:n]:
-        return n
-    lo, hi = 0, n  # a[:lo] == b[:lo], a[:hi] != b[:hi]
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if a[:mid] == b[:mid]:
-            lo = mid
-        else:
-            hi = mid
-    return lo
+    return len(os.path.commonprefix((a, b)))
 
 
 def affinity_text(payload: dict[str, Any]) -> str:

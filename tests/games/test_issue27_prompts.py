@@ -26,6 +26,7 @@ import pytest
 import games  # noqa: F401  (registers every game, its prompt book and stand-in answers)
 import gt_llm.opponents  # noqa: F401  (the opponent models' prompt book)
 from games.engine.calls import run_sync
+from games.engine.quality import copied_shares
 from games.engine.registry import registered_game_specs
 from games.fruit_trading import dialogue
 from games.fruit_trading import prompts as fruit_prompts
@@ -159,4 +160,4 @@ def test_an_answer_repeating_the_prompts_example_is_counted_as_copied():
         complete_parsed(Echo(), req, lambda text: text, fallback=lambda r: "", stats=stats)
     d = stats.to_dict()
     assert d["parsed"] == {"t": 2} and d["copied"] == {"t": 1}
-    assert stats.copied_shares() == {"t": 0.5}
+    assert {t: c["share"] for t, c in copied_shares(d).items()} == {"t": 0.5}
