@@ -143,10 +143,20 @@ def result_settings(
     """
     skip = NON_RESULT_OPTIONS | set(also_ignore)
     return {
-        k: list(v) if isinstance(v, tuple) else v
+        k: _public(list(v) if isinstance(v, tuple) else v)
         for k, v in sorted(vars(args).items())
         if k not in skip and not k.startswith("_")
     }
+
+
+def _public(value: Any) -> Any:
+    # Options naming backends (--agents, --seat-backends, --player-backends) may hold URL
+    # credentials: a settings file gets every string's public label.
+    if isinstance(value, str):
+        return public_spec(value)
+    if isinstance(value, list):
+        return [_public(v) for v in value]
+    return value
 
 
 def add_common_options(

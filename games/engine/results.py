@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from gt_llm.chat import ChatModel
+from gt_llm.routing import RoutedModel
 
 __all__ = ["ModelLabel", "model_label"]
 
@@ -47,7 +48,20 @@ class ModelLabel:
 
 
 def model_label(model: ChatModel) -> ModelLabel:
-    """Backend, model, spec, whether the results come from a real LLM, and a display label."""
+    """Backend, model, spec, whether the results come from a real LLM, and a display label.
+
+    A :class:`~gt_llm.routing.RoutedModel` (seats on different backends) comes
+    from an LLM when any of its models does; its label joins theirs.
+    """
+    if isinstance(model, RoutedModel):
+        inner = [model_label(m) for m in model.inner_models()]
+        return ModelLabel(
+            backend=model.backend,
+            model=model.model,
+            spec=model.spec,
+            is_llm=any(i.is_llm for i in inner),
+            label=" + ".join(i.label for i in inner),
+        )
     backend = model.backend
     return ModelLabel(
         backend=backend,

@@ -81,6 +81,12 @@ register_game_spec(
             ("werewolf", "view", "{tmp}/series"),
             ("werewolf", "view", "{tmp}/arena", "--no-games"),
             ("werewolf", "view", "{tmp}/solve"),
+            (
+                *("werewolf", "tournament", "--agents", "gratr,none@scripted:rules-v2/b,rules"),
+                *("--games", "2", "--max-rounds", "1", "--debate-turns", "1", "--bootstrap", "50"),
+                *("--no-progress", "--out", "{tmp}/tournament"),
+            ),
+            ("werewolf", "view", "{tmp}/tournament", "--no-games"),
         ),  # fmt: skip
     )
 )

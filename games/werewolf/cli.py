@@ -33,6 +33,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from games.engine.cli_options import Writer, say
 from games.engine.resources import WorkEstimate
@@ -126,6 +127,8 @@ def _check_play_args(args: argparse.Namespace, num_players: int) -> None:
         raise ValueError(
             f"werewolf play: --log {args.log} is a folder; pass a file such as --log game.jsonl"
         )
+    if args.seat_backends is not None:
+        seat_specs(args, num_players)
     if args.games > 1:
         from games.werewolf.estimate import check_games
 
@@ -171,6 +174,65 @@ def _seats(config, human: int | None, stdin, write: Writer, rules_players: bool)
     return seats
 
 
+def seat_specs(args: argparse.Namespace, num_players: int) -> tuple[str, ...]:
+    """``--seat-backends``: one backend spec per seat, each checked (no call made).
+
+    Raises:
+      ValueError: a count other than the seats, a bad spec, or rule players.
+    """
+    from gt_llm.registry import check_spec
+
+    specs = tuple(s.strip() for s in str(args.seat_backends).split(","))
+    if len(specs) != num_players or not all(specs):
+        raise ValueError(
+            f"werewolf play: --seat-backends needs {num_players} backend specs, one per seat "
+            f"(seat 0 first), comma-separated; got {len(specs)}"
+        )
+    if args.players == "rules":
+        raise ValueError("werewolf play: --players rules asks no model; drop --seat-backends")
+    for i, spec in enumerate(specs):
+        try:
+            check_spec(spec)
+        except ValueError as exc:
+            raise ValueError(f"werewolf play: --seat-backends seat {i}: {exc}") from None
+    return specs
+
+
+def _seat_model(args: argparse.Namespace, num_players: int, load) -> Any:
+    """``--backend``'s model, or with ``--seat-backends`` one per distinct spec, routed by seat.
+
+    ``load(spec)`` loads one spec (behind the cache); the requests of seat i go
+    to seat i's backend (:func:`games.werewolf.agents.seat_of_request`).
+    """
+    if args.seat_backends is None:
+        return load(args.backend)
+    from games.werewolf.agents import seat_of_request
+    from gt_llm.routing import RoutedModel
+
+    specs = seat_specs(args, num_players)
+    models: dict[str, Any] = {}
+    try:
+        for spec in dict.fromkeys(specs):
+            models[spec] = load(spec)
+    except BaseException:
+        for m in models.values():
+            m.close()
+        raise
+    return RoutedModel(models, lambda request: specs[seat_of_request(request)], owns=True)
+
+
+def _attach_caches(args: argparse.Namespace, model: Any) -> Any:
+    """``model`` behind the cache; a routed model's every backend behind it."""
+    from games.engine.cli_options import attach_cache
+    from gt_llm.routing import RoutedModel
+
+    if isinstance(model, RoutedModel):
+        for key in list(model.models):
+            model.models[key] = attach_cache(args, model.models[key])
+        return model
+    return attach_cache(args, model)
+
+
 def _cache_path(args: argparse.Namespace) -> str:
     if args.cache:
         return args.cache
@@ -179,11 +241,15 @@ def _cache_path(args: argparse.Namespace) -> str:
     return str(Path(args.out) / "llm_cache.sqlite")
 
 
-def _model(args: argparse.Namespace):
+def _model(args: argparse.Namespace, num_players: int):
     from games.engine.cli_options import model_options
     from gt_llm.registry import load_model
 
-    return load_model(args.backend, cache=_cache_path(args), **model_options(args))
+    return _seat_model(
+        args,
+        num_players,
+        lambda spec: load_model(spec, cache=_cache_path(args), **model_options(args)),
+    )
 
 
 def _play(args: argparse.Namespace, *, stdin=None, write: Writer = say) -> int:
@@ -194,7 +260,6 @@ def _play(args: argparse.Namespace, *, stdin=None, write: Writer = say) -> int:
     estimate = show_estimate(args, config, games=args.games)
     if args.games > 1:
         from games.engine.cli_options import (
-            attach_cache,
             check_local_run,
             prepare_model,
             results_folder,
@@ -203,17 +268,25 @@ def _play(args: argparse.Namespace, *, stdin=None, write: Writer = say) -> int:
 
         # Backend, key and cache checked first; then the folder (refused in one line if it
         # holds another series; --force clears only the files its manifest lists).
-        model = None if args.players == "rules" else prepare_model(args)
-        check_local_run(args, model, estimate, CALL_SHAPE)
+        prepared: dict[str, Any] = {}
+
+        def prepare(spec: str) -> Any:
+            prepared[spec] = prepare_model(argparse.Namespace(**{**vars(args), "backend": spec}))
+            return prepared[spec]
+
+        model = None if args.players == "rules" else _seat_model(args, config.num_players, prepare)
+        for m in prepared.values():
+            check_local_run(args, m, estimate, CALL_SHAPE)
         try:
-            with results_folder(args, series_settings(args, config), model) as run:
+            first = next(iter(prepared.values()), None)
+            with results_folder(args, series_settings(args, config), first) as run:
                 if model is not None:
-                    model = attach_cache(args, model)
+                    model = _attach_caches(args, model)
                 return play_series(args, config, model, write, run)
         finally:
             if model is not None:
                 model.close()
-    model = None if args.players == "rules" else _model(args)
+    model = None if args.players == "rules" else _model(args, config.num_players)
     try:
 
         def show(record) -> None:
@@ -307,7 +380,8 @@ def _replay(args: argparse.Namespace, *, write: Writer = say) -> int:
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    """Adds the ``werewolf`` command group (``play``, ``summary``, ``replay``, ``arena``, ``graph``)."""
+    """Adds the ``werewolf`` command group (``play``, ``summary``, ``replay``, ``solve``,
+    ``arena``, ``tournament``, ``graph``, ``view``)."""
     from games.engine.cli_options import add_common_options
     from games.werewolf.config import MAX_PLAYERS
     from gt_llm.argtypes import MAX_SIZE, MAX_WORKERS, bounded_int, non_empty
@@ -378,6 +452,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="games at a time with --games on a remote backend (threads; default 4; at most "
         f"{MAX_WORKERS}); the scripted backend plays them one after the other",
     )
+    play.add_argument(
+        "--seat-backends",
+        type=non_empty,
+        default=None,
+        help="one backend spec per seat, comma-separated (seat 0 first): each seat's calls go "
+        "to its own backend, cached apart (default: every seat on --backend)",
+    )
     add_common_options(
         play,
         out="results/werewolf",
@@ -394,11 +475,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     # Imported here like the rest of the game, so that `gt-llm --help` stays fast.
     from games.werewolf.arena.graph import add_graph_parser
     from games.werewolf.arena.runner import add_arena_parser
+    from games.werewolf.arena.tournament import add_tournament_parser
     from games.werewolf.day.command import add_solve_parser
     from games.werewolf.view.command import add_view_parser
 
     add_solve_parser(sub)  # the day as a CFR tree (issue 12)
     add_arena_parser(sub)  # opponent models against each other (issue 11)
+    add_tournament_parser(sub)  # agents round-robin, ratings and meta-game (issue 32)
     add_graph_parser(sub)  # a seat's GRATR trust graph from an arena log
     add_view_parser(sub)  # logs and results folders as HTML pages (issue 20)
     group.set_defaults(func=lambda args: (group.print_help(), 2)[1])

@@ -100,11 +100,23 @@ def _groq_check() -> str | None:
     return None
 
 
+def _scripted_check_rest(rest: str) -> str | None:
+    from gt_llm.backends.scripted import scripted_variant
+
+    try:
+        scripted_variant(rest)
+    except ValueError as exc:
+        return str(exc).removeprefix("load_model: ")
+    return None
+
+
 register_backend(
     "scripted",
     _scripted,
-    description="deterministic rule-based stand-in, offline (not an LLM)",
+    description="deterministic rule-based stand-in, offline (not an LLM); "
+    "scripted:rules-v2/NAME is a variant with its own noise",
     example="scripted",
+    check_rest=_scripted_check_rest,
 )
 register_backend(
     "local",

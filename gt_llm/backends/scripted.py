@@ -34,7 +34,10 @@ way. Tasks whose handlers already write JSON need no ``as_json``.
 Its output is never an LLM result; results it produces are labelled with the
 model name ``scripted:rules-v2``. The version is bumped whenever the rules
 change, because the call cache is keyed on the model name: old answers are
-never mixed with new ones.
+never mixed with new ones. A variant ``scripted:rules-v2/NAME`` follows the
+same rules with a noise stream of its own (its name enters every request's
+generator seed): two stand-in "models" for tests of games whose seats call
+different backends.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ import dataclasses
 import hashlib
 import json
 import logging
+import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
@@ -173,22 +177,41 @@ def scripted_task(task: str) -> ScriptedTask:
         ) from None
 
 
-def request_rng(request: ChatRequest) -> np.random.Generator:
-    """A generator seeded by a stable hash of (task, seeding fields, seed).
+def request_rng(request: ChatRequest, variant: str = "") -> np.random.Generator:
+    """A generator seeded by a stable hash of (task, seeding fields, seed[, variant]).
 
     The seeding fields are those the task's registration names (all fields
-    for an unregistered task).
+    for an unregistered task). A variant (``scripted:rules-v2/NAME``) adds its
+    name to the hash: the same rules with a noise stream of its own.
     """
     reg = _TASKS.get(request.task)
     fields = reg.seed_fields(request) if reg is not None else request.fields_dict()
     payload = json.dumps(
-        [request.task, fields, request.seed],
+        [request.task, fields, request.seed] + ([variant] if variant else []),
         sort_keys=True,
         ensure_ascii=False,
         separators=(",", ":"),
     )
     digest = hashlib.sha256(payload.encode("utf-8")).digest()
     return np.random.default_rng(int.from_bytes(digest[:16], "little"))
+
+
+def scripted_variant(model: str) -> str:
+    """The variant a scripted model name holds: ``""`` for ``rules-v2``, ``b`` for ``rules-v2/b``.
+
+    Raises:
+      ValueError: another model name, or a variant that is not 1-32 of ``a-z0-9-``.
+    """
+    name, slash, variant = str(model).partition("/")
+    if name not in ("", SCRIPTED_MODEL_NAME) or (
+        slash and not re.fullmatch(r"[a-z0-9-]{1,32}", variant)
+    ):
+        raise ValueError(
+            f"load_model: the scripted backend's model is {SCRIPTED_MODEL_NAME!r}, or "
+            f"{SCRIPTED_MODEL_NAME}/NAME for a variant (same rules, its own noise; NAME of "
+            f"a-z, 0-9 and -); got {model!r}"
+        )
+    return variant
 
 
 def _approx_tokens(text: str) -> int:
@@ -201,19 +224,15 @@ class ScriptedModel(ChatModel):
     backend = "scripted"
 
     def __init__(self, model: str = "") -> None:
-        if model not in ("", SCRIPTED_MODEL_NAME):
-            raise ValueError(
-                f"load_model: the scripted backend has one model, {SCRIPTED_MODEL_NAME!r}; "
-                f"got {model!r}"
-            )
-        self.model = SCRIPTED_MODEL_NAME
+        self.variant = scripted_variant(model)
+        self.model = SCRIPTED_MODEL_NAME + (f"/{self.variant}" if self.variant else "")
         # No I/O: concurrency buys nothing, and 1 keeps batches simple and ordered.
         self.max_concurrency = 1
 
     def complete(self, request: ChatRequest) -> ChatResponse:
         start = time.perf_counter()
         reg = scripted_task(request.task)
-        text = reg.handler(reg.visible_fields(request), request_rng(request))
+        text = reg.handler(reg.visible_fields(request), request_rng(request, self.variant))
         if request.schema is not None and reg.as_json is not None:
             try:
                 text = json.dumps(dict(reg.as_json(text, request.fields)), ensure_ascii=False)

@@ -28,7 +28,7 @@ from games.werewolf.view.page import game_page
 from games.werewolf.view.timeline import game_data, log_counts, read_records
 from runs.atomic import ResultsError
 from tests.cli_runner import run_cli
-from tests.headless_chromium import Browser, find_chromium
+from tests.headless_chromium import Browser, BrowserError, find_chromium
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = find_chromium()
@@ -439,6 +439,21 @@ def ww_players(records) -> int:
     return len(records[0]["players"])
 
 
+def _arrived(browser: Browser) -> bool:
+    """Whether the game page opened from the index is ready (False while it navigates)."""
+    try:
+        return bool(
+            browser.eval(
+                "location.href.endsWith('.html') && !location.href.endsWith('index.html') "
+                "&& document.body && document.body.dataset.ready === '1'"
+            )
+        )
+    except BrowserError as e:  # the evaluation raced the navigation: ask again
+        if "navigated or closed" not in str(e):
+            raise
+        return False
+
+
 @in_browser
 def test_folder_index_pages_link_every_game(browser, ww, tmp_path):
     for folder, name in (
@@ -453,9 +468,7 @@ def test_folder_index_pages_link_every_game(browser, ww, tmp_path):
         _shot(browser, name)
         browser.click("tr.game-row a")
         deadline = time.monotonic() + 10
-        while not browser.eval(
-            "location.href.endsWith('.html') && !location.href.endsWith('index.html') && document.body && document.body.dataset.ready === '1'"
-        ):
+        while not _arrived(browser):
             assert time.monotonic() < deadline
             time.sleep(0.05)
         assert browser.eval("document.querySelector('#back').getAttribute('href')").endswith(

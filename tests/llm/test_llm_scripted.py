@@ -67,8 +67,32 @@ def test_unknown_task_and_bad_model_are_clear():
     )
     with pytest.raises(ValueError, match="no scripted answer for task 'no.such.task'"):
         ScriptedModel().complete(req)
-    with pytest.raises(ValueError, match="one model"):
+    from gt_llm.errors import ConfigurationError
+
+    with pytest.raises(ConfigurationError, match="rules-v2/NAME for a variant"):
         gt_llm.load_model("scripted:gpt-9")
+    with pytest.raises(ConfigurationError, match="NAME of a-z, 0-9 and -"):
+        gt_llm.load_model("scripted:rules-v2/Bad Name")
+
+
+def test_a_variant_is_the_same_rules_with_its_own_noise():
+    from games.fruit_trading import scripted as _  # noqa: F401  (registers the fruit tasks)
+    from gt_llm.backends.scripted import request_rng
+
+    base, b = gt_llm.load_model("scripted"), gt_llm.load_model("scripted:rules-v2/b")
+    assert (base.spec, b.spec) == ("scripted:rules-v2", "scripted:rules-v2/b")
+    req = gt_llm.ChatRequest(
+        task="free_form", fields={"prompt": "a b c d e f"}, messages=(gt_llm.Message("user", "x"),)
+    )
+    # The default's stream is unchanged by variants (old caches and references stay valid).
+    assert base.complete(req).text == gt_llm.load_model("scripted:rules-v2").complete(req).text
+    assert request_rng(req).integers(1 << 30) != request_rng(req, "b").integers(1 << 30)
+    answers = {s: {b.complete(req.__class__(**{**req.__dict__, "seed": s})).text} for s in range(8)}
+    others = {
+        s: {base.complete(req.__class__(**{**req.__dict__, "seed": s})).text} for s in range(8)
+    }
+    assert answers != others
+    assert b.complete(req).text == gt_llm.load_model("scripted:rules-v2/b").complete(req).text
 
 
 def test_registered_task_reads_fields_not_text():

@@ -76,13 +76,17 @@ def test_fruit_trading_notebook(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
 
 
 def test_belief_models_notebook(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    fruit, arena_dir, day_dir = (tmp_path / d for d in ("fruit", "arena", "day"))
+    fruit, arena_dir, day_dir, tour = (
+        tmp_path / d for d in ("fruit", "arena", "day", "tournament")
+    )
     nb = execute(
         "belief_models.ipynb",
         {
             "GT_LLM_FRUIT_RESULTS": str(fruit),
             "GT_LLM_ARENA_RESULTS": str(arena_dir),
             "GT_LLM_DAY_RESULTS": str(day_dir),
+            "GT_LLM_TOURNAMENT_RESULTS": str(tour),
+            "GT_LLM_NB_TOURNAMENT_GAMES": "2",
             "GT_LLM_NB_INITS": "2",
             "GT_LLM_NB_ITERATIONS": "30",
             "GT_LLM_NB_MAX_MESSAGES": "3",
@@ -161,6 +165,15 @@ def test_belief_models_notebook(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         fig_strategies(day_dir),
     ):
         assert STAND_IN in fig._suptitle.get_text()
+
+    # Section 5: the tournament ran on the day study's CFR policy, its figures displayed.
+    t = json.loads((tour / "tournament.json").read_text())
+    assert [a["name"] for a in t["agents"]] == ["gratr", "none", "dirichlet", "cfr", "rules"]
+    assert t["games_per_pair"] == 2 and t["is_llm"] is False
+    assert t["cfr_agents"][0]["policy_folder"] == str(day_dir)
+    shown = text_of(cell("run_tournament("))
+    assert STAND_IN in shown and "| cfr |" in shown and "cfr vs gratr" in shown
+    assert images_of(cell("fig_response_graph.png")) == 3
 
 
 def test_belief_models_notebook_refuses_an_incomplete_folder(

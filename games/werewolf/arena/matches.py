@@ -14,7 +14,9 @@ from typing import Any
 
 import numpy as np
 
+from games.engine.calls import Step
 from games.werewolf import rules
+from games.werewolf.agents import Agent, seat_of_request
 from games.werewolf.arena.results import (
     Accuracy,
     DeceptionRate,
@@ -29,13 +31,20 @@ from games.werewolf.deception.summary import DeceptionSummary
 from games.werewolf.play import runner
 from games.werewolf.play.runner import Emit
 from games.werewolf.players.beliefs import BeliefSettings, check_model_name, make_seat_beliefs
+from games.werewolf.players.cfr_policy import DayPolicy, choose_speech, full_game_ranking
+from games.werewolf.players.llm import Decision, statement
+from games.werewolf.players.rule_based import RuleBasedPlayer
 from games.werewolf.players.table import LLMTable
 from games.werewolf.players.table_beliefs import TableBeliefs
+from games.werewolf.players.view import PlayerView, view_from_knowledge
 from games.werewolf.rules import VILLAGERS, WEREWOLVES, Config, Knowledge
+from gt_llm.chat import ChatModel
+from gt_llm.routing import RoutedModel
 
 __all__ = [
     "ACTION_WEIGHTS",
     "ArenaGame",
+    "SeatedAgent",
     "WIN_BONUS",
     "action_scores",
     "games_quality",
@@ -147,6 +156,9 @@ class ArenaGame:
       parse: The table's parse counts (``ParseStats.to_dict``, with ``copied``).
       quality_counts: The game's raw answer-quality counts
         (:meth:`games.werewolf.play.quality.QualityTally.counts`; issue 27).
+      policy_counts: Per agent with a CFR day policy, its day speeches by outcome
+        (``matched``; or ``no_group``, ``no_slot``, ``illegal``: no solved state
+        matched and the model chose, :mod:`games.werewolf.players.cfr_policy`).
     """
 
     index: int
@@ -165,6 +177,7 @@ class ArenaGame:
     judgments: tuple[tuple[str, str, int, str, str, tuple[tuple[str, float], ...]], ...] = ()
     parse: Mapping[str, Any] | None = None
     quality_counts: Mapping[str, Any] | None = None
+    policy_counts: tuple[tuple[str, tuple[tuple[str, int], ...]], ...] = ()
 
     @property
     def winning_model(self) -> str | None:
@@ -175,8 +188,23 @@ class ArenaGame:
         return None
 
 
+@dataclasses.dataclass(frozen=True)
+class SeatedAgent:
+    """An agent at the table: its description, the model its seats call and its policy.
+
+    Attributes:
+      agent: The agent (:class:`games.werewolf.agents.Agent`).
+      model: The chat model of its seats (None for rule-based players).
+      policy: Its CFR day policy (None: the model's own tones and acts).
+    """
+
+    agent: Agent
+    model: ChatModel | None = None
+    policy: DayPolicy | None = None
+
+
 class _ArenaTable(LLMTable):
-    """The LLM table of one arena game: the seats' models are assigned after the deal.
+    """The LLM table of one arena game: the seats' agents are assigned after the deal.
 
     An :class:`~games.werewolf.players.table.LLMTable` (batched calls, deception
     analyses, history window, call log) whose belief providers are the seats'
@@ -184,6 +212,11 @@ class _ArenaTable(LLMTable):
     provider takes the seat's new private facts and announcements; after each
     step the queued statements and votes of all seats are extracted as one
     batch. The providers' records go to the log with the step (``state.num_steps``).
+
+    With ``agents``, each seat's requests go to its agent's model
+    (:func:`games.werewolf.agents.seat_of_request`), a rule-based agent's seats
+    are :class:`~games.werewolf.players.rule_based.RuleBasedPlayer`, and a CFR
+    agent's day speeches follow its policy (:meth:`_decision`).
     """
 
     def __init__(
@@ -198,9 +231,16 @@ class _ArenaTable(LLMTable):
         max_concurrency: int | None,
         log_prompts: bool = False,
         structured: bool = True,
+        agents: Mapping[str, SeatedAgent] | None = None,
     ) -> None:
         # One switch for every call of the table: the players' and GRATR's extraction.
         settings = dataclasses.replace(settings, structured=structured)
+        self.agents = dict(agents or {})
+        if self.agents:
+            chat = RoutedModel(
+                {n: a.model for n, a in self.agents.items() if a.model is not None},
+                lambda request: self.seat_models[seat_of_request(request)],
+            )
         super().__init__(
             chat,
             config,
@@ -218,23 +258,78 @@ class _ArenaTable(LLMTable):
         self.adapters: dict[int, TableBeliefs] = {}
         self.identification: list[tuple[str, str, int, str, bool]] = []
         self.judgments: list[tuple[str, str, int, str, str, tuple[tuple[str, float], ...]]] = []
+        #: Per agent with a policy: its day speeches by outcome (matched, or why not).
+        self.policy_counts: dict[str, dict[str, int]] = {}
+        self._policy_records: list[dict[str, Any]] = []
 
     def _provider(self, knowledge: Knowledge) -> TableBeliefs:
         return self.adapters[knowledge.player]
+
+    def _opponent(self, name: str) -> str | None:
+        """The opponent model of a seat's agent (its name when no agents are given)."""
+        return self.agents[name].agent.opponent if self.agents else name
 
     def _assign(self, state: rules.GameState, emit: Emit) -> None:
         rng = np.random.default_rng(np.random.SeedSequence([self.seed, 0xA7E]))
         self.seat_models = seat_models(state.roles, self.wolf_model, self.leader_model, rng)
         for p, (name, role) in enumerate(zip(self.seat_models, state.roles, strict=True)):
-            sb = make_seat_beliefs(name, self.config, p, role, self.settings, chat=self.model)
+            opponent = self._opponent(name)
+            if opponent is None:  # a rule-based agent: no model, no prompts
+                self.seats[p] = RuleBasedPlayer()
+                emit("seat_agent", seat=p, agent=name, role=role, players="rule-based")
+                continue
+            sb = make_seat_beliefs(opponent, self.config, p, role, self.settings, chat=self.model)
             self.adapters[p] = TableBeliefs(sb, self.model)
             emit(
                 "belief_init",
                 seat=p,
-                model=name,
+                model=opponent,
+                agent=name,
                 role=role,
                 settings=dataclasses.asdict(self.settings),
             )
+
+    def _decision(
+        self,
+        state: rules.GameState,
+        p: int,
+        view: Knowledge,
+        legal: list[rules.Action],
+        phase: str,
+        rng: np.random.Generator,
+    ) -> Step[Decision]:
+        seated = self.agents.get(self.seat_models[p]) if self.agents else None
+        if phase != "day_speak" or seated is None or seated.policy is None:
+            return super()._decision(state, p, view, legal, phase, rng)
+        extras = self._extras(p, phase)
+        # The solver ranks suspects by the listener's reading for a vote (day/ranking.py).
+        provider = self.providers.get(p)
+        ranking = full_game_ranking(
+            view,
+            provider.beliefs("day_vote") if provider is not None else None,
+            extras["suspicion"],
+        )
+        choice = choose_speech(
+            seated.policy,
+            view.role,
+            [a for a in legal if isinstance(a, rules.SpeechAct)],
+            ranking,
+            np.random.default_rng(self._seed(state, "policy", p)),
+        )
+        counts = self.policy_counts.setdefault(seated.agent.name, {})
+        counts[choice.outcome] = counts.get(choice.outcome, 0) + 1
+        self._policy_records.append(
+            {
+                "seat": p,
+                "agent": seated.agent.name,
+                "tone": choice.tone,
+                "token": choice.token,
+                "outcome": choice.outcome,
+            }
+        )
+        if choice.act is None:  # no solved state matched: the model's own choice
+            return super()._decision(state, p, view, legal, phase, rng)
+        return _worded(view_from_knowledge(view, **extras), choice.act, self._seed(state, phase, p))
 
     def _sync(self, state: rules.GameState, emit: Emit) -> None:
         self._run([a.flush() for a in self.adapters.values() if a.queue], emit)
@@ -266,6 +361,9 @@ class _ArenaTable(LLMTable):
             a.add_private(rules.knowledge(state, p).events)
         self._sync(state, emit)
         out = super().decide(state, requests, emit)
+        for rec in self._policy_records:
+            emit("policy", **rec)
+        self._policy_records.clear()
         self._sync(state, emit)
         return out
 
@@ -278,6 +376,12 @@ class _ArenaTable(LLMTable):
     ) -> None:
         super().after_step(before, moves, after, emit)
         self._sync(after, emit)
+
+
+def _worded(view: PlayerView, act: rules.SpeechAct, seed: int) -> Step[Decision]:
+    """A speech act chosen by a policy, worded by the seat's model."""
+    text = yield from statement(view, act, seed=seed)
+    return Decision(act, text=text)
 
 
 def play_arena_game(
@@ -293,16 +397,25 @@ def play_arena_game(
     max_concurrency: int | None = None,
     log_prompts: bool = False,
     structured: bool = True,
+    agents: Mapping[str, SeatedAgent] | None = None,
 ) -> tuple[ArenaGame, DeceptionSummary]:
     """Plays one arena game (:mod:`games.werewolf.arena.runner`).
 
     ``structured`` asks every LLM call for its JSON answer under the task's schema.
+    With ``agents``, ``wolf_model`` and ``leader_model`` name two of them (their
+    seats call their own models; ``chat`` is then unused); without, they name
+    opponent models and every seat calls ``chat``.
 
     Returns:
       What the reports need, and the game's deception summary.
     """
-    check_model_name("play_arena_game: wolf_model", wolf_model)
-    check_model_name("play_arena_game: leader_model", leader_model)
+    for what, name in (("wolf_model", wolf_model), ("leader_model", leader_model)):
+        if agents is None:
+            check_model_name(f"play_arena_game: {what}", name)
+        elif name not in agents:
+            raise ValueError(
+                f"play_arena_game: {what} {name!r} is not among the agents {sorted(agents)}"
+            )
     check_seating(config)
     table = _ArenaTable(
         chat,
@@ -314,6 +427,7 @@ def play_arena_game(
         max_concurrency=max_concurrency,
         log_prompts=log_prompts,
         structured=structured,
+        agents=agents,
     )
     # Written beside as a temporary file: only a finished game replaces the log under its
     # name; a failed or interrupted one is kept as its .partial and any old log is untouched.
@@ -347,6 +461,9 @@ def play_arena_game(
             ),
             parse=(result.extra or {}).get("parse_stats"),
             quality_counts=(result.extra or {}).get("quality"),
+            policy_counts=tuple(
+                (name, tuple(sorted(c.items()))) for name, c in sorted(table.policy_counts.items())
+            ),
         )
         if glog is not None:
             glog.write("arena", **_game_dict(game))

@@ -66,20 +66,24 @@ records and the belief providers' evidence (``belief_init``,
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from games.engine.cli_options import Writer, say
+from games.engine.cli_options import Writer, result_settings, say
 from games.engine.quality import quality_lines
+from games.engine.resources import WorkEstimate
 from games.engine.results import model_label
 from games.werewolf import rules
+from games.werewolf.agents import Agent, distinct_backends, parse_agents
 from games.werewolf.arena.matches import (
+    ArenaGame,
+    SeatedAgent,
     check_seating,
     games_quality,
     model_pairs,
-    parse_models,
     play_arena_game,
     summarize_pair,
 )
@@ -87,7 +91,12 @@ from games.werewolf.arena.report import _fmt_rate, fig_win_rates
 from games.werewolf.arena.results import ArenaReport, PairSummary
 from games.werewolf.deception.summary import pooled_summary
 from games.werewolf.players.beliefs import BeliefSettings
+from games.werewolf.players.cfr_policy import DayPolicy, load_day_policy
 from games.werewolf.rules import Config
+from gt_llm.cache import CachedModel
+from gt_llm.chat import ChatModel, ChatRequest
+from gt_llm.routing import RoutedModel, UnroutedRequest
+from runs.results import ResultsDir
 
 __all__ = [
     "add_arena_parser",
@@ -100,10 +109,33 @@ __all__ = [
 
 def _check_arena_args(args: argparse.Namespace) -> tuple[Config, tuple[str, ...]]:
     """Every option, before the first model call (one-line errors naming the flag)."""
+    config = check_table_args(args)
+    models = tuple(a.name for a in arena_agents(args.models))
+    from games.werewolf.estimate import check_games
+
+    # Every pair's games are kept until the report: the size, before any call.
+    check_games(len(model_pairs(models)) * args.games, flag="--games")
+    return config, models
+
+
+def arena_agents(text: str, *, flag: str = "--models", minimum: int = 2) -> tuple[Agent, ...]:
+    """The agents of ``--models``: opponent-model names, or agents (:mod:`games.werewolf.agents`)."""
+    return parse_agents(text, flag=flag, minimum=minimum)
+
+
+def plain_models(agents: Sequence[Agent]) -> bool:
+    """Whether every agent is a bare opponent model on ``--backend`` (GRATR's arena as it was)."""
+    return all(
+        a.opponent is not None and a.name == a.opponent and a.backend is None and a.policy is None
+        for a in agents
+    )
+
+
+def check_table_args(args: argparse.Namespace) -> Config:
+    """The rules and belief options of an arena or tournament, checked (ValueError)."""
     from games.engine.cli_options import check_backend
 
     check_backend(args)
-    models = parse_models(args.models)
     overrides: dict[str, Any] = {}
     if args.max_rounds is not None:
         overrides["max_rounds"] = args.max_rounds
@@ -113,66 +145,179 @@ def _check_arena_args(args: argparse.Namespace) -> tuple[Config, tuple[str, ...]
         overrides["roles"] = rules.RoleSet.parse(args.roles)
     config = rules.preset(args.preset, **overrides)
     check_seating(config)
-    from games.werewolf.estimate import check_games
-
-    # Every pair's games are kept until the report: the size, before any call.
-    check_games(len(model_pairs(models)) * args.games, flag="--games")
     BeliefSettings(k=args.k, top_k=args.top_k, threshold=args.threshold)
-    return config, models
+    return config
+
+
+def load_policies(agents: Sequence[Agent], config: Config) -> dict[str, DayPolicy]:
+    """Each CFR agent's day policy, read and checked against the game's roles (ValueError)."""
+    out: dict[str, DayPolicy] = {}
+    for a in agents:
+        if a.policy is None or a.opponent is None:
+            continue
+        policy = load_day_policy(a.policy, a.opponent)
+        if dict(policy.roles) != config.roles.as_dict():
+            raise ValueError(
+                f"agent {a.name}: its policy was solved for roles {dict(policy.roles)}, "
+                f"this game has {config.roles.as_dict()}; solve with the same --preset/--roles"
+            )
+        out[a.name] = policy
+    return out
+
+
+def prepare_agent_models(args: argparse.Namespace, agents: Sequence[Agent]) -> dict[str, ChatModel]:
+    """One model per backend the agents call (default ``--backend``), checked, not yet cached.
+
+    Each is :func:`games.engine.cli_options.prepare_model` of its spec; a failure
+    closes the ones already loaded.
+    """
+    from games.engine.cli_options import prepare_model
+
+    models: dict[str, ChatModel] = {}
+    try:
+        for spec in distinct_backends(agents, args.backend):
+            models[spec] = prepare_model(argparse.Namespace(**{**vars(args), "backend": spec}))
+    except BaseException:
+        for m in models.values():
+            m.close()
+        raise
+    return models
+
+
+def seat_agents(
+    agents: Sequence[Agent],
+    models: Mapping[str, ChatModel],
+    policies: Mapping[str, DayPolicy],
+    default_backend: str,
+) -> dict[str, SeatedAgent]:
+    """The agents with their (cached) models and policies, by name."""
+    out = {}
+    for a in agents:
+        spec = a.backend_or(default_backend)
+        out[a.name] = SeatedAgent(
+            a, models[spec] if spec is not None else None, policies.get(a.name)
+        )
+    return out
 
 
 def run_arena(args: argparse.Namespace, *, write: Writer | None = None) -> int:
     """``gt-llm werewolf arena``: every pair of ``--models``, ``--games`` games each."""
-    from games.engine.cli_options import (
-        attach_cache,
-        open_results_dir,
-        prepare_model,
-        result_settings,
-    )
-    from games.werewolf.play.runner import partial_path
-
     write = write or say
     config, models = _check_arena_args(args)
+    agents = arena_agents(args.models)
     from games.werewolf.cli import show_estimate
 
     estimate = show_estimate(args, config, games=len(model_pairs(models)) * args.games)
     settings = BeliefSettings(k=args.k, top_k=args.top_k, threshold=args.threshold)
-    # Backend, key and cache first; then the manifest (complete: false until the end):
-    # an identical re-run resumes from the cache, other settings are refused unless
-    # --force, which clears only the files (and logs) the old manifest lists.
-    chat = prepare_model(args)
-    from games.engine.cli_options import check_local_run
-    from games.werewolf.estimate import CALL_SHAPE
-
-    check_local_run(args, chat, estimate, CALL_SHAPE)
-    try:
-        run = open_results_dir(
-            args,
+    extra = {} if plain_models(agents) else {"agents": [a.to_json(args.backend) for a in agents]}
+    with agent_run(args, agents, config, estimate) as open_run:
+        run, chat, seated = open_run(
             {
                 "command": "werewolf arena",
                 **result_settings(args, also_ignore=("werewolf_command",)),
                 "config": config.as_dict(),
                 "models": list(models),
                 "beliefs": dataclasses.asdict(settings),
-            },
-            chat,
+                **extra,
+            }
         )
-        chat = attach_cache(args, chat)
-        return _run_pairs(args, run, chat, config, models, settings, write, partial_path)
+        start = time.perf_counter()
+        summaries, every_game = play_pairs(args, run, chat, config, models, settings, seated=seated)
+        return _report(
+            args, run, chat, config, models, settings, summaries, every_game, start, write
+        )
+
+
+def _no_route(request: ChatRequest) -> str:
+    raise UnroutedRequest(
+        f"the arena's model of record answers nothing (task {request.task!r}); "
+        "each game's table routes its seats' calls"
+    )
+
+
+#: ``open_run(settings) -> (results folder, chat, seated agents or None)``.
+OpenRun = Callable[[dict[str, Any]], tuple[ResultsDir, ChatModel, "dict[str, SeatedAgent] | None"]]
+
+
+@contextlib.contextmanager
+def agent_run(
+    args: argparse.Namespace, agents: Sequence[Agent], config: Config, estimate: WorkEstimate
+) -> Iterator[OpenRun]:
+    """Policies and models checked and loaded; ``open_run(settings)`` then opens ``--out``.
+
+    Everything is validated before the folder is touched and before the first
+    call (policies, backends and keys, the cache file, local workers' memory).
+    ``open_run`` writes the manifest (``complete: false`` until the end: an
+    identical re-run resumes from the cache, other settings are refused unless
+    ``--force``), puts every model behind the cache and returns ``(run, chat,
+    seated)``: ``chat`` answers for every seat (a
+    :class:`~gt_llm.routing.RoutedModel` per game over the agents' backends, or
+    the one ``--backend`` model when the agents are plain opponent models),
+    ``seated`` the agents by name (None for plain opponent models). The models
+    are closed at the end.
+    """
+    from games.engine.cli_options import attach_cache, check_local_run, open_results_dir
+    from games.werewolf.estimate import CALL_SHAPE
+
+    if all(a.rules for a in agents):
+        raise ValueError("give at least one agent that calls a model (not only rules)")
+    policies = load_policies(agents, config)
+    models = prepare_agent_models(args, agents)
+    try:
+        for m in models.values():
+            check_local_run(args, m, estimate, CALL_SHAPE)
+
+        def open_run(
+            settings: dict[str, Any],
+        ) -> tuple[ResultsDir, ChatModel, dict[str, SeatedAgent] | None]:
+            first = next(iter(models.values()), None)
+            run = open_results_dir(args, settings, first)
+            for spec in list(models):
+                models[spec] = attach_cache(args, models[spec])
+            if plain_models(agents):
+                return run, models[args.backend], None
+            seated = seat_agents(agents, models, policies, args.backend)
+            # Names the backends in reports; each game's table routes its own seats' calls.
+            chat = RoutedModel(models, _no_route)
+            return run, chat, seated
+
+        yield open_run
     finally:
-        chat.close()
+        for m in models.values():
+            m.close()
 
 
-def _run_pairs(args, run, chat, config, models, settings, write, partial_path) -> int:
+def call_counts(chat: ChatModel) -> tuple[int, int] | None:
+    """``(new, cached)`` calls of a cached model, summed over a routed model's backends."""
+    inner = chat.inner_models() if isinstance(chat, RoutedModel) else [chat]
+    stats = [m.stats() for m in inner if isinstance(m, CachedModel)]
+    if not stats:
+        return None
+    return sum(st.misses for st in stats), sum(st.hits for st in stats)
+
+
+def play_pairs(
+    args: argparse.Namespace,
+    run: ResultsDir,
+    chat: ChatModel,
+    config: Config,
+    models: Sequence[str],
+    settings: BeliefSettings,
+    *,
+    seated: Mapping[str, SeatedAgent] | None = None,
+) -> tuple[list[PairSummary], list[ArenaGame]]:
+    """Every pair of ``models`` (agent names with ``seated``), ``--games`` games each.
+
+    Game i of a pair gives its first agent the werewolf side when i is even and
+    uses seed ``--seed + i``; its log is ``logs/<A>_vs_<B>/game_<i>.jsonl``.
+    """
     from tqdm.auto import tqdm
 
-    from runs.atomic import finite_or_none
+    from games.werewolf.play.runner import partial_path
 
-    out = run.path
     pairs = model_pairs(models)
-    start = time.perf_counter()
     summaries = []
-    every_game = []
+    every_game: list[ArenaGame] = []
     bar = tqdm(total=len(pairs) * args.games, desc="arena games", disable=args.no_progress)
     try:
         for a, b in pairs:
@@ -194,6 +339,7 @@ def _run_pairs(args, run, chat, config, models, settings, write, partial_path) -
                     max_concurrency=args.concurrency,
                     log_prompts=args.log_prompts,
                     structured=args.structured == "on",
+                    agents=seated,
                 )
                 games.append(game)
                 deception.append(dec)
@@ -205,10 +351,17 @@ def _run_pairs(args, run, chat, config, models, settings, write, partial_path) -
             )
     finally:
         bar.close()
-    cstats = chat.stats() if hasattr(chat, "stats") else None
+    return summaries, every_game
+
+
+def _report(args, run, chat, config, models, settings, summaries, every_game, start, write) -> int:
+    from runs.atomic import finite_or_none
+
+    out = run.path
+    cstats = call_counts(chat)
     report = ArenaReport(
         backend=chat.spec,
-        stand_in=chat.backend == "scripted",
+        stand_in=not model_label(chat).is_llm,
         note=model_label(chat).label,
         preset=args.preset,
         config=config.as_dict(),
@@ -218,14 +371,14 @@ def _run_pairs(args, run, chat, config, models, settings, write, partial_path) -
         settings=dataclasses.asdict(settings),
         pairs=tuple(summaries),
         llm_calls={
-            "new": cstats.misses if cstats else None,
-            "cached": cstats.hits if cstats else None,
+            "new": cstats[0] if cstats else None,
+            "cached": cstats[1] if cstats else None,
         },
         seconds=time.perf_counter() - start,
         quality=games_quality(every_game),
     )
     run.write_json("arena.json", finite_or_none(report.to_json()))
-    run.write_csv("arena.csv", _csv_rows(summaries))
+    run.write_csv("arena.csv", csv_rows(summaries))
     run.write_csv("identification_scores.csv", _score_rows(summaries))
     # The same chart the notebook shows (with 95 % intervals), written atomically.
     with run.atomic_path("arena.png") as tmp:
@@ -259,7 +412,7 @@ def _run_pairs(args, run, chat, config, models, settings, write, partial_path) -
         for line in quality_lines(report.quality):
             write(line)
     if cstats is not None:
-        write(f"LLM calls: {cstats.misses} new, {cstats.hits} from the cache")
+        write(f"LLM calls: {cstats[0]} new, {cstats[1]} from the cache")
     write(
         f"results in {out / 'arena.json'}, {out / 'arena.csv'}, "
         f"{out / 'identification_scores.csv'}, {out / 'arena.png'}"
@@ -302,7 +455,7 @@ def _score_rows(summaries: Sequence[PairSummary]) -> list[dict[str, Any]]:
     return rows
 
 
-def _csv_rows(summaries: Sequence[PairSummary]) -> list[dict[str, Any]]:
+def csv_rows(summaries: Sequence[PairSummary]) -> list[dict[str, Any]]:
     rows = []
     for s in summaries:
         a, b = s.pair
@@ -324,13 +477,11 @@ def _csv_rows(summaries: Sequence[PairSummary]) -> list[dict[str, Any]]:
 
 def add_arena_parser(sub: argparse._SubParsersAction) -> None:
     """Adds ``arena`` to the ``werewolf`` command group."""
-    from games.engine.cli_options import add_common_options
-    from games.werewolf.cli import MAX_DEBATE_TURNS, MAX_HISTORY, MAX_ROUNDS, roles_arg
-    from gt_llm.argtypes import MAX_SIZE, bounded_float, bounded_int, non_empty
+    from gt_llm.argtypes import MAX_SIZE, bounded_int, non_empty
 
     p = sub.add_parser(
         "arena",
-        help="opponent models against each other, pairwise (GRATR's experiment)",
+        help="opponent models (or agents) against each other, pairwise (GRATR's experiment)",
         description=__doc__,
     )
     p.add_argument("--preset", choices=sorted(rules.PRESETS), default="gratr")
@@ -338,7 +489,9 @@ def add_arena_parser(sub: argparse._SubParsersAction) -> None:
         "--models",
         type=non_empty,
         default="gratr,none",
-        help="comma-separated opponent models; every pair plays (default gratr,none)",
+        help="comma-separated opponent models, or agents [NAME=]MODEL[+cfr:FOLDER][@BACKEND] "
+        "or rules (see `werewolf tournament --help`); every pair plays, one per side "
+        "(default gratr,none)",
     )
     p.add_argument(
         "--games",
@@ -346,6 +499,16 @@ def add_arena_parser(sub: argparse._SubParsersAction) -> None:
         default=50,
         help="games per pair (default 50; refused when they cannot fit in memory)",
     )
+    add_table_options(p, out="results/werewolf_arena")
+    p.set_defaults(func=run_arena)
+
+
+def add_table_options(p: argparse.ArgumentParser, *, out: str) -> None:
+    """The rules, belief and shared options of ``werewolf arena`` and ``tournament``."""
+    from games.engine.cli_options import add_common_options
+    from games.werewolf.cli import MAX_DEBATE_TURNS, MAX_HISTORY, MAX_ROUNDS, roles_arg
+    from gt_llm.argtypes import bounded_float, bounded_int
+
     p.add_argument(
         "--roles", type=roles_arg, default=None, help="role counts, e.g. werewolf:3,seer:1,..."
     )
@@ -382,7 +545,6 @@ def add_arena_parser(sub: argparse._SubParsersAction) -> None:
     )
     add_common_options(
         p,
-        out="results/werewolf_arena",
+        out=out,
         seed_help="seed of game 0 of every pair (game i uses seed+i; default 0)",
     )
-    p.set_defaults(func=run_arena)

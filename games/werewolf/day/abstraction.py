@@ -17,6 +17,7 @@ __all__ = [
     "DEFAULT_TONES",
     "SLOTS",
     "Abstraction",
+    "concrete_act",
     "split_tokens",
 ]
 
@@ -127,8 +128,17 @@ def _parse_token(token: str) -> tuple[str, str | None, str | None]:
     )
 
 
-def _concrete(token: str, tone: str, ranking: Sequence[int]) -> SpeechAct | None:
-    """The rules speech act of a token for a speaker with this suspicion ranking."""
+def concrete_act(token: str, tone: str, ranking: Sequence[int]) -> SpeechAct | None:
+    """The rules speech act of a token for a speaker with this suspicion ranking.
+
+    Args:
+      token: An act token of the abstraction (``accuse:most`` ...).
+      tone: The statement's tone.
+      ranking: The speaker's living others, most suspected first.
+
+    Returns:
+      The speech act, or None when the ranking has no such slot (too few others).
+    """
     kind, slot, extra = _parse_token(token)
     if kind == "nothing":
         return SpeechAct("nothing", tone)
@@ -142,3 +152,7 @@ def _concrete(token: str, tone: str, ranking: Sequence[int]) -> SpeechAct | None
     if kind == "share_check":
         return SpeechAct("share_check", tone, target=target, result=extra)
     return SpeechAct(kind, tone, target=target)
+
+
+#: The former private name of :func:`concrete_act`.
+_concrete = concrete_act

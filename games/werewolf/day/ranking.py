@@ -7,7 +7,9 @@ vote prompt reads it: per other player, a distribution over roles
 suspected first, by hard knowledge (a werewolf knows its partners and that
 the others are not werewolves; the seer its checks), then its belief that the
 player is a werewolf, then public accusations so far, then seat
-(:func:`suspicion_ranking`); the slots of the action abstraction (``most``,
+(:func:`suspicion_ranking`; the ordering itself is :func:`rank_suspects`, a pure
+function of those facts that a full game's agent calls too,
+:mod:`games.werewolf.players.cfr_policy`); the slots of the action abstraction (``most``,
 ``most2``, ``least``, ``least2``) name players by that ranking, which turns
 each action id into a concrete speech act or none (:func:`speech_options`).
 :mod:`games.werewolf.day.steps` describes the tree they belong to.
@@ -16,9 +18,9 @@ each action id into a concrete speech act or none (:func:`speech_options`).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
-from games.werewolf.day.abstraction import _concrete
+from games.werewolf.day.abstraction import concrete_act
 from games.werewolf.day.state import DayRoot, Statement
 from games.werewolf.players.beliefs import goal_text
 from games.werewolf.players.prompts import player_name
@@ -27,6 +29,8 @@ from gt_llm.opponents import OpponentModel
 
 __all__ = [
     "observer_beliefs",
+    "public_accusations",
+    "rank_suspects",
     "speech_options",
     "suspicion_ranking",
     "werewolf_probabilities",
@@ -63,10 +67,10 @@ def observer_beliefs(
     return werewolf_probabilities(consulted, others)
 
 
-def _accusations(root: DayRoot, statements: Sequence[Statement]) -> Counter[int]:
-    """Public accusations so far (earlier days and today), per seat."""
+def public_accusations(acts: Iterable[SpeechAct]) -> Counter[int]:
+    """Per seat, the public statements against it: accusations and checks that found a werewolf."""
     c: Counter[int] = Counter()
-    for a in [a for _, a in root.past_acts] + [s.act for s in statements]:
+    for a in acts:
         # An accusation and a check always name a target (SpeechAct checks it).
         if a.target is not None and (
             a.kind == "accuse" or (a.kind == "share_check" and a.result == "werewolf")
@@ -75,34 +79,68 @@ def _accusations(root: DayRoot, statements: Sequence[Statement]) -> Counter[int]
     return c
 
 
+def rank_suspects(
+    others: Sequence[int],
+    *,
+    role: str | None,
+    werewolves: Collection[int] = (),
+    checks: Iterable[tuple[int, str]] = (),
+    beliefs: Mapping[int, Mapping[str, float]] | None = None,
+    acts: Iterable[SpeechAct] = (),
+) -> tuple[int, ...]:
+    """``others``, most suspected first: the ordering of :func:`suspicion_ranking` (pure).
+
+    The key, in order: hard knowledge (a werewolf knows ``werewolves``, so every
+    other is known not to be one; the seer knows its ``checks``: a known werewolf
+    first, a known non-werewolf last), then ``beliefs[q]["werewolf"]`` (highest
+    first; a missing player counts 0), then :func:`public_accusations` of ``acts``
+    (most first), then seat.
+
+    Args:
+      others: The speaker's living others.
+      role: The speaker's role.
+      werewolves: The werewolves the speaker knows (read only when ``role`` is werewolf).
+      checks: The seer's ``(target, result)`` checks (read only when ``role`` is seer).
+      beliefs: The speaker's role distribution per player (None: no belief term).
+      acts: Every public statement so far (earlier days and today).
+    """
+    known: dict[int, float] = {}
+    if role == "werewolf":
+        wolves = set(werewolves)
+        known = {q: (1.0 if q in wolves else -1.0) for q in others}
+    elif role == "seer":
+        for t, r in checks:
+            known[t] = 1.0 if r == "werewolf" else -1.0
+    belief = beliefs or {}
+    accused = public_accusations(acts)
+    return tuple(
+        sorted(
+            others,
+            key=lambda q: (
+                -known.get(q, 0.0),
+                -belief.get(q, {}).get("werewolf", 0.0),
+                -accused[q],
+                q,
+            ),
+        )
+    )
+
+
 def suspicion_ranking(
     root: DayRoot,
     models: Sequence[OpponentModel | None],
     statements: Sequence[Statement],
     speaker: int,
 ) -> tuple[int, ...]:
-    """The speaker's living others, most suspected first (module docstring)."""
-    others = [q for q in root.living if q != speaker]
-    role = root.role(speaker)
-    known: dict[int, float] = {}
-    if role == "werewolf":
-        known = {q: (1.0 if root.role(q) == "werewolf" else -1.0) for q in others}
-    elif role == "seer":
-        for _, t, r in root.start.checks:
-            known[t] = 1.0 if r == "werewolf" else -1.0
+    """The speaker's living others, most suspected first (module docstring, :func:`rank_suspects`)."""
     model = models[speaker]
-    beliefs = observer_beliefs(root, model, speaker) if model is not None else {}
-    accused = _accusations(root, statements)
-    return tuple(
-        sorted(
-            others,
-            key=lambda q: (
-                -known.get(q, 0.0),
-                -beliefs.get(q, {}).get("werewolf", 0.0),
-                -accused[q],
-                q,
-            ),
-        )
+    return rank_suspects(
+        [q for q in root.living if q != speaker],
+        role=root.role(speaker),
+        werewolves=root.werewolves(),
+        checks=[(t, r) for _, t, r in root.start.checks],
+        beliefs=observer_beliefs(root, model, speaker) if model is not None else None,
+        acts=[a for _, a in root.past_acts] + [s.act for s in statements],
     )
 
 
@@ -118,7 +156,7 @@ def speech_options(
     out: list[SpeechAct | None] = []
     for a in range(ab.num_actions):
         tone, token = ab.decode(a)
-        act = _concrete(token, tone, ranking)
+        act = concrete_act(token, tone, ranking)
         if act is not None and act in seen:
             act = None  # the same statement as an earlier id: one branch only
         if act is not None:

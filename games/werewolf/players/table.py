@@ -54,7 +54,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from games.engine.calls import run_batched
+from games.engine.calls import Step, run_batched
 from games.engine.results import model_label
 from games.werewolf import rules
 from games.werewolf.deception.tracking import (
@@ -71,6 +71,7 @@ from games.werewolf.players.view import PlayerView, PublicStatement, act_dict, v
 from games.werewolf.rules import Action, GameState, Knowledge, SpeechAct
 from gt_llm.chat import ChatModel, ChatRequest, ChatResponse
 from gt_llm.parsing import ParsePolicy, ParseStats
+from gt_llm.routing import RoutedModel
 
 __all__ = [
     "HISTORY_K",
@@ -157,6 +158,11 @@ class _Recorder(ChatModel):
             self.pending.extend(zip(requests, out, strict=True))
             self.calls += len(out)
         return out
+
+    def key_of(self, request: ChatRequest) -> str:
+        """The request's cache key under the model that answers it (a routed seat's own)."""
+        m = self.inner.model_for(request) if isinstance(self.inner, RoutedModel) else self.inner
+        return request.cache_key(m.backend, m.model)
 
     def take(self) -> list[tuple[ChatRequest, ChatResponse]]:
         with self._lock:
@@ -286,13 +292,7 @@ class LLMTable:
                             asks.append((p, rules.knowledge(ahead, p), legal, ph))
         rngs = {r.seat: r.rng for r in requests}
         gens = [
-            pl.decide(
-                view,
-                legal,
-                seed=self._seed(state, phase, p),
-                rng=rngs.get(p, self._spare_rng(state, p)),
-                **self._extras(p, phase),
-            )
+            self._decision(state, p, view, legal, phase, rngs.get(p, self._spare_rng(state, p)))
             for p, view, legal, phase in asks
         ]
         decisions = self._run(gens, emit)
@@ -329,6 +329,20 @@ class LLMTable:
                 provider = self.belief_factory(rules.knowledge(state, p))
                 if provider is not None:
                     self.providers[p] = provider
+
+    def _decision(
+        self,
+        state: GameState,
+        p: int,
+        view: Knowledge,
+        legal: list[Action],
+        phase: str,
+        rng: np.random.Generator,
+    ) -> Step[pl.Decision]:
+        """The step of seat ``p``'s decision (the model's own choice; tables may steer it)."""
+        return pl.decide(
+            view, legal, seed=self._seed(state, phase, p), rng=rng, **self._extras(p, phase)
+        )
 
     def _seed(self, state: GameState, phase: str, seat: int) -> int:
         return pl.call_seed(self.seed, state.round, phase, state.debate_turn, seat)
@@ -369,7 +383,7 @@ class LLMTable:
                 "seat": request.fields.get("player"),
                 "task": request.task,
                 "seed": request.seed,
-                "key": request.cache_key(self.model.backend, self.model.model),
+                "key": self.model.key_of(request),
                 "answer": response.text,
                 "cached": response.cached,
             }

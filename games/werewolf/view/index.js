@@ -24,9 +24,10 @@
       h("td", {class: "num", text: fmt(r.rate, 3)}), h("td", {class: "num", text: "[" + fmt(r.lo, 3) + ", " + fmt(r.hi, 3) + "]"}), h("td", {}, svg)));
   }
   app.appendChild(rates);
+  if (D.tournament) tournament(D.tournament);
 
   // One row per game, sortable by any column, filterable by winner.
-  const arena = D.folder_kind === "arena";
+  const arena = D.folder_kind === "arena" || D.folder_kind === "tournament";
   const cols = [["seed", "seed"], ...(arena ? [["wolf_model", "werewolves"], ["village_model", "village"], ["winning_model", "winning model"]] : []),
     ["winner", "winner"], ["rounds", "rounds"], ["steps", "steps"], ["statements", "statements"], ["votes", "votes"], ["deaths", "night deaths"],
     ["exiles", "exiles"], ["calls", "model calls"], ["fallbacks", "fallbacks"], ["defaulted", "defaulted"]];
@@ -54,6 +55,47 @@
   if (D.skipped.length) {
     app.appendChild(h("h3", {text: "Logs not shown"}));
     for (const sk of D.skipped) app.appendChild(h("div", {class: "small muted", text: sk.log + ": " + sk.reason}));
+  }
+
+  // A tournament: ratings with their intervals, the meta-game, alpha-Rank, Nash, CFR agents.
+  function tournament(T) {
+    app.appendChild(h("h2", {text: "Ratings (Bradley–Terry on the Elo scale, 95 % bootstrap intervals)"}));
+    const lo = Math.min(...T.ratings.map(r => r.low)), hi = Math.max(...T.ratings.map(r => r.high));
+    const span = hi > lo ? hi - lo : 1, RW = 260;
+    const px = (v) => 1 + (v - lo) / span * RW;
+    const t = h("table", {class: "rates", id: "ratings"}, h("tr", {}, ...["agent", "rating", "interval", "rank", "Elo (game order)", ""].map(x => h("th", {text: x}))));
+    for (const r of T.ratings) {
+      const svg = s("svg", {width: RW + 2, height: 14, class: "ci"},
+        s("line", {x1: px(r.low), x2: px(r.high), y1: 7, y2: 7, stroke: "#111"}),
+        s("circle", {cx: px(r.rating), cy: 7, r: 3.5, fill: "#2d5fa8"}));
+      t.appendChild(h("tr", {}, h("td", {text: r.agent}), h("td", {class: "num", text: fmt(r.rating, 1)}),
+        h("td", {class: "num", text: "[" + fmt(r.low, 1) + ", " + fmt(r.high, 1) + "]"}),
+        h("td", {class: "num", text: r.rank_low === r.rank_high ? String(r.rank_low) : r.rank_low + "–" + r.rank_high}),
+        h("td", {class: "num", text: fmt(r.elo, 0)}), h("td", {}, svg)));
+    }
+    app.appendChild(t);
+    if (T.inseparable.length) app.appendChild(h("div", {class: "small muted", text: "not separated by the intervals: " + T.inseparable.map(p => p.join(" ~ ")).join("; ")}));
+    app.appendChild(h("h2", {text: "Meta-game: mean score of row against column (± standard error)"}));
+    const M = T.metagame;
+    const mt = h("table", {class: "rates", id: "metagame"}, h("tr", {}, h("th", {text: ""}), ...M.agents.map(a => h("th", {text: a}))));
+    M.agents.forEach((a, i) => {
+      mt.appendChild(h("tr", {}, h("th", {text: a}), ...M.agents.map((b, j) => {
+        const v = M.payoff[i][j], e = M.stderr && M.stderr[i] ? M.stderr[i][j] : null;
+        const shade = Math.round(255 - Math.abs(v - 0.5) * 200);
+        const bg = v >= 0.5 ? "rgb(" + shade + ",255," + shade + ")" : "rgb(255," + shade + "," + shade + ")";
+        return h("td", {class: "num", style: "background:" + bg, text: i === j ? "–" : fmt(v, 2) + (e === null || e === undefined ? "" : " ± " + fmt(e, 2))});
+      })));
+    });
+    app.appendChild(mt);
+    const A = T.alpha_rank, N = T.nash;
+    app.appendChild(h("h2", {text: "α-Rank (α = " + fmt(A.alpha, 3) + ") and a Nash equilibrium of the meta-game"}));
+    const at = h("table", {class: "rates", id: "alpharank"}, h("tr", {}, h("th", {text: "agent"}), h("th", {class: "num", text: "α-Rank mass"}), h("th", {class: "num", text: "Nash probability"})));
+    A.agents.forEach((a, i) => at.appendChild(h("tr", {}, h("td", {text: a}), h("td", {class: "num", text: fmt(A.pi[i], 3)}), h("td", {class: "num", text: fmt(N.strategy[N.agents.indexOf(a)], 3)}))));
+    app.appendChild(at);
+    if (T.cfr.length) {
+      app.appendChild(h("h2", {text: "CFR agents"}));
+      for (const line of T.cfr) app.appendChild(h("div", {class: "small", text: line}));
+    }
   }
 
   function draw() {

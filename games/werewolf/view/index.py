@@ -1,10 +1,14 @@
-"""The index page of a Werewolf results folder (a series or an arena), and its games' pages.
+"""The index page of a Werewolf results folder (a series, an arena or a tournament), and its
+games' pages.
 
 ``gt-llm werewolf view DIR`` on a folder of ``werewolf play --games N --out DIR``
 (``summary.json``, ``logs/*.jsonl``) or of ``werewolf arena`` (``arena.json``,
 ``logs/<A>_vs_<B>/game_*.jsonl``) writes ``DIR/view/index.html`` — the win
 rates with their 95 % intervals and one row per game (winner, length, model
-calls, fallbacks, a link) — and every game's page beside it under
+calls, fallbacks, a link); for a ``werewolf tournament`` folder (``tournament.json``)
+also the agents' ratings with their intervals, the meta-game, its α-Rank
+distribution and Nash equilibrium, and the CFR agents' lines — and every game's
+page beside it under
 ``DIR/view/`` (same relative paths as the logs).
 """
 
@@ -31,12 +35,14 @@ _PKG = "games.werewolf.view"
 
 
 def folder_kind(folder: str | os.PathLike[str]) -> str:
-    """``"arena"``, ``"series"`` or ``"solve"`` from the files a results folder holds.
+    """``"tournament"``, ``"arena"``, ``"series"`` or ``"solve"`` from a results folder's files.
 
     Raises:
       ValueError: none of them (names what each kind holds).
     """
     folder = Path(folder)
+    if (folder / "tournament.json").exists():
+        return "tournament"
     if (folder / "arena.json").exists():
         return "arena"
     if (folder / "summary.json").exists() and (folder / "days.csv").exists():
@@ -45,7 +51,8 @@ def folder_kind(folder: str | os.PathLike[str]) -> str:
         return "series"
     raise ValueError(
         f"werewolf view: {folder} is not a Werewolf results folder (a series has summary.json "
-        "and logs/, an arena arena.json, a day study summary.json and days.csv); give one of "
+        "and logs/, an arena arena.json, a tournament tournament.json, a day study "
+        "summary.json and days.csv); give one of "
         "those or a game log (.jsonl)"
     )
 
@@ -93,6 +100,66 @@ def _arena_report(doc: Any) -> dict[str, Any]:
     return doc
 
 
+def _tournament_report(doc: Any) -> dict[str, Any]:
+    """A tournament's ``tournament.json``, checked where the index reads it (``TypeError``)."""
+    _arena_report(doc)
+    check_fields(
+        doc,
+        {
+            "ratings": OBJECT,
+            "metagame": OBJECT,
+            "alpha_rank": OBJECT,
+            "nash": OBJECT,
+            "cfr_agents": list_of(OBJECT),
+        },
+    )
+    check_fields(doc["ratings"], {"agents": list_of(OBJECT)}, where="ratings")
+    for i, row in enumerate(doc["ratings"]["agents"]):
+        check_fields(
+            row,
+            {k: NUMBER for k in ("rating", "low", "high", "elo")}
+            | {k: INT for k in ("rank_low", "rank_high", "games")}
+            | {"agent": TEXT},
+            where=f"ratings.agents[{i}]",
+        )
+    check_fields(
+        doc["metagame"],
+        {"agents": list_of(TEXT), "payoff": list_of(list_of(NUMBER))},
+        where="metagame",
+    )
+    for key, field in (("alpha_rank", "pi"), ("nash", "strategy")):
+        check_fields(doc[key], {"agents": list_of(TEXT), field: list_of(NUMBER)}, where=key)
+    check_fields(doc["alpha_rank"], {"alpha": NUMBER}, where="alpha_rank")
+    return doc
+
+
+def _tournament(summary: Mapping[str, Any]) -> dict[str, Any]:
+    """What the index shows of a tournament beyond the pairs: ratings, meta-game, CFR agents."""
+    lines = []
+    for c in summary.get("cfr_agents") or []:
+        sp = c.get("speeches") or {}
+        line = (
+            f"{c.get('agent')}: {sp.get('matched', 0)} of {sum(sp.values())} day speeches "
+            "followed its CFR policy"
+        )
+        t = c.get("against_twin")
+        if isinstance(t, Mapping) and t.get("win_rate") is not None:
+            lo, hi = (t.get("ci95") or [None, None])[:2]
+            line += (
+                f"; against {c.get('twin')} it won {t['win_rate']:.3f} "
+                f"[{lo:.3f}, {hi:.3f}] of {t.get('games')} games"
+            )
+        lines.append(line)
+    return {
+        "ratings": summary["ratings"]["agents"],
+        "inseparable": summary["ratings"].get("inseparable") or [],
+        "metagame": {k: summary["metagame"].get(k) for k in ("agents", "payoff", "stderr")},
+        "alpha_rank": {k: summary["alpha_rank"].get(k) for k in ("agents", "pi", "alpha")},
+        "nash": {k: summary["nash"].get(k) for k in ("agents", "strategy")},
+        "cfr": lines,
+    }
+
+
 def _read_summary(folder: Path, kind: str) -> dict[str, Any]:
     """The folder's ``arena.json`` or ``summary.json``, through the checked JSON reader.
 
@@ -105,6 +172,13 @@ def _read_summary(folder: Path, kind: str) -> dict[str, Any]:
             _arena_report,
             what="an arena report",
             rerun=f"gt-llm werewolf arena --out {folder}",
+        )
+    if kind == "tournament":
+        return read_json_as(
+            folder / "tournament.json",
+            _tournament_report,
+            what="a tournament report",
+            rerun=f"gt-llm werewolf tournament --out {folder}",
         )
     return read_json_as(
         folder / "summary.json",
@@ -188,15 +262,16 @@ def _rates(kind: str, summary: Mapping[str, Any]) -> list[dict[str, Any]]:
 def _quality(kind: str, summary: Mapping[str, Any]) -> list[str]:
     """The answer-quality lines of a series, or of an arena's pairs and all its games."""
     lines: list[str] = []
-    pairs = (summary.get("pairs") or []) if kind == "arena" else []
+    arena = kind in ("arena", "tournament")
+    pairs = (summary.get("pairs") or []) if arena else []
     for pair in pairs:
         if isinstance(pair, Mapping) and isinstance(pair.get("quality"), Mapping):
             lines.append(" vs ".join(pair.get("pair") or []) + ":")
             lines.extend(quality_lines(pair["quality"]))
-    if isinstance(summary.get("quality"), Mapping) and (kind != "arena" or len(pairs) != 1):
-        if kind == "arena":
+    if isinstance(summary.get("quality"), Mapping) and (not arena or len(pairs) != 1):
+        if arena:
             lines.append("all pairs:")
-        lines.extend(quality_lines(summary["quality"], indent="  " if kind == "arena" else ""))
+        lines.extend(quality_lines(summary["quality"], indent="  " if arena else ""))
     return lines
 
 
@@ -277,6 +352,8 @@ def write_folder_pages(
         # Answer quality beside the parse counts (issue 27), as the run printed it.
         "quality": _quality(kind, summary),
     }
+    if kind == "tournament":
+        data["tournament"] = _tournament(summary)
     return write_page(
         out,
         render_page(

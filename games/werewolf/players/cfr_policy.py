@@ -1,0 +1,457 @@
+"""A CFR-solved day policy for full Werewolf games: tone and act from ``werewolf solve``.
+
+``gt-llm werewolf solve`` (:mod:`games.werewolf.day.solve`) solves single days
+of Werewolf with CFR, per listeners' opponent model, over an abstraction of
+tones × act tokens (:mod:`games.werewolf.day.abstraction`). Its
+``decisions.json`` (:mod:`games.werewolf.day.exports`) holds every decision
+node of every solved day: the speaker's role, the probability that CFR's
+average profile (chance included) reaches the node, and CFR's average
+probability of each (tone, act token).
+
+**The abstraction mapping.** A full game's speech decision is mapped to its
+speaker's *role group* only — ``werewolf`` for a werewolf, ``village`` for every
+other role — and nothing else: not the day, the turn, the speakers before it
+or the game's history. :func:`load_day_policy` turns the solved decisions of
+one opponent model into one joint distribution P(tone, act token) per group:
+the reach-weighted average of CFR's average policy over all that group's
+decision nodes in all solved days (an act that is not legal at a node counts
+0 there), normalised to sum to 1 (:class:`DayPolicy`).
+
+**From a drawn token to a statement.** :func:`choose_speech` draws (tone, act
+token) from the speaker's group and names its players by the speaker's
+suspicion ranking, as the day tree does
+(:func:`games.werewolf.day.abstraction.concrete_act`): ``most`` is the most
+suspected living other, ``least`` the least, ``most2`` / ``least2`` the
+second. :func:`full_game_ranking` computes that ranking in a full game by the
+day tree's own rule (:func:`games.werewolf.day.ranking.rank_suspects`, the
+same function the solver's :func:`~games.werewolf.day.ranking.suspicion_ranking`
+calls): hard knowledge (a werewolf's partners; the seer's checks), then the
+seat's opponent-model belief that the player is a werewolf, then public
+accusations so far (all days), then seat. The solver reads the beliefs after
+the *vote* decision's consultation, so pass the seat's provider's
+``beliefs("day_vote")`` for the solved reading. When the drawn token has no
+player in the ranking (``no_slot``), the concrete act is not legal
+(``illegal``) or the group was never solved (``no_group``), no act is chosen
+(:class:`PolicyChoice`): the caller lets the model choose.
+
+Everything here is pure but :func:`load_day_policy`, which reads files.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from games.werewolf import rules
+from games.werewolf.day.abstraction import Abstraction, concrete_act
+from games.werewolf.day.ranking import rank_suspects
+from games.werewolf.rules import Knowledge, SpeechAct
+from runs.atomic import ResultsError, read_json
+from runs.readers import LIST, NUMBER, OBJECT, TEXT, check_fields, list_of, optional
+from runs.results import read_manifest
+
+__all__ = [
+    "GROUPS",
+    "OUTCOMES",
+    "DayPolicy",
+    "PolicyChoice",
+    "choose_speech",
+    "full_game_ranking",
+    "load_day_policy",
+    "role_group",
+]
+
+logger = logging.getLogger(__name__)
+
+#: The role groups of a policy (the solve summary's groups).
+GROUPS = ("werewolf", "village")
+#: What :func:`choose_speech` can report: an act, or why there is none.
+OUTCOMES = ("matched", "no_group", "no_slot", "illegal")
+#: Tolerance of a group's total probability.
+_SUM_TOL = 1e-6
+
+
+def role_group(role: str | None) -> str:
+    """The policy group of a role: ``werewolf`` for a werewolf, else ``village``."""
+    return "werewolf" if role == "werewolf" else "village"
+
+
+# --- the policy ---------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class DayPolicy:
+    """One opponent model's solved day policy, per role group (module docstring).
+
+    ``groups[g][i][j]`` is P(tone ``tones[i]``, act token ``acts[j]``) for a
+    speaker of group ``g``: the reach-weighted average of CFR's average policy
+    over all of ``g``'s decision nodes in all solved days of ``opponent_model``,
+    normalised to sum to 1. This is the abstraction mapping: a full-game speech
+    decision maps to its speaker's role group only. A group without solved
+    decisions has ``()`` (and ``decisions[g] == 0``).
+
+    Attributes:
+      source: The solve folder it was read from.
+      opponent_model: The listeners' opponent model it was solved under.
+      label: The solve's model label (e.g. a scripted stand-in says so).
+      tones: The abstraction's tones.
+      acts: The abstraction's act tokens.
+      roles: The solved preset's role counts ``{role: count}`` (every role).
+      groups: Per group (:data:`GROUPS`), the joint distribution, one row per tone.
+      decisions: Per group, the solved decision nodes averaged.
+
+    Raises:
+      ValueError: tones or acts are no abstraction, a group is missing, has the
+        wrong shape, a negative entry or does not sum to 1.
+    """
+
+    source: str
+    opponent_model: str
+    label: str
+    tones: tuple[str, ...]
+    acts: tuple[str, ...]
+    roles: Mapping[str, int]
+    groups: Mapping[str, tuple[tuple[float, ...], ...]]
+    decisions: Mapping[str, int]
+
+    def __post_init__(self) -> None:
+        ab = Abstraction(tones=tuple(self.tones), acts=tuple(self.acts))
+        object.__setattr__(self, "tones", ab.tones)
+        object.__setattr__(self, "acts", ab.acts)
+        object.__setattr__(
+            self, "roles", MappingProxyType({k: int(v) for k, v in self.roles.items()})
+        )
+        groups: dict[str, tuple[tuple[float, ...], ...]] = {}
+        decisions: dict[str, int] = {}
+        for g in GROUPS:
+            if g not in self.groups or g not in self.decisions:
+                raise ValueError(f"DayPolicy: group {g!r} is missing; give both of {GROUPS}")
+            n = int(self.decisions[g])
+            joint = tuple(tuple(float(p) for p in row) for row in self.groups[g])
+            if n < 0:
+                raise ValueError(f"DayPolicy: decisions[{g!r}] must be >= 0, got {n}")
+            if n == 0 and joint:
+                raise ValueError(f"DayPolicy: group {g!r} has no decisions; give () as its joint")
+            if n > 0:
+                _check_joint(g, joint, len(ab.tones), len(ab.acts))
+            groups[g], decisions[g] = joint, n
+        object.__setattr__(self, "groups", MappingProxyType(groups))
+        object.__setattr__(self, "decisions", MappingProxyType(decisions))
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict of every field."""
+        return {
+            "source": self.source,
+            "opponent_model": self.opponent_model,
+            "label": self.label,
+            "tones": list(self.tones),
+            "acts": list(self.acts),
+            "roles": dict(self.roles),
+            "groups": {g: [list(row) for row in self.groups[g]] for g in GROUPS},
+            "decisions": {g: self.decisions[g] for g in GROUPS},
+        }
+
+
+def _check_joint(group: str, joint: tuple[tuple[float, ...], ...], tones: int, acts: int) -> None:
+    if len(joint) != tones or any(len(row) != acts for row in joint):
+        raise ValueError(
+            f"DayPolicy: group {group!r} must have {tones} rows (tones) of {acts} entries (acts)"
+        )
+    flat = [p for row in joint for p in row]
+    if any(not math.isfinite(p) or p < 0.0 for p in flat):
+        raise ValueError(f"DayPolicy: group {group!r} has a negative or non-finite probability")
+    if abs(sum(flat) - 1.0) > _SUM_TOL:
+        raise ValueError(f"DayPolicy: group {group!r} sums to {sum(flat)}, not 1")
+
+
+# --- reading a solve folder -----------------------------------------------------------------
+
+
+def _refuse(message: str) -> ValueError:
+    return ValueError(f"load_day_policy: {message}")
+
+
+def load_day_policy(folder: str | os.PathLike[str], opponent_model: str) -> DayPolicy:
+    """The day policy of one opponent model from a ``gt-llm werewolf solve`` folder.
+
+    Reads ``decisions.json`` (every solved decision node) and ``summary.json``
+    (the preset, for its role counts); logs a warning when the folder's
+    manifest says the run did not finish.
+
+    Args:
+      folder: The solve's ``--out`` folder.
+      opponent_model: The listeners' opponent model whose days to average.
+
+    Returns:
+      The policy (:class:`DayPolicy`: the reach-weighted joint per role group).
+
+    Raises:
+      ValueError: one line naming ``load_day_policy``, the file and the fix: the
+        folder or a file is missing, ``decisions.json`` has another format or is
+        damaged (not JSON, wrong fields, negative or null numbers, a decision
+        group with zero reach), or ``opponent_model`` was not solved there (the
+        message lists the solved ones).
+    """
+    from games.werewolf.day.exports import FORMAT  # loads the solver: only when reading
+
+    out = Path(folder)
+    rerun = f"`gt-llm werewolf solve --out {out}` with its settings (the call cache answers it)"
+    if not out.is_dir():
+        raise _refuse(
+            f"no folder {out}; give the --out folder of a finished `gt-llm werewolf solve` run"
+        )
+    path = out / "decisions.json"
+    try:
+        manifest = read_manifest(out)
+        doc = read_json(path, rerun=rerun)
+        summary = read_json(out / "summary.json", rerun=rerun)
+    except ResultsError as exc:
+        raise _refuse(str(exc)) from None
+    if manifest is not None and manifest.get("complete") is not True:
+        logger.warning(
+            "%s: the run did not finish (manifest complete: false): re-run %s", out, rerun
+        )
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        got = doc.get("format") if isinstance(doc, dict) else None
+        raise _refuse(f"{path} has format {got!r}, not {FORMAT!r}: re-run {rerun} to write it")
+    try:
+        return _policy(doc, summary, out, opponent_model)
+    except TypeError as exc:  # a field of the wrong shape (check_fields)
+        raise _refuse(f"{path} is damaged ({exc}): re-run {rerun}") from None
+    except _Damaged as exc:
+        raise _refuse(f"{exc.file(path)} is damaged ({exc}): re-run {rerun}") from None
+    except _NotSolved as exc:
+        raise _refuse(f"{path}: {exc}") from None
+
+
+class _Damaged(ValueError):
+    """A value a policy cannot be read from (``summary``: in summary.json, not decisions.json)."""
+
+    def __init__(self, message: str, *, summary: bool = False) -> None:
+        super().__init__(message)
+        self.summary = summary
+
+    def file(self, decisions: Path) -> Path:
+        return decisions.with_name("summary.json") if self.summary else decisions
+
+
+class _NotSolved(ValueError):
+    """The opponent model asked for is not among the folder's."""
+
+
+def _roles(summary: Any) -> dict[str, int]:
+    """The preset's role counts from ``summary.json``'s settings (raises _Damaged)."""
+    try:
+        check_fields(summary, {"settings": OBJECT}, required=("settings",))
+    except TypeError as exc:
+        raise _Damaged(str(exc), summary=True) from None
+    preset = summary["settings"].get("preset")
+    if preset not in rules.PRESETS:
+        raise _Damaged(
+            f"'settings.preset' is {preset!r}, not one of {sorted(rules.PRESETS)}", summary=True
+        )
+    return rules.preset(preset).roles.as_dict()
+
+
+def _policy(doc: dict[str, Any], summary: Any, out: Path, model: str) -> DayPolicy:
+    """The policy of ``model`` from a loaded ``decisions.json`` (raises TypeError, _Damaged)."""
+    check_fields(
+        doc,
+        {"tones": list_of(TEXT), "acts": list_of(TEXT), "label": optional(TEXT), "days": LIST},
+        required=("tones", "acts", "days"),
+    )
+    try:
+        ab = Abstraction(tones=tuple(doc["tones"]), acts=tuple(doc["acts"]))
+    except ValueError as exc:
+        raise _Damaged(str(exc)) from None
+    if len(ab.tones) != len(doc["tones"]) or len(ab.acts) != len(doc["acts"]):
+        raise _Damaged("'tones' or 'acts' holds an empty name")
+    roles = _roles(summary)
+    probs = list_of(list_of(optional(NUMBER), length=len(ab.acts)), length=len(ab.tones))
+    decision = {"role": TEXT, "reach": NUMBER, "probs": probs}
+    solved: set[str] = set()
+    mass = {g: np.zeros((len(ab.tones), len(ab.acts))) for g in GROUPS}
+    count = dict.fromkeys(GROUPS, 0)
+    for i, day in enumerate(doc["days"]):
+        check_fields(
+            day,
+            {"opponent_model": TEXT, "roles": list_of(TEXT), "decisions": list_of(OBJECT)},
+            required=("opponent_model", "decisions"),
+            where=f"days[{i}]",
+        )
+        solved.add(day["opponent_model"])
+        if day["opponent_model"] != model:
+            continue
+        if "roles" in day and _counts(day["roles"]) != {r: n for r, n in roles.items() if n}:
+            raise _Damaged(
+                f"days[{i}].roles {_counts(day['roles'])} are not the preset's "
+                f"{ {r: n for r, n in roles.items() if n} } (summary.json)"
+            )
+        for j, dec in enumerate(day["decisions"]):
+            where = f"days[{i}].decisions[{j}]"
+            check_fields(dec, decision, required=tuple(decision), where=where)
+            grid = np.array([[0.0 if p is None else float(p) for p in row] for row in dec["probs"]])
+            reach = float(dec["reach"])
+            if not math.isfinite(reach) or reach < 0.0:
+                raise _Damaged(f"'{where}.reach' is {reach}, not a probability")
+            if not np.all(np.isfinite(grid)) or np.any(grid < 0.0):
+                raise _Damaged(f"'{where}.probs' holds a negative or non-finite probability")
+            g = role_group(dec["role"])
+            mass[g] += reach * grid
+            count[g] += 1
+    if model not in solved:
+        raise _NotSolved(
+            f"opponent model {model!r} was not solved there; solved: "
+            f"{', '.join(sorted(solved)) or '(none)'}: pick one of them or solve it with "
+            f"`gt-llm werewolf solve --models {model} --out OTHER_FOLDER`"
+        )
+    if not any(count.values()):
+        raise _Damaged(f"no decision was solved for opponent model {model!r}")
+    groups: dict[str, tuple[tuple[float, ...], ...]] = {}
+    for g in GROUPS:
+        total = float(mass[g].sum())
+        if count[g] and not total > 0.0:
+            raise _Damaged(f"the {g} decisions of opponent model {model!r} have zero reach")
+        joint = mass[g] / total if count[g] else np.zeros((0, 0))
+        groups[g] = tuple(tuple(float(p) for p in row) for row in joint)
+    logger.info(
+        "day policy %s / %s: %s decisions",
+        out,
+        model,
+        ", ".join(f"{g} {count[g]}" for g in GROUPS),
+    )
+    return DayPolicy(
+        source=str(out),
+        opponent_model=model,
+        label=str(doc.get("label") or ""),
+        tones=ab.tones,
+        acts=ab.acts,
+        roles=roles,
+        groups=groups,
+        decisions=count,
+    )
+
+
+def _counts(seats: Sequence[str]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for r in seats:
+        out[r] = out.get(r, 0) + 1
+    return out
+
+
+# --- choosing a statement -------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class PolicyChoice:
+    """What :func:`choose_speech` chose.
+
+    Attributes:
+      act: The concrete speech act (None unless ``outcome`` is ``matched``).
+      tone: The drawn tone (None for ``no_group``).
+      token: The drawn act token (None for ``no_group``).
+      outcome: ``matched``; or ``no_group`` (the speaker's group was never
+        solved), ``no_slot`` (the ranking has no player for the token's slot),
+        ``illegal`` (the concrete act is not among the legal ones).
+    """
+
+    act: SpeechAct | None
+    tone: str | None
+    token: str | None
+    outcome: str
+
+    def __post_init__(self) -> None:
+        if self.outcome not in OUTCOMES:
+            raise ValueError(
+                f"PolicyChoice: outcome must be one of {OUTCOMES}, got {self.outcome!r}"
+            )
+        if (self.act is not None) != (self.outcome == "matched"):
+            raise ValueError("PolicyChoice: an act comes with outcome 'matched' and only with it")
+
+
+def choose_speech(
+    policy: DayPolicy,
+    role: str | None,
+    legal: Sequence[SpeechAct],
+    ranking: Sequence[int],
+    rng: np.random.Generator,
+) -> PolicyChoice:
+    """Draws the speaker's (tone, act token) from its group and makes it a concrete act.
+
+    Args:
+      policy: The solved day policy.
+      role: The speaker's role (its group: :func:`role_group`).
+      legal: The speech acts the rules allow the speaker now.
+      ranking: The speaker's living others, most suspected first
+        (:func:`full_game_ranking`).
+      rng: The draw's generator (one draw; none for ``no_group``).
+
+    Returns:
+      The choice; its ``act`` is None unless the outcome is ``matched``.
+    """
+    group = role_group(role)
+    if policy.decisions[group] == 0:
+        return PolicyChoice(None, None, None, "no_group")
+    flat = np.asarray(policy.groups[group], dtype=float).ravel()
+    flat = flat / flat.sum()
+    index = int(rng.choice(flat.size, p=flat))
+    tone = policy.tones[index // len(policy.acts)]
+    token = policy.acts[index % len(policy.acts)]
+    act = concrete_act(token, tone, ranking)
+    if act is None:
+        return PolicyChoice(None, tone, token, "no_slot")
+    # The rules' legal day speech acts are SpeechAct values: equal fields, the same act.
+    if act not in set(legal):
+        return PolicyChoice(None, tone, token, "illegal")
+    return PolicyChoice(act, tone, token, "matched")
+
+
+def full_game_ranking(
+    knowledge: Knowledge,
+    beliefs: Mapping[int, Mapping[str, float]] | None = None,
+    suspicion: Mapping[int, float] | None = None,
+) -> tuple[int, ...]:
+    """The speaker's living others in a full game, most suspected first (the day tree's rule).
+
+    The same ordering as the solver's
+    :func:`~games.werewolf.day.ranking.suspicion_ranking`
+    (:func:`~games.werewolf.day.ranking.rank_suspects`), from what the seat has
+    in a full game: its role, partners and checks (``knowledge``), its opponent
+    model's beliefs, and every public statement it heard (the ``speech`` events
+    of ``knowledge``: earlier days and today so far).
+
+    Args:
+      knowledge: The speaker's knowledge (:func:`games.werewolf.rules.knowledge`).
+      beliefs: The seat's opponent model, ``{player: {role: probability}}``; the
+        solver reads it for a vote decision (``provider.beliefs("day_vote")``).
+      suspicion: The table's deception scores ``{player: score}``; they are no
+        part of the solved rule and stand in for the belief term only when
+        ``beliefs`` is empty (a seat without an opponent model).
+
+    Returns:
+      The living others but the speaker, most suspected first.
+    """
+    me = knowledge.player
+    others = [q for q in knowledge.living() if q != me]
+    belief: Mapping[int, Mapping[str, float]] | None = beliefs
+    if not beliefs and suspicion:
+        belief = {int(q): {"werewolf": float(s)} for q, s in suspicion.items()}
+    acts = [
+        rules.speech_act_from_json(e.data["act"]) for e in knowledge.events if e.kind == "speech"
+    ]
+    return rank_suspects(
+        others,
+        role=knowledge.role,
+        werewolves=knowledge.partners,
+        checks=knowledge.checks,
+        beliefs=belief,
+        acts=acts,
+    )

@@ -1,0 +1,681 @@
+"""Ratings of agents from pairwise tournament outcomes: Bradley–Terry with a bootstrap, and Elo.
+
+Input everywhere is a list of :data:`Outcome` triples ``(a, b, score)``: agent ``a``
+played agent ``b`` and scored ``score`` in [0, 1] (1 a win, 0 a loss, 0.5 a draw; any
+value in between counts as that fraction of a win). Agents are given explicitly, as
+distinct names, and every output keeps their order. Nothing here knows about games.
+
+**Bradley–Terry** (Bradley & Terry 1952; Hunter 2004): every agent ``i`` has a
+log-strength ``θ_i`` and ``P(i beats j) = σ(θ_i − θ_j)`` with ``σ`` the logistic
+function. A draw counts as half a win each way, so a game with score ``s`` adds
+``s·log σ(θ_a − θ_b) + (1 − s)·log σ(θ_b − θ_a)`` to the log-likelihood.
+:func:`bradley_terry` maximises the log-likelihood minus a ridge ``(λ/2)·Σθ_i²``
+(a weak Gaussian prior ``θ_i ~ N(0, 1/λ)``, λ = :data:`DEFAULT_RIDGE`), which keeps the
+estimate finite when an agent is undefeated, and centres the result to mean 0. The
+objective is convex; it is minimised by ``scipy.optimize.minimize`` (``trust-exact``,
+with the exact gradient and Hessian). Ratings on the Elo scale are
+``1500 + 400/ln(10)·θ`` (:func:`elo_scale`), so a difference of 400 points means odds of
+10 to 1.
+
+:func:`rate` adds uncertainty by a stratified percentile bootstrap (Efron & Tibshirani
+1993): the games of every pair are resampled with replacement, each pair keeping its
+number of games, and the model refitted; the table gives each agent's rating interval,
+rank interval, and each pair's rating-difference interval (a pair whose interval
+contains 0 is *inseparable* at that level).
+
+**Elo** (Elo 1978): :func:`elo` applies the sequential update
+``R_a ← R_a + k·(s − E_a)``, ``E_a = 1 / (1 + 10^((R_b − R_a)/400))`` (and the mirror
+update for ``b``) in the order the outcomes are given. Its result depends on that
+order; :func:`elo_spread` shows how much, over random orders of the same games.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from solvers.writers import finite_or_none
+
+__all__ = [
+    "DEFAULT_RIDGE",
+    "ELO_BASE",
+    "ELO_SCALE",
+    "AgentRating",
+    "CheckedOutcomes",
+    "EloSpread",
+    "Outcome",
+    "PairDifference",
+    "RatingTable",
+    "bradley_terry",
+    "check_outcomes",
+    "elo",
+    "elo_scale",
+    "elo_spread",
+    "rate",
+]
+
+logger = logging.getLogger(__name__)
+
+#: One game: (agent A, agent B, A's score in [0, 1]; 1 win, 0 loss, 0.5 draw).
+Outcome = tuple[str, str, float]
+
+#: The ridge λ of :func:`bradley_terry`: a N(0, 1/λ) prior on each log-strength, so
+#: weak (standard deviation ≈ 32) that it only matters when a maximum-likelihood
+#: estimate would be infinite (an undefeated or winless agent).
+DEFAULT_RIDGE = 1e-3
+
+#: Elo-scale offset and points per unit of log-strength: ``1500 + 400/ln(10)·θ``.
+ELO_BASE = 1500.0
+ELO_SCALE = 400.0 / math.log(10.0)
+
+
+# --------------------------------------------------------------------------- validation
+
+
+@dataclass(frozen=True)
+class CheckedOutcomes:
+    """Validated outcomes as index arrays (see :func:`check_outcomes`).
+
+    Attributes:
+      agents: The agent names, in the given order.
+      a: Index of agent A of every game.
+      b: Index of agent B of every game.
+      score: A's score of every game, in [0, 1].
+    """
+
+    agents: tuple[str, ...]
+    a: np.ndarray
+    b: np.ndarray
+    score: np.ndarray
+
+
+def check_outcomes(
+    agents: Sequence[str], outcomes: Sequence[Outcome], *, where: str
+) -> CheckedOutcomes:
+    """Validates agents and outcomes, raising a one-line ``ValueError`` naming ``where``.
+
+    Args:
+      agents: Distinct agent names (at least 2).
+      outcomes: ``(a, b, score)`` triples, at least one; ``a`` and ``b`` distinct
+        known agents, ``score`` a finite number in [0, 1].
+      where: The calling function's name, for the error messages.
+
+    Returns:
+      The outcomes as index arrays.
+    """
+    if isinstance(agents, str):
+        raise ValueError(f"{where}: agents must be a sequence of names, not one string")
+    names = tuple(agents)
+    if len(names) < 2:
+        raise ValueError(f"{where}: needs at least 2 agents, got {len(names)}; list every agent")
+    for name in names:
+        if not isinstance(name, str):
+            raise ValueError(f"{where}: agent names must be strings, got {name!r}")
+    if len(set(names)) != len(names):
+        dup = sorted({n for n in names if names.count(n) > 1})
+        raise ValueError(f"{where}: agent names must be distinct, repeated: {dup}")
+    if len(outcomes) == 0:
+        raise ValueError(f"{where}: needs at least one outcome (a, b, score); got none")
+    index = {n: i for i, n in enumerate(names)}
+    a = np.empty(len(outcomes), dtype=np.intp)
+    b = np.empty(len(outcomes), dtype=np.intp)
+    score = np.empty(len(outcomes), dtype=float)
+    for k, outcome in enumerate(outcomes):
+        if not isinstance(outcome, (tuple, list)) or len(outcome) != 3:
+            raise ValueError(
+                f"{where}: outcome {k} is {outcome!r}; give a triple (agent A, agent B, A's score)"
+            )
+        x, y, s = outcome
+        for name in (x, y):
+            if name not in index:
+                raise ValueError(
+                    f"{where}: unknown agent {name!r} in outcome {k}; add it to agents {list(names)}"
+                )
+        if x == y:
+            raise ValueError(f"{where}: outcome {k} has {x!r} playing itself; drop self-play games")
+        try:
+            value = float(s)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"{where}: score {s!r} of outcome {k} is not a number; use 1 win, 0 loss, 0.5 draw"
+            ) from None
+        if not (0.0 <= value <= 1.0):  # also rejects NaN
+            raise ValueError(
+                f"{where}: score {s!r} of outcome {k} is outside [0, 1]; use 1 win, 0 loss, 0.5 draw"
+            )
+        a[k], b[k], score[k] = index[x], index[y], value
+    return CheckedOutcomes(names, a, b, score)
+
+
+def _check_level(level: float, where: str) -> None:
+    if not (0.0 < level < 1.0):
+        raise ValueError(f"{where}: level must be in (0, 1), got {level!r}; e.g. 0.95")
+
+
+def _check_ridge(ridge: float, where: str) -> None:
+    if not (math.isfinite(ridge) and ridge >= 0.0):
+        raise ValueError(f"{where}: ridge must be a finite number >= 0, got {ridge!r}")
+
+
+# --------------------------------------------------------------------------- Bradley–Terry
+
+
+@dataclass(frozen=True)
+class _Pairs:
+    """Sufficient statistics of Bradley–Terry: per unordered pair (i < j) with games."""
+
+    i: np.ndarray  # first agent of each pair
+    j: np.ndarray  # second agent (i < j)
+    n: np.ndarray  # games of the pair
+    w: np.ndarray  # total score of i against j
+    game_pair: np.ndarray  # per game: index of its pair
+    game_score: np.ndarray  # per game: the score of the pair's first agent
+
+
+def _pairs(checked: CheckedOutcomes) -> _Pairs:
+    lo = np.minimum(checked.a, checked.b)
+    hi = np.maximum(checked.a, checked.b)
+    first_score = np.where(checked.a == lo, checked.score, 1.0 - checked.score)
+    n_agents = len(checked.agents)
+    keys, game_pair = np.unique(lo * n_agents + hi, return_inverse=True)
+    n = np.bincount(game_pair, minlength=len(keys)).astype(float)
+    w = np.bincount(game_pair, weights=first_score, minlength=len(keys))
+    return _Pairs(keys // n_agents, keys % n_agents, n, w, game_pair, first_score)
+
+
+def _strongly_connected(n_agents: int, pairs: _Pairs) -> bool:
+    """Hunter's (2004) condition for a finite maximum-likelihood estimate without ridge."""
+    # scipy lazily, here and in _fit_bt: it would double the time of `import solvers`.
+    from scipy.sparse import csr_matrix  # type: ignore[import-untyped]
+    from scipy.sparse.csgraph import connected_components  # type: ignore[import-untyped]
+
+    rows = np.concatenate([pairs.i[pairs.w > 0], pairs.j[pairs.n - pairs.w > 0]])
+    cols = np.concatenate([pairs.j[pairs.w > 0], pairs.i[pairs.n - pairs.w > 0]])
+    graph = csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(n_agents, n_agents))
+    count, _ = connected_components(graph, directed=True, connection="strong")
+    return bool(count == 1)
+
+
+def _fit_bt(
+    n_agents: int,
+    i: np.ndarray,
+    j: np.ndarray,
+    n: np.ndarray,
+    w: np.ndarray,
+    ridge: float,
+    x0: np.ndarray | None = None,
+) -> np.ndarray:
+    """Centred penalised maximum-likelihood log-strengths from pair statistics.
+
+    The objective adds ``½·(Σθ)²``, which leaves the optimum unchanged (the likelihood is
+    shift-invariant and the ridge is smallest at mean 0) but fixes the shift, so the
+    Hessian is positive definite whenever the comparison graph is connected.
+    """
+    from scipy.optimize import minimize  # type: ignore[import-untyped]
+
+    lose = n - w
+
+    def objective(theta: np.ndarray) -> tuple[float, np.ndarray]:
+        d = theta[i] - theta[j]
+        nll = float(np.sum(w * np.logaddexp(0.0, -d) + lose * np.logaddexp(0.0, d)))
+        total = float(theta.sum())
+        value = nll + 0.5 * ridge * float(theta @ theta) + 0.5 * total * total
+        g = n / (1.0 + np.exp(-d)) - w  # d(nll)/d(d)
+        grad = np.bincount(i, g, n_agents) - np.bincount(j, g, n_agents)
+        return value, grad + ridge * theta + total
+
+    def hessian(theta: np.ndarray) -> np.ndarray:
+        d = theta[i] - theta[j]
+        p = 1.0 / (1.0 + np.exp(-d))
+        h = n * p * (1.0 - p)
+        hess = np.full((n_agents, n_agents), 1.0) + ridge * np.eye(n_agents)
+        np.add.at(hess, (i, j), -h)
+        np.add.at(hess, (j, i), -h)
+        hess[np.diag_indices(n_agents)] += np.bincount(i, h, n_agents) + np.bincount(j, h, n_agents)
+        return hess
+
+    start = np.zeros(n_agents) if x0 is None else np.asarray(x0, dtype=float)
+    result = minimize(
+        objective, start, jac=True, hess=hessian, method="trust-exact", options={"gtol": 1e-9}
+    )
+    if not result.success:
+        logger.debug("bradley_terry: optimiser stopped early: %s", result.message)
+    theta = np.asarray(result.x, dtype=float)
+    return theta - theta.mean()
+
+
+def bradley_terry(
+    agents: Sequence[str], outcomes: Sequence[Outcome], *, ridge: float = DEFAULT_RIDGE
+) -> dict[str, float]:
+    """Maximum-likelihood Bradley–Terry log-strengths, centred to mean 0.
+
+    Model (Bradley & Terry 1952): ``P(i beats j) = σ(θ_i − θ_j)``; a game with score ``s``
+    for ``i`` counts as ``s`` wins of ``i`` and ``1 − s`` wins of ``j`` (a draw is half a
+    win each way). The estimate maximises the log-likelihood minus ``(ridge/2)·Σθ_i²``.
+
+    Args:
+      agents: Distinct agent names; the result keeps their order.
+      outcomes: ``(a, b, score)`` triples.
+      ridge: The ridge λ ≥ 0 (default :data:`DEFAULT_RIDGE`). With ``ridge=0`` the plain
+        maximum-likelihood estimate, which exists only if every split of the agents into
+        two groups has a game each group scored in (Hunter 2004); otherwise ValueError.
+
+    Returns:
+      Agent -> θ (natural-log odds units; :func:`elo_scale` converts to Elo points).
+    """
+    where = "bradley_terry"
+    _check_ridge(ridge, where)
+    checked = check_outcomes(agents, outcomes, where=where)
+    pairs = _pairs(checked)
+    n_agents = len(checked.agents)
+    if ridge == 0.0 and not _strongly_connected(n_agents, pairs):
+        raise ValueError(
+            f"{where}: with ridge=0 the estimate is infinite (an agent or group never scored "
+            "against, or never lost to, the rest); use ridge > 0"
+        )
+    theta = _fit_bt(n_agents, pairs.i, pairs.j, pairs.n, pairs.w, ridge)
+    return dict(zip(checked.agents, (float(t) for t in theta), strict=True))
+
+
+def elo_scale(theta: float) -> float:
+    """A Bradley–Terry log-strength on the Elo scale: ``1500 + 400/ln(10)·θ``."""
+    return ELO_BASE + ELO_SCALE * theta
+
+
+# --------------------------------------------------------------------------- the table
+
+
+@dataclass(frozen=True)
+class AgentRating:
+    """One agent's row of a :class:`RatingTable` (ratings on the Elo scale).
+
+    Attributes:
+      agent: The agent's name.
+      theta: Bradley–Terry log-strength (centred).
+      rating: ``elo_scale(theta)``.
+      low: Lower end of the percentile-bootstrap interval of ``rating``.
+      high: Upper end of that interval.
+      rank: Rank of ``rating`` (1 = best; tied agents share the better rank).
+      rank_low: Best rank in the bootstrap interval of ranks (a number ≤ ``rank_high``).
+      rank_high: Worst rank in that interval.
+      elo: Sequential Elo rating, outcomes in the given order (:func:`elo`).
+      games: Games played.
+      wins: Games with score > 0.5.
+      draws: Games with score 0.5.
+      losses: Games with score < 0.5.
+      score: Mean score over the agent's games.
+    """
+
+    agent: str
+    theta: float
+    rating: float
+    low: float
+    high: float
+    rank: int
+    rank_low: int
+    rank_high: int
+    elo: float
+    games: int
+    wins: int
+    draws: int
+    losses: int
+    score: float
+
+
+@dataclass(frozen=True)
+class PairDifference:
+    """The rating difference ``rating(a) − rating(b)`` of one pair, with its interval.
+
+    Attributes:
+      a: The first agent (earlier in the agents' order).
+      b: The second agent.
+      difference: ``rating(a) − rating(b)`` (Elo points).
+      low: Lower end of its percentile-bootstrap interval.
+      high: Upper end.
+      games: Games played between ``a`` and ``b``.
+    """
+
+    a: str
+    b: str
+    difference: float
+    low: float
+    high: float
+    games: int
+
+    @property
+    def separable(self) -> bool:
+        """Whether the interval excludes 0 (the order of the pair is resolved)."""
+        return not (self.low <= 0.0 <= self.high)
+
+
+@dataclass(frozen=True)
+class RatingTable:
+    """Bradley–Terry ratings with bootstrap intervals (:func:`rate`).
+
+    Attributes:
+      agents: The agent names, in the given order.
+      rows: One :class:`AgentRating` per agent, in that order.
+      pairs: One :class:`PairDifference` per unordered pair, in the agents' order.
+      level: Confidence level of every interval.
+      bootstrap: Number of bootstrap resamples.
+      seed: Seed of the bootstrap's ``numpy.random.default_rng``.
+      ridge: Ridge of the Bradley–Terry fit.
+      elo_k: K-factor of the sequential Elo column.
+      total_games: Number of outcomes.
+    """
+
+    agents: tuple[str, ...]
+    rows: tuple[AgentRating, ...]
+    pairs: tuple[PairDifference, ...]
+    level: float
+    bootstrap: int
+    seed: int
+    ridge: float
+    elo_k: float
+    total_games: int
+
+    def row(self, agent: str) -> AgentRating:
+        """The row of ``agent`` (KeyError if unknown)."""
+        for r in self.rows:
+            if r.agent == agent:
+                return r
+        raise KeyError(agent)
+
+    def pair(self, a: str, b: str) -> PairDifference:
+        """The difference ``rating(a) − rating(b)``, in either order of the two names."""
+        for p in self.pairs:
+            if (p.a, p.b) == (a, b):
+                return p
+            if (p.a, p.b) == (b, a):
+                return PairDifference(a, b, -p.difference, -p.high, -p.low, p.games)
+        raise KeyError((a, b))
+
+    def inseparable(self) -> list[tuple[str, str]]:
+        """Pairs whose rating-difference interval contains 0, in the agents' order."""
+        return [(p.a, p.b) for p in self.pairs if not p.separable]
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON types (NaN and infinities as None), for results files."""
+        out: dict[str, Any] = {
+            "method": "bradley_terry",
+            "scale": "elo: 1500 + 400/ln(10) * theta",
+            "level": self.level,
+            "bootstrap": self.bootstrap,
+            "seed": self.seed,
+            "ridge": self.ridge,
+            "elo_k": self.elo_k,
+            "total_games": self.total_games,
+            "agents": [
+                {k: getattr(r, k) for k in AgentRating.__dataclass_fields__} for r in self.rows
+            ],
+            "pairs": [
+                {
+                    **{k: getattr(p, k) for k in PairDifference.__dataclass_fields__},
+                    "separable": p.separable,
+                }
+                for p in self.pairs
+            ],
+            "inseparable": [list(p) for p in self.inseparable()],
+        }
+        return dict(finite_or_none(out))
+
+
+def _ranks(values: np.ndarray) -> np.ndarray:
+    """1 + the number of strictly larger values, along the last axis (1 = best)."""
+    return 1 + (values[..., None, :] > values[..., :, None]).sum(axis=-1)
+
+
+def _bootstrap_thetas(
+    n_agents: int,
+    pairs: _Pairs,
+    ridge: float,
+    bootstrap: int,
+    rng: np.random.Generator,
+    start: np.ndarray,
+) -> np.ndarray:
+    """(bootstrap, n_agents) log-strengths refitted on resamples stratified by pair."""
+    w_boot = np.empty((bootstrap, len(pairs.n)))
+    for p in range(len(pairs.n)):
+        scores = pairs.game_score[pairs.game_pair == p]
+        picks = rng.integers(0, len(scores), size=(bootstrap, len(scores)))
+        w_boot[:, p] = scores[picks].sum(axis=1)
+    thetas = np.empty((bootstrap, n_agents))
+    for b in range(bootstrap):
+        thetas[b] = _fit_bt(n_agents, pairs.i, pairs.j, pairs.n, w_boot[b], ridge, start)
+    return thetas
+
+
+def rate(
+    agents: Sequence[str],
+    outcomes: Sequence[Outcome],
+    *,
+    bootstrap: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+    ridge: float = DEFAULT_RIDGE,
+    elo_k: float = 16.0,
+) -> RatingTable:
+    """Bradley–Terry ratings (Elo scale) with stratified percentile-bootstrap intervals.
+
+    Each resample draws, for every pair of agents that played, as many games as the pair
+    played, with replacement from that pair's games (``numpy.random.default_rng(seed)``),
+    and refits the model. Intervals are the ``(1 − level)/2`` and ``(1 + level)/2``
+    percentiles over resamples: of each rating, of each rank (as observed ranks), and of
+    each pair's rating difference.
+
+    Args:
+      agents: Distinct agent names; every output keeps their order.
+      outcomes: ``(a, b, score)`` triples.
+      bootstrap: Number of resamples (≥ 1).
+      seed: Seed of the resampling generator; the same seed gives the same table.
+      level: Confidence level in (0, 1).
+      ridge: Ridge of the fit (> 0, so every resample has finite ratings).
+      elo_k: K-factor of the sequential Elo column (:func:`elo`).
+
+    Returns:
+      The :class:`RatingTable`.
+    """
+    where = "rate"
+    if isinstance(bootstrap, bool) or not isinstance(bootstrap, (int, np.integer)) or bootstrap < 1:
+        raise ValueError(f"rate: bootstrap must be an integer >= 1, got {bootstrap!r}; e.g. 1000")
+    _check_level(level, where)
+    _check_ridge(ridge, where)
+    if ridge == 0.0:
+        raise ValueError(
+            "rate: ridge must be > 0 so that every bootstrap resample has finite ratings"
+        )
+    checked = check_outcomes(agents, outcomes, where=where)
+    names = checked.agents
+    n_agents = len(names)
+    pairs = _pairs(checked)
+
+    theta = _fit_bt(n_agents, pairs.i, pairs.j, pairs.n, pairs.w, ridge)
+    rng = np.random.default_rng(seed)
+    thetas = _bootstrap_thetas(n_agents, pairs, ridge, int(bootstrap), rng, theta)
+    ratings = ELO_BASE + ELO_SCALE * theta
+    boot = ELO_BASE + ELO_SCALE * thetas
+    q = ((1.0 - level) / 2.0, (1.0 + level) / 2.0)
+    low, high = np.percentile(boot, [100 * q[0], 100 * q[1]], axis=0)
+    rank = _ranks(ratings)
+    boot_rank = _ranks(boot)
+    rank_low = np.quantile(boot_rank, q[0], axis=0, method="inverted_cdf")
+    rank_high = np.quantile(boot_rank, q[1], axis=0, method="inverted_cdf")
+    elos = elo(names, outcomes, k=elo_k)
+
+    games = np.bincount(checked.a, minlength=n_agents) + np.bincount(checked.b, minlength=n_agents)
+    own_a, own_b = checked.score, 1.0 - checked.score
+    total = np.bincount(checked.a, own_a, n_agents) + np.bincount(checked.b, own_b, n_agents)
+
+    def count(mask_a: np.ndarray, mask_b: np.ndarray) -> np.ndarray:
+        return np.bincount(checked.a[mask_a], minlength=n_agents) + np.bincount(
+            checked.b[mask_b], minlength=n_agents
+        )
+
+    wins = count(own_a > 0.5, own_b > 0.5)
+    draws = count(own_a == 0.5, own_b == 0.5)
+    losses = count(own_a < 0.5, own_b < 0.5)
+
+    rows = tuple(
+        AgentRating(
+            agent=name,
+            theta=float(theta[x]),
+            rating=float(ratings[x]),
+            low=float(low[x]),
+            high=float(high[x]),
+            rank=int(rank[x]),
+            rank_low=int(rank_low[x]),
+            rank_high=int(rank_high[x]),
+            elo=float(elos[name]),
+            games=int(games[x]),
+            wins=int(wins[x]),
+            draws=int(draws[x]),
+            losses=int(losses[x]),
+            score=float(total[x] / games[x]) if games[x] else math.nan,
+        )
+        for x, name in enumerate(names)
+    )
+    pair_games = {
+        (int(a), int(b)): int(c) for a, b, c in zip(pairs.i, pairs.j, pairs.n, strict=True)
+    }
+    diffs = []
+    for x in range(n_agents):
+        for y in range(x + 1, n_agents):
+            d_lo, d_hi = np.percentile(boot[:, x] - boot[:, y], [100 * q[0], 100 * q[1]])
+            diffs.append(
+                PairDifference(
+                    a=names[x],
+                    b=names[y],
+                    difference=float(ratings[x] - ratings[y]),
+                    low=float(d_lo),
+                    high=float(d_hi),
+                    games=pair_games.get((x, y), 0),
+                )
+            )
+    logger.debug("rate: %d agents, %d games, %d resamples", n_agents, len(outcomes), bootstrap)
+    return RatingTable(
+        agents=names,
+        rows=rows,
+        pairs=tuple(diffs),
+        level=float(level),
+        bootstrap=int(bootstrap),
+        seed=int(seed),
+        ridge=float(ridge),
+        elo_k=float(elo_k),
+        total_games=len(outcomes),
+    )
+
+
+# --------------------------------------------------------------------------- Elo
+
+
+def _check_k(k: float, where: str) -> None:
+    if not (math.isfinite(k) and k > 0.0):
+        raise ValueError(f"{where}: k must be a finite number > 0, got {k!r}; e.g. 16")
+
+
+def _elo_run(
+    n_agents: int, a: np.ndarray, b: np.ndarray, score: np.ndarray, k: float, initial: float
+) -> np.ndarray:
+    r = [initial] * n_agents
+    for x, y, s in zip(a.tolist(), b.tolist(), score.tolist(), strict=True):
+        expected = 1.0 / (1.0 + 10.0 ** ((r[y] - r[x]) / 400.0))
+        delta = k * (s - expected)
+        r[x] += delta
+        r[y] -= delta
+    return np.asarray(r)
+
+
+def elo(
+    agents: Sequence[str],
+    outcomes: Sequence[Outcome],
+    *,
+    k: float = 16.0,
+    initial: float = 1500.0,
+) -> dict[str, float]:
+    """Sequential Elo ratings (Elo 1978), updating after each outcome in the given order.
+
+    For a game ``(a, b, s)``: ``E = 1 / (1 + 10^((R_b − R_a)/400))``, then
+    ``R_a += k·(s − E)`` and ``R_b −= k·(s − E)``.
+
+    Args:
+      agents: Distinct agent names; the result keeps their order.
+      outcomes: ``(a, b, score)`` triples, in playing order.
+      k: The K-factor (> 0).
+      initial: Every agent's starting rating.
+
+    Returns:
+      Agent -> final rating.
+    """
+    where = "elo"
+    _check_k(k, where)
+    checked = check_outcomes(agents, outcomes, where=where)
+    r = _elo_run(len(checked.agents), checked.a, checked.b, checked.score, k, initial)
+    return dict(zip(checked.agents, (float(v) for v in r), strict=True))
+
+
+@dataclass(frozen=True)
+class EloSpread:
+    """Sequential Elo of one agent over random orders of the same games (:func:`elo_spread`).
+
+    Attributes:
+      mean: Mean final rating over the orders.
+      low: 2.5th percentile.
+      high: 97.5th percentile.
+    """
+
+    mean: float
+    low: float
+    high: float
+
+
+def elo_spread(
+    agents: Sequence[str],
+    outcomes: Sequence[Outcome],
+    *,
+    permutations: int = 200,
+    seed: int = 0,
+    k: float = 16.0,
+    initial: float = 1500.0,
+) -> dict[str, EloSpread]:
+    """How much sequential Elo depends on match order: ratings over random orders.
+
+    Args:
+      agents: Distinct agent names; the result keeps their order.
+      outcomes: ``(a, b, score)`` triples.
+      permutations: Number of random orders (≥ 1), drawn by
+        ``numpy.random.default_rng(seed)``.
+      seed: Seed of the generator.
+      k: The K-factor.
+      initial: Every agent's starting rating.
+
+    Returns:
+      Agent -> mean and 2.5/97.5 percentiles of its final Elo rating.
+    """
+    where = "elo_spread"
+    if (
+        isinstance(permutations, bool)
+        or not isinstance(permutations, (int, np.integer))
+        or permutations < 1
+    ):
+        raise ValueError(f"{where}: permutations must be an integer >= 1, got {permutations!r}")
+    _check_k(k, where)
+    checked = check_outcomes(agents, outcomes, where=where)
+    rng = np.random.default_rng(seed)
+    n_agents = len(checked.agents)
+    runs = np.empty((int(permutations), n_agents))
+    for p in range(int(permutations)):
+        order = rng.permutation(len(checked.score))
+        runs[p] = _elo_run(
+            n_agents, checked.a[order], checked.b[order], checked.score[order], k, initial
+        )
+    mean = runs.mean(axis=0)
+    low, high = np.percentile(runs, [2.5, 97.5], axis=0)
+    return {
+        name: EloSpread(float(mean[x]), float(low[x]), float(high[x]))
+        for x, name in enumerate(checked.agents)
+    }
