@@ -510,3 +510,19 @@ class CachedModel(ChatModel):
 
     def __repr__(self) -> str:
         return f"CachedModel({self.inner!r}, {self.path!r})"
+
+
+def combined_stats(model: ChatModel) -> CacheStats | None:
+    """The cache counters of a cached model, summed over a routed model's cached backends.
+
+    None when no model behind ``model`` is cached.
+    """
+    from gt_llm.routing import RoutedModel
+
+    inner = model.inner_models() if isinstance(model, RoutedModel) else [model]
+    stats = [m.stats() for m in inner if isinstance(m, CachedModel)]
+    if not stats:
+        return None
+    return CacheStats(
+        **{f.name: sum(getattr(st, f.name) for st in stats) for f in dataclasses.fields(CacheStats)}
+    )

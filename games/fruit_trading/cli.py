@@ -25,6 +25,7 @@ from games.engine.cli_options import (
     say,
 )
 from games.engine.quality import quality_lines
+from games.fruit_trading.seats import player_routed_model
 from gt_llm.argtypes import (
     MAX_SIZE,
     MAX_WORKERS,
@@ -37,6 +38,7 @@ from solvers.cfr import VARIANTS as CFR_VARIANTS
 
 if TYPE_CHECKING:
     from games.fruit_trading.settings import ExperimentSettings
+    from gt_llm.chat import ChatModel
 
 logger = logging.getLogger(__name__)
 
@@ -96,7 +98,32 @@ def settings_from_args(args: argparse.Namespace) -> ExperimentSettings:
         names=args.names,
         pools=args.pools,
         structured=args.structured == "on",
+        player_backends=player_specs(args),
     )
+
+
+def player_specs(args: argparse.Namespace) -> tuple[str, str] | None:
+    """``--player-backends A,B``: the two players' backend specs, checked (no call made).
+
+    Raises:
+      ValueError: not two specs, or a spec the registry refuses (naming the flag).
+    """
+    from gt_llm.registry import check_spec
+
+    if getattr(args, "player_backends", None) is None:
+        return None
+    specs = tuple(s.strip() for s in str(args.player_backends).split(","))
+    if len(specs) != 2 or not all(specs):
+        raise ValueError(
+            "fruit-trading run: --player-backends needs two backend specs, the first player's "
+            f"and the second's, comma-separated; got {len(specs)}"
+        )
+    for i, spec in enumerate(specs):
+        try:
+            check_spec(spec)
+        except ValueError as exc:
+            raise ValueError(f"fruit-trading run: --player-backends player {i}: {exc}") from None
+    return specs[0], specs[1]
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -118,15 +145,24 @@ def _run(args: argparse.Namespace) -> int:
     check_fits(estimate, inits=settings.inits, iterations=settings.iterations)
     if not args.no_progress:
         sys.stderr.write(estimate.describe() + "\n")
-    # Backend, key and cache checked before --out is touched (--force clears only then).
-    model = prepare_model(args)
-    check_local_run(args, model, estimate, CALL_SHAPE)
+    # Backend, key and cache checked before --out is touched (--force clears only then);
+    # with --player-backends one model per distinct spec, each behind the same cache file.
+    specs = list(dict.fromkeys([args.backend, *(settings.player_backends or ())]))
+    models: dict[str, ChatModel] = {}
     try:
-        with results_folder(args, settings.results_settings(), model) as run:
-            model = attach_cache(args, model)
+        for spec in specs:
+            models[spec] = prepare_model(argparse.Namespace(**{**vars(args), "backend": spec}))
+            check_local_run(args, models[spec], estimate, CALL_SHAPE)
+        with results_folder(args, settings.results_settings(), models[args.backend]) as run:
+            for spec in specs:
+                models[spec] = attach_cache(args, models[spec])
+            model: ChatModel = models[args.backend]
+            if settings.player_backends is not None:
+                model = player_routed_model(models, settings.player_backends, args.backend)
             result = run_experiment(settings, model=model, results=run)
     finally:
-        model.close()
+        for m in models.values():
+            m.close()
     s = result.summary
     lines = [f"fruit trading results in {result.out}  (model: {s['label']})"]
     for variant, v in s["variants"].items():
@@ -268,6 +304,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         default=("tone", "tone+belief"),
         help="comma-separated: tone, tone+dirichlet, tone+gratr or tone+MODEL for any "
         "registered opponent model (tone+belief = tone+dirichlet; default tone,tone+belief)",
+    )
+    run.add_argument(
+        "--player-backends",
+        type=non_empty,
+        default=None,
+        help="the two players' backend specs, comma-separated (default: both on --backend, "
+        "which stays the agreement judge's and the trade summary's); cached apart",
     )
     add_common_options(
         run, out="results/fruit", seed_help="master seed of the initialisations (default 0)"

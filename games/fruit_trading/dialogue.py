@@ -334,6 +334,7 @@ def _message_request(state: DialogueState, speaker: int, tone: str, seed: int) -
     view = state.belief_view(speaker) if (state.turns and tone != "any") else BeliefView()
     believed = view.fruits
     fields: dict[str, Any] = {
+        "player": speaker,  # whose message: routes it to that player's backend (seats.py)
         "speaker": info.name,
         "opponent": opponent,
         "private_info": info.describe(),
@@ -409,6 +410,7 @@ def step(state: DialogueState, tone: str, seed: int) -> Step[DialogueState]:
                 call(
                     prompts.COMPUTE_PAYOFF.render(
                         {
+                            "player": p,
                             "name": names[p],
                             "private_info": state.scenario.players[p].describe(),
                             "trade": trade_text,
@@ -421,7 +423,9 @@ def step(state: DialogueState, tone: str, seed: int) -> Step[DialogueState]:
             ]
             values = yield [
                 call(
-                    prompts.EXTRACT_PAYOFF.render({"name": names[p], "calculation": calc[p]}, **ask)
+                    prompts.EXTRACT_PAYOFF.render(
+                        {"player": p, "name": names[p], "calculation": calc[p]}, **ask
+                    )
                 )
                 for p in range(2)
             ]
@@ -441,6 +445,7 @@ def step(state: DialogueState, tone: str, seed: int) -> Step[DialogueState]:
         guess = yield call(
             prompts.GUESS_FRUIT.render(
                 {
+                    "player": receiver,
                     "observer": state.names[receiver],
                     "opponent": state.names[speaker],
                     "dialogue": dialogue,

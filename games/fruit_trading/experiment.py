@@ -74,7 +74,7 @@ from games.fruit_trading.tree import (
     build_subgames,
     root_steps,
 )
-from gt_llm.cache import CachedModel
+from gt_llm.cache import combined_stats
 from gt_llm.chat import ChatModel
 from gt_llm.parsing import ParsePolicy, ParseStats
 from gt_llm.registry import load_model, parse_spec
@@ -176,8 +176,9 @@ def run_experiment(
         summary["variants"][variant], subgames[variant] = _run_variant(
             settings, variant, model, run, label, timings
         )
-    if isinstance(model, CachedModel):
-        summary["llm_calls"] = dataclasses.asdict(model.stats())
+    stats = combined_stats(model)
+    if stats is not None:
+        summary["llm_calls"] = dataclasses.asdict(stats)
     summary["fallbacks_total"] = sum(v["fallbacks"] for v in summary["variants"].values())
     summary["timings"] = timings
     _write_summary(run, summary)

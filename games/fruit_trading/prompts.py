@@ -119,7 +119,9 @@ OPENING = PromptTemplate(
         "of your fruits you would give and how many of which fruits you want in return. "
         "Reply with the message only."
     ),
-    extra_fields=("endowment", "valuation", "tone", "believed_fruits", "belief_trust"),
+    # "player" (0 or 1, the speaker's index; implied by its name) routes the request to that
+    # player's backend (games/fruit_trading/seats.py); so does it in the tasks below.
+    extra_fields=("player", "endowment", "valuation", "tone", "believed_fruits", "belief_trust"),
     temperature=1.0,
     max_tokens=256,
     answer=MESSAGE_ANSWER,
@@ -137,7 +139,15 @@ MESSAGE = PromptTemplate(
         "altogether, or counter-propose a different trade of specific numbers of fruit. "
         "Reply with the message only."
     ),
-    extra_fields=("endowment", "valuation", "tone", "believed_fruits", "belief_trust", "turns"),
+    extra_fields=(
+        "player",
+        "endowment",
+        "valuation",
+        "tone",
+        "believed_fruits",
+        "belief_trust",
+        "turns",
+    ),
     temperature=1.0,
     max_tokens=256,
     answer=MESSAGE_ANSWER,
@@ -191,7 +201,7 @@ COMPUTE_PAYOFF = PromptTemplate(
         "receives minus the value of the fruit {name} gives, using {name}'s valuations. "
         "Show the calculation and end with a line 'Value for {name}: <number>'."
     ),
-    extra_fields=("valuation",),
+    extra_fields=("player", "valuation"),
     temperature=0.0,
     max_tokens=200,
     answer=CALCULATION_ANSWER,
@@ -208,6 +218,7 @@ EXTRACT_PAYOFF = PromptTemplate(
         "Here is a calculation of the value of a trade for {name}:\n{calculation}\n\n"
         "What is the final value for {name}? Answer with the number only."
     ),
+    extra_fields=("player",),
     temperature=0.0,
     max_tokens=10,
     answer=PAYOFF_ANSWER,
@@ -223,7 +234,7 @@ GUESS_FRUIT = PromptTemplate(
         "Which fruit does {opponent} want most: apples, bananas, or oranges? Answer with "
         "one word only."
     ),
-    extra_fields=("turns",),
+    extra_fields=("player", "turns"),
     temperature=0.0,
     max_tokens=5,
     answer=GUESS_ANSWER,

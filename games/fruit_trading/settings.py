@@ -101,6 +101,8 @@ class ExperimentSettings:
       processes: Worker processes for the CFR solves (``solvers.cfr_curves``):
         1 solves here, None uses every core when the work is large enough.
       structured: Ask for JSON answers under each task's schema (``--structured on``).
+      player_backends: The two players' backend specs (None: both on ``backend``, which
+        stays the agreement judge's and the trade summary's; :mod:`games.fruit_trading.seats`).
     """
 
     inits: int = 30
@@ -125,6 +127,7 @@ class ExperimentSettings:
     names: str = "random"
     pools: str = "per_init"
     structured: bool = True
+    player_backends: tuple[str, str] | None = None
 
     def __post_init__(self) -> None:
         if self.inits < 1:
@@ -193,16 +196,25 @@ class ExperimentSettings:
         compared unless it is declared harmless, and a resumed run with
         another ``--rpm`` is the same run.
         """
-        return {
+        out = {
             f.name: getattr(self, f.name)
             for f in dataclasses.fields(self)
             if f.name not in NON_RESULT_SETTINGS
         }
+        if self.player_backends is None:  # the settings of runs before per-player backends
+            del out["player_backends"]
+        else:
+            out["player_backends"] = [public_spec(b) for b in self.player_backends]
+        return out
 
     def public(self) -> dict[str, Any]:
         """Every setting, the backend as its public label (no credentials), for summaries."""
         out = {k: v for k, v in dataclasses.asdict(self).items() if k != "progress"}
         out["backend"] = public_spec(self.backend)
+        if self.player_backends is None:  # summaries of one backend stay as they were
+            del out["player_backends"]
+        else:
+            out["player_backends"] = [public_spec(b) for b in self.player_backends]
         return out
 
 

@@ -32,6 +32,7 @@ def _fields(
 ) -> dict:
     believed = list(believed)
     fields = {
+        "player": 0,
         "speaker": me.name,
         "opponent": opponent.name,
         "private_info": me.describe(),
@@ -188,7 +189,13 @@ def test_noise_reads_only_declared_fields(scripted):
         for order in prompts.LABEL_ORDERS
     }  # fmt: skip
     assert len(answers) == 1
-    guess = {"observer": me.name, "opponent": opp.name, "dialogue": "a", "turns": turns}
+    guess = {
+        "player": 0,
+        "observer": me.name,
+        "opponent": opp.name,
+        "dialogue": "a",
+        "turns": turns,
+    }
     assert (
         scripted.complete(prompts.GUESS_FRUIT.render(guess, seed=0)).text
         == scripted.complete(
@@ -380,13 +387,14 @@ def test_evaluation_chain_on_an_accepted_offer(scripted):
     calc = ask(
         prompts.COMPUTE_PAYOFF,
         {
+            "player": 0,
             "name": "Alice",
             "private_info": alice.describe(),
             "trade": trade,
             "valuation": list(alice.valuation),
         },
     )
-    value = ask(prompts.EXTRACT_PAYOFF, {"name": "Alice", "calculation": calc})
+    value = ask(prompts.EXTRACT_PAYOFF, {"player": 0, "name": "Alice", "calculation": calc})
     assert float(value) == 8.0  # 2 apples * 4 - 1 banana * 0
     # A counter-proposal is not an agreement.
     assert judge(turns[:1]) == [False, False]
@@ -400,6 +408,7 @@ def _guess_accuracy(model, turns, truth, opponent="Bob", seeds=range(80)) -> flo
     for seed in seeds:
         req = prompts.GUESS_FRUIT.render(
             {
+                "player": 0,
                 "observer": "Alice",
                 "opponent": opponent,
                 "dialogue": prompts.render_dialogue(turns),

@@ -236,6 +236,8 @@ def _other_value(action):
         return [next(c for c in action.choices if c != action.default)]
     if action.dest == "variants":
         return ["tone"]
+    if action.dest == "player_backends":
+        return ["scripted,scripted:rules-v2/b"]
     if isinstance(action.default, (int, float)) and not isinstance(action.default, bool):
         return [str(action.default + 1)]
     return None

@@ -126,7 +126,7 @@ def test_schema_is_part_of_the_cache_key_and_absent_schema_keeps_old_keys():
 
 
 def test_structured_render_carries_schema_answer_line_and_enough_tokens():
-    fields = {"observer": "Ann", "opponent": "Bob", "dialogue": "(none)", "turns": []}
+    fields = {"player": 0, "observer": "Ann", "opponent": "Bob", "dialogue": "(none)", "turns": []}
     free = fruit_prompts.GUESS_FRUIT.render(fields)
     structured = fruit_prompts.GUESS_FRUIT.render(fields, structured=True)
     assert free.schema is None
@@ -244,7 +244,8 @@ def test_openai_payload_sends_the_schema_and_groq_only_for_schema_models(monkeyp
     from gt_llm.backends.openai_compat import OpenAICompatModel
 
     req = fruit_prompts.GUESS_FRUIT.render(
-        {"observer": "Ann", "opponent": "Bob", "dialogue": "", "turns": []}, structured=True
+        {"player": 0, "observer": "Ann", "opponent": "Bob", "dialogue": "", "turns": []},
+        structured=True,
     )
     openai = OpenAICompatModel("m", "http://127.0.0.1:9/v1")
     body = openai.payload(req)

@@ -93,7 +93,7 @@ from games.werewolf.deception.summary import pooled_summary
 from games.werewolf.players.beliefs import BeliefSettings
 from games.werewolf.players.cfr_policy import DayPolicy, load_day_policy
 from games.werewolf.rules import Config
-from gt_llm.cache import CachedModel
+from gt_llm.cache import combined_stats
 from gt_llm.chat import ChatModel, ChatRequest
 from gt_llm.routing import RoutedModel, UnroutedRequest
 from runs.results import ResultsDir
@@ -289,11 +289,8 @@ def agent_run(
 
 def call_counts(chat: ChatModel) -> tuple[int, int] | None:
     """``(new, cached)`` calls of a cached model, summed over a routed model's backends."""
-    inner = chat.inner_models() if isinstance(chat, RoutedModel) else [chat]
-    stats = [m.stats() for m in inner if isinstance(m, CachedModel)]
-    if not stats:
-        return None
-    return sum(st.misses for st in stats), sum(st.hits for st in stats)
+    stats = combined_stats(chat)
+    return None if stats is None else (stats.misses, stats.hits)
 
 
 def play_pairs(

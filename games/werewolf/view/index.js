@@ -8,6 +8,8 @@
   app.appendChild(header("Werewolf " + D.folder_kind + " — " + D.folder, "model: " + (D.model || "?"),
     D.rows.length + " games" + (roles ? " · roles: " + roles : "")));
 
+  if (D.tournament) tournament(D.tournament);  // ratings and the meta-game first
+
   // Win rates with their 95 % intervals: a bar for the rate and a whisker for the interval.
   app.appendChild(h("h2", {text: "Win rates (95 % Wilson intervals)"}));
   const W = 220;
@@ -24,7 +26,6 @@
       h("td", {class: "num", text: fmt(r.rate, 3)}), h("td", {class: "num", text: "[" + fmt(r.lo, 3) + ", " + fmt(r.hi, 3) + "]"}), h("td", {}, svg)));
   }
   app.appendChild(rates);
-  if (D.tournament) tournament(D.tournament);
 
   // One row per game, sortable by any column, filterable by winner.
   const arena = D.folder_kind === "arena" || D.folder_kind === "tournament";
