@@ -327,6 +327,10 @@ class AgentRating:
     score: float
 
 
+#: Elo points within which an interval's end counts as 0 (the fit's rounding, far below a rating).
+SEPARATION_TOLERANCE = 1e-6
+
+
 @dataclass(frozen=True)
 class PairDifference:
     """The rating difference ``rating(a) − rating(b)`` of one pair, with its interval.
@@ -349,8 +353,12 @@ class PairDifference:
 
     @property
     def separable(self) -> bool:
-        """Whether the interval excludes 0 (the order of the pair is resolved)."""
-        return not (self.low <= 0.0 <= self.high)
+        """Whether the interval excludes 0 by more than :data:`SEPARATION_TOLERANCE`.
+
+        An end within the tolerance of 0 is 0: resamples that tie the pair give a
+        difference of 0 up to the fit's rounding (e.g. 3e-11), which is not a resolved order.
+        """
+        return self.low > SEPARATION_TOLERANCE or self.high < -SEPARATION_TOLERANCE
 
 
 @dataclass(frozen=True)

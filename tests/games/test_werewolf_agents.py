@@ -257,6 +257,7 @@ def test_tournament_files_and_numbers(tournament) -> None:
     assert sum(cfr["speeches"].values()) > 0
     assert any("followed its CFR policy" in x for x in lines)
     assert any(x.startswith("ratings") for x in lines)
+    assert any("only 2 games per pair" in x for x in lines)  # the small-sample caveat
     # Rule-based seats make no call: their agent's logs hold no llm_call of its seats.
     log = next((out / "logs").rglob("game_0000.jsonl"))
     assert log.exists()

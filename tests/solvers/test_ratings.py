@@ -243,3 +243,13 @@ def test_ratings_figure_renders(planted_table):
     fig.savefig(buf, format="png")
     assert buf.getvalue()[:8] == b"\x89PNG\r\n\x1a\n"
     assert fig.axes[0].get_title() == "scripted stand-in, not an LLM"
+
+
+def test_an_interval_ending_at_zero_up_to_rounding_does_not_separate() -> None:
+    from solvers.ratings import SEPARATION_TOLERANCE, PairDifference
+
+    # Seen in a 2-games-per-pair tournament: the lower end was 3.2e-11, not a resolved order.
+    assert not PairDifference("a", "b", 262.5, 3.2e-11, 2027.9, 2).separable
+    assert not PairDifference("a", "b", -262.5, -2027.9, -3.2e-11, 2).separable
+    assert PairDifference("a", "b", 262.5, 10 * SEPARATION_TOLERANCE, 2027.9, 2).separable
+    assert PairDifference("a", "b", -262.5, -2027.9, -1.0, 2).separable

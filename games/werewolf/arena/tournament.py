@@ -75,6 +75,8 @@ __all__ = [
 ]
 
 FORMAT = "gt-llm.werewolf.tournament/1"
+#: Games per pair below which the end lines warn that bootstrap intervals understate uncertainty.
+FEW_GAMES = 10
 MAX_AGENTS = 16
 
 
@@ -311,6 +313,11 @@ def _print(write: Writer, doc: Mapping[str, Any], chat: Any, seconds: float, run
         write(
             f"  {row['agent']:24s} {row['rating']:7.1f} [{row['low']:7.1f}, {row['high']:7.1f}]"
             f"  rank {row['rank_low']}-{row['rank_high']}  (Elo in game order {row['elo']:.0f})"
+        )
+    if doc["games_per_pair"] < FEW_GAMES:
+        write(
+            f"  only {doc['games_per_pair']} games per pair: where a pair's games all went one "
+            "way, resampling them cannot show its uncertainty; read the pairs' Wilson intervals"
         )
     if doc["ratings"]["inseparable"]:
         write(
