@@ -35,6 +35,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from games.werewolf.actions import ROLES
+from games.werewolf.config import team_of
 from games.werewolf.players.prompts import player_name
 from games.werewolf.players.seat_models import check_model_name
 from gt_llm.chat import ChatRequest
@@ -47,7 +49,9 @@ __all__ = [
     "Agent",
     "parse_agent",
     "parse_agents",
+    "distinct_backends",
     "seat_of_request",
+    "team_of_request",
 ]
 
 #: The agent of rule-based players.
@@ -183,6 +187,26 @@ def seat_of_request(request: ChatRequest) -> int:
         f"seat_of_request: task {request.task!r} names no seat (werewolf tasks carry "
         f"'player', opponent-model tasks 'self_id' such as {player_name(0)!r})"
     )
+
+
+def team_of_request(request: ChatRequest) -> str:
+    """The team (``werewolves`` or ``villagers``) of the seat a Werewolf request is made for.
+
+    A player's own tasks carry its role (``role``), an opponent model's extraction
+    the observer's (``self_role``): the routing rule of ``werewolf play
+    --team-backends``, which needs no knowledge of the deal.
+
+    Raises:
+      UnroutedRequest: a task of neither kind, or one without a known role.
+    """
+    key = "role" if request.task.startswith("werewolf.") else "self_role"
+    role = request.fields.get(key) if request.task.startswith(("werewolf.", "opponents.")) else None
+    if role not in ROLES:
+        raise UnroutedRequest(
+            f"team_of_request: task {request.task!r} names no role of its seat "
+            "(werewolf tasks carry 'role', opponent-model tasks 'self_role')"
+        )
+    return team_of(str(role))
 
 
 def distinct_backends(agents: Sequence[Agent], default: str) -> list[str]:

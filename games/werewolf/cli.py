@@ -127,8 +127,14 @@ def _check_play_args(args: argparse.Namespace, num_players: int) -> None:
         raise ValueError(
             f"werewolf play: --log {args.log} is a folder; pass a file such as --log game.jsonl"
         )
+    if args.seat_backends is not None and args.team_backends is not None:
+        raise ValueError(
+            "werewolf play: give --seat-backends (one per seat) or --team-backends, not both"
+        )
     if args.seat_backends is not None:
         seat_specs(args, num_players)
+    if args.team_backends is not None:
+        team_specs(args)
     if args.games > 1:
         from games.werewolf.estimate import check_games
 
@@ -198,27 +204,67 @@ def seat_specs(args: argparse.Namespace, num_players: int) -> tuple[str, ...]:
     return specs
 
 
+def team_specs(args: argparse.Namespace) -> dict[str, str]:
+    """``--team-backends werewolves=A,villagers=B``: each team's backend spec, checked.
+
+    Raises:
+      ValueError: not exactly the two teams, a bad spec, or rule players.
+    """
+    from games.werewolf.rules import VILLAGERS, WEREWOLVES
+    from gt_llm.registry import check_spec
+
+    specs: dict[str, str] = {}
+    for item in str(args.team_backends).split(","):
+        team, eq, spec = item.strip().partition("=")
+        if not eq or team.strip() not in (WEREWOLVES, VILLAGERS) or not spec.strip():
+            raise ValueError(
+                f"werewolf play: --team-backends takes {WEREWOLVES}=SPEC,{VILLAGERS}=SPEC; "
+                f"got {item.strip()!r}"
+            )
+        try:
+            check_spec(spec.strip())
+        except ValueError as exc:
+            raise ValueError(f"werewolf play: --team-backends {team.strip()}: {exc}") from None
+        specs[team.strip()] = spec.strip()
+    if set(specs) != {WEREWOLVES, VILLAGERS}:
+        raise ValueError(
+            f"werewolf play: --team-backends needs both teams, {WEREWOLVES}= and {VILLAGERS}="
+        )
+    if args.players == "rules":
+        raise ValueError("werewolf play: --players rules asks no model; drop --team-backends")
+    return specs
+
+
 def _seat_model(args: argparse.Namespace, num_players: int, load) -> Any:
-    """``--backend``'s model, or with ``--seat-backends`` one per distinct spec, routed by seat.
+    """``--backend``'s model, or one per distinct spec of ``--seat-backends`` / ``--team-backends``.
 
     ``load(spec)`` loads one spec (behind the cache); the requests of seat i go
-    to seat i's backend (:func:`games.werewolf.agents.seat_of_request`).
+    to seat i's backend (:func:`games.werewolf.agents.seat_of_request`), or to
+    its team's (:func:`games.werewolf.agents.team_of_request`, from the role each
+    request carries: no knowledge of the deal needed).
     """
-    if args.seat_backends is None:
+    if args.seat_backends is None and args.team_backends is None:
         return load(args.backend)
-    from games.werewolf.agents import seat_of_request
+    from games.werewolf.agents import seat_of_request, team_of_request
     from gt_llm.routing import RoutedModel
 
-    specs = seat_specs(args, num_players)
+    if args.seat_backends is not None:
+        specs = seat_specs(args, num_players)
+        route = lambda request: specs[seat_of_request(request)]  # noqa: E731
+        wanted: Sequence[str] = specs
+    else:
+        teams = team_specs(args)
+        route = lambda request: teams[team_of_request(request)]  # noqa: E731
+        wanted = list(teams.values())
     models: dict[str, Any] = {}
     try:
-        for spec in dict.fromkeys(specs):
+        for spec in dict.fromkeys(wanted):
             models[spec] = load(spec)
     except BaseException:
         for m in models.values():
             m.close()
         raise
-    return RoutedModel(models, lambda request: specs[seat_of_request(request)], owns=True)
+    return RoutedModel(models, route, owns=True)
 
 
 def _attach_caches(args: argparse.Namespace, model: Any) -> Any:
@@ -458,6 +504,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         default=None,
         help="one backend spec per seat, comma-separated (seat 0 first): each seat's calls go "
         "to its own backend, cached apart (default: every seat on --backend)",
+    )
+    play.add_argument(
+        "--team-backends",
+        type=non_empty,
+        default=None,
+        help="werewolves=SPEC,villagers=SPEC: every werewolf's calls to one backend, every "
+        "village seat's to the other, cached apart (as werewolf_arena's villagers' model "
+        "against a werewolves' model)",
     )
     add_common_options(
         play,

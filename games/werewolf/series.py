@@ -244,11 +244,10 @@ def run_all(
 
 
 def _cache_stats(model) -> tuple[int, int]:
-    stats = getattr(model, "stats", None)
-    if stats is None:
-        return (0, 0)
-    s = stats()
-    return (s.hits, s.misses)
+    from gt_llm.cache import combined_stats
+
+    s = combined_stats(model) if model is not None else None  # a routed model: every backend
+    return (0, 0) if s is None else (s.hits, s.misses)
 
 
 def format_score(x) -> str:

@@ -314,3 +314,36 @@ def test_backend_credentials_never_reach_the_settings() -> None:
     settings = result_settings(args)
     assert "SECRET" not in json.dumps(settings) and "alice" not in json.dumps(settings)
     assert settings["games"] == 2 and settings["agents"].startswith("gratr,none@openai:m@")
+
+
+def test_team_backends_send_each_team_to_its_backend(tmp_path: Path) -> None:
+    log = tmp_path / "g.jsonl"
+    teams = "werewolves=scripted:rules-v2/b,villagers=scripted"
+    rc, _ = cli(["play", "--team-backends", teams, "--seed", "4", "--log", str(log)])
+    assert rc in (0, 1)
+    with sqlite3.connect(tmp_path / "llm_cache.sqlite") as db:
+        rows = db.execute("SELECT model, task, request_json FROM calls").fetchall()
+    seen = set()
+    for model, task, request in rows:
+        fields = json.loads(request)["fields"]
+        role = fields["role"] if task.startswith("werewolf.") else fields["self_role"]
+        assert model == ("rules-v2/b" if role == "werewolf" else "rules-v2"), (task, role)
+        seen.add(model)
+    assert seen == {"rules-v2", "rules-v2/b"}
+    with pytest.raises(ValueError, match="needs both teams"):
+        cli(["play", "--team-backends", "werewolves=scripted"])
+    with pytest.raises(ValueError, match="not both"):
+        cli(["play", "--team-backends", teams, "--seat-backends", "scripted"])
+
+
+def test_every_werewolf_request_names_its_seats_team() -> None:
+    from games.werewolf.agents import team_of_request
+    from games.werewolf.rules import team_of
+
+    requests = _recorded_arena_requests()
+    for r in requests:
+        assert team_of_request(r) in ("werewolves", "villagers")
+    # The role a request carries is its seat's: checked against the seat routing.
+    game, _ = arena.play_arena_game(ARENA, load_model("scripted"), wolf_model="gratr",
+                                    leader_model="dirichlet", seed=3)  # fmt: skip
+    assert all(team_of_request(r) == team_of(game.roles[seat_of_request(r)]) for r in requests)
