@@ -28,7 +28,7 @@ import argparse
 import contextlib
 import os
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from games.engine.resources import (
@@ -309,6 +309,26 @@ def prepare_model(args: argparse.Namespace) -> ChatModel:
             raise
         return CacheOnlyModel(backend, name or "", reason=str(exc))
     return model
+
+
+def prepare_models(args: argparse.Namespace, specs: Iterable[str]) -> dict[str, ChatModel]:
+    """:func:`prepare_model` of each distinct spec, the other options as given (seats or
+    players on different backends); a failure closes the models already prepared."""
+    models: dict[str, ChatModel] = {}
+    try:
+        for spec in dict.fromkeys(specs):
+            models[spec] = prepare_model(argparse.Namespace(**{**vars(args), "backend": spec}))
+    except BaseException:
+        for m in models.values():
+            m.close()
+        raise
+    return models
+
+
+def attach_caches(args: argparse.Namespace, models: dict[str, ChatModel]) -> None:
+    """Puts every model of ``models`` (by spec) behind the one call cache, in place."""
+    for spec in list(models):
+        models[spec] = attach_cache(args, models[spec])
 
 
 def check_local_run(

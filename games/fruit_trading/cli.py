@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING
 
 from games.engine.cli_options import (
     add_common_options,
-    attach_cache,
+    attach_caches,
     check_backend,
     check_local_run,
     check_out,
-    prepare_model,
+    prepare_models,
     results_folder,
     say,
 )
@@ -148,14 +148,12 @@ def _run(args: argparse.Namespace) -> int:
     # Backend, key and cache checked before --out is touched (--force clears only then);
     # with --player-backends one model per distinct spec, each behind the same cache file.
     specs = list(dict.fromkeys([args.backend, *(settings.player_backends or ())]))
-    models: dict[str, ChatModel] = {}
+    models = prepare_models(args, specs)
     try:
-        for spec in specs:
-            models[spec] = prepare_model(argparse.Namespace(**{**vars(args), "backend": spec}))
-            check_local_run(args, models[spec], estimate, CALL_SHAPE)
+        for m in models.values():
+            check_local_run(args, m, estimate, CALL_SHAPE)
         with results_folder(args, settings.results_settings(), models[args.backend]) as run:
-            for spec in specs:
-                models[spec] = attach_cache(args, models[spec])
+            attach_caches(args, models)
             model: ChatModel = models[args.backend]
             if settings.player_backends is not None:
                 model = player_routed_model(models, settings.player_backends, args.backend)

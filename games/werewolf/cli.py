@@ -269,12 +269,11 @@ def _seat_model(args: argparse.Namespace, num_players: int, load) -> Any:
 
 def _attach_caches(args: argparse.Namespace, model: Any) -> Any:
     """``model`` behind the cache; a routed model's every backend behind it."""
-    from games.engine.cli_options import attach_cache
+    from games.engine.cli_options import attach_cache, attach_caches
     from gt_llm.routing import RoutedModel
 
     if isinstance(model, RoutedModel):
-        for key in list(model.models):
-            model.models[key] = attach_cache(args, model.models[key])
+        attach_caches(args, model.models)
         return model
     return attach_cache(args, model)
 
@@ -307,7 +306,7 @@ def _play(args: argparse.Namespace, *, stdin=None, write: Writer = say) -> int:
     if args.games > 1:
         from games.engine.cli_options import (
             check_local_run,
-            prepare_model,
+            prepare_models,
             results_folder,
         )
         from games.werewolf.estimate import CALL_SHAPE
@@ -317,7 +316,7 @@ def _play(args: argparse.Namespace, *, stdin=None, write: Writer = say) -> int:
         prepared: dict[str, Any] = {}
 
         def prepare(spec: str) -> Any:
-            prepared[spec] = prepare_model(argparse.Namespace(**{**vars(args), "backend": spec}))
+            prepared[spec] = prepare_models(args, [spec])[spec]
             return prepared[spec]
 
         model = None if args.players == "rules" else _seat_model(args, config.num_players, prepare)

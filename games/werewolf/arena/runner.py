@@ -171,17 +171,9 @@ def prepare_agent_models(args: argparse.Namespace, agents: Sequence[Agent]) -> d
     Each is :func:`games.engine.cli_options.prepare_model` of its spec; a failure
     closes the ones already loaded.
     """
-    from games.engine.cli_options import prepare_model
+    from games.engine.cli_options import prepare_models
 
-    models: dict[str, ChatModel] = {}
-    try:
-        for spec in distinct_backends(agents, args.backend):
-            models[spec] = prepare_model(argparse.Namespace(**{**vars(args), "backend": spec}))
-    except BaseException:
-        for m in models.values():
-            m.close()
-        raise
-    return models
+    return prepare_models(args, distinct_backends(agents, args.backend))
 
 
 def seat_agents(
@@ -256,7 +248,7 @@ def agent_run(
     ``seated`` the agents by name (None for plain opponent models). The models
     are closed at the end.
     """
-    from games.engine.cli_options import attach_cache, check_local_run, open_results_dir
+    from games.engine.cli_options import attach_caches, check_local_run, open_results_dir
     from games.werewolf.estimate import CALL_SHAPE
 
     if all(a.rules for a in agents):
@@ -272,8 +264,7 @@ def agent_run(
         ) -> tuple[ResultsDir, ChatModel, dict[str, SeatedAgent] | None]:
             first = next(iter(models.values()), None)
             run = open_results_dir(args, settings, first)
-            for spec in list(models):
-                models[spec] = attach_cache(args, models[spec])
+            attach_caches(args, models)
             if plain_models(agents):
                 return run, models[args.backend], None
             seated = seat_agents(agents, models, policies, args.backend)
