@@ -2,7 +2,7 @@
 
 Empirical game-theoretic analysis (Wellman 2006) treats each agent as one pure strategy
 of a *meta-game* whose payoffs are estimated from play: :func:`empirical_metagame` turns
-:data:`~solvers.ratings.Outcome` triples into the matrix ``payoff[i][j]`` = mean score of
+:data:`~solvers.outcomes.Outcome` triples into the matrix ``payoff[i][j]`` = mean score of
 agent ``i`` against agent ``j`` over their games in both seat orders. Scores are in
 [0, 1] and a game's two scores sum to 1, so the meta-game is symmetric and
 constant-sum: ``payoff[i][j] + payoff[j][i] = 1``, with ``payoff[i][i] = 0.5`` by
@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from solvers.ratings import Outcome, check_outcomes
+from solvers.outcomes import Outcome, check_outcomes
 from solvers.writers import finite_or_none
 
 __all__ = [

@@ -23,10 +23,9 @@ number of games, and the model refitted; the table gives each agent's rating int
 rank interval, and each pair's rating-difference interval (a pair whose interval
 contains 0 is *inseparable* at that level).
 
-**Elo** (Elo 1978): :func:`elo` applies the sequential update
-``R_a ← R_a + k·(s − E_a)``, ``E_a = 1 / (1 + 10^((R_b − R_a)/400))`` (and the mirror
-update for ``b``) in the order the outcomes are given. Its result depends on that
-order; :func:`elo_spread` shows how much, over random orders of the same games.
+**Elo** (Elo 1978; :mod:`solvers.elo`, re-exported here): sequential updates in the
+order the outcomes are given, beside Bradley–Terry; :func:`elo_spread` shows how much
+the order matters. Outcomes are validated by :func:`solvers.outcomes.check_outcomes`.
 """
 
 from __future__ import annotations
@@ -39,6 +38,8 @@ from typing import Any
 
 import numpy as np
 
+from solvers.elo import EloSpread, elo, elo_spread
+from solvers.outcomes import CheckedOutcomes, Outcome, check_outcomes
 from solvers.writers import finite_or_none
 
 __all__ = [
@@ -61,8 +62,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-#: One game: (agent A, agent B, A's score in [0, 1]; 1 win, 0 loss, 0.5 draw).
-Outcome = tuple[str, str, float]
 
 #: The ridge λ of :func:`bradley_terry`: a N(0, 1/λ) prior on each log-strength, so
 #: weak (standard deviation ≈ 32) that it only matters when a maximum-likelihood
@@ -74,82 +73,7 @@ ELO_BASE = 1500.0
 ELO_SCALE = 400.0 / math.log(10.0)
 
 
-# --------------------------------------------------------------------------- validation
-
-
-@dataclass(frozen=True)
-class CheckedOutcomes:
-    """Validated outcomes as index arrays (see :func:`check_outcomes`).
-
-    Attributes:
-      agents: The agent names, in the given order.
-      a: Index of agent A of every game.
-      b: Index of agent B of every game.
-      score: A's score of every game, in [0, 1].
-    """
-
-    agents: tuple[str, ...]
-    a: np.ndarray
-    b: np.ndarray
-    score: np.ndarray
-
-
-def check_outcomes(
-    agents: Sequence[str], outcomes: Sequence[Outcome], *, where: str
-) -> CheckedOutcomes:
-    """Validates agents and outcomes, raising a one-line ``ValueError`` naming ``where``.
-
-    Args:
-      agents: Distinct agent names (at least 2).
-      outcomes: ``(a, b, score)`` triples, at least one; ``a`` and ``b`` distinct
-        known agents, ``score`` a finite number in [0, 1].
-      where: The calling function's name, for the error messages.
-
-    Returns:
-      The outcomes as index arrays.
-    """
-    if isinstance(agents, str):
-        raise ValueError(f"{where}: agents must be a sequence of names, not one string")
-    names = tuple(agents)
-    if len(names) < 2:
-        raise ValueError(f"{where}: needs at least 2 agents, got {len(names)}; list every agent")
-    for name in names:
-        if not isinstance(name, str):
-            raise ValueError(f"{where}: agent names must be strings, got {name!r}")
-    if len(set(names)) != len(names):
-        dup = sorted({n for n in names if names.count(n) > 1})
-        raise ValueError(f"{where}: agent names must be distinct, repeated: {dup}")
-    if len(outcomes) == 0:
-        raise ValueError(f"{where}: needs at least one outcome (a, b, score); got none")
-    index = {n: i for i, n in enumerate(names)}
-    a = np.empty(len(outcomes), dtype=np.intp)
-    b = np.empty(len(outcomes), dtype=np.intp)
-    score = np.empty(len(outcomes), dtype=float)
-    for k, outcome in enumerate(outcomes):
-        if not isinstance(outcome, (tuple, list)) or len(outcome) != 3:
-            raise ValueError(
-                f"{where}: outcome {k} is {outcome!r}; give a triple (agent A, agent B, A's score)"
-            )
-        x, y, s = outcome
-        for name in (x, y):
-            if name not in index:
-                raise ValueError(
-                    f"{where}: unknown agent {name!r} in outcome {k}; add it to agents {list(names)}"
-                )
-        if x == y:
-            raise ValueError(f"{where}: outcome {k} has {x!r} playing itself; drop self-play games")
-        try:
-            value = float(s)
-        except (TypeError, ValueError):
-            raise ValueError(
-                f"{where}: score {s!r} of outcome {k} is not a number; use 1 win, 0 loss, 0.5 draw"
-            ) from None
-        if not (0.0 <= value <= 1.0):  # also rejects NaN
-            raise ValueError(
-                f"{where}: score {s!r} of outcome {k} is outside [0, 1]; use 1 win, 0 loss, 0.5 draw"
-            )
-        a[k], b[k], score[k] = index[x], index[y], value
-    return CheckedOutcomes(names, a, b, score)
+# --------------------------------------------------------------------------- checks
 
 
 def _check_level(level: float, where: str) -> None:
@@ -576,114 +500,3 @@ def rate(
         elo_k=float(elo_k),
         total_games=len(outcomes),
     )
-
-
-# --------------------------------------------------------------------------- Elo
-
-
-def _check_k(k: float, where: str) -> None:
-    if not (math.isfinite(k) and k > 0.0):
-        raise ValueError(f"{where}: k must be a finite number > 0, got {k!r}; e.g. 16")
-
-
-def _elo_run(
-    n_agents: int, a: np.ndarray, b: np.ndarray, score: np.ndarray, k: float, initial: float
-) -> np.ndarray:
-    r = [initial] * n_agents
-    for x, y, s in zip(a.tolist(), b.tolist(), score.tolist(), strict=True):
-        expected = 1.0 / (1.0 + 10.0 ** ((r[y] - r[x]) / 400.0))
-        delta = k * (s - expected)
-        r[x] += delta
-        r[y] -= delta
-    return np.asarray(r)
-
-
-def elo(
-    agents: Sequence[str],
-    outcomes: Sequence[Outcome],
-    *,
-    k: float = 16.0,
-    initial: float = 1500.0,
-) -> dict[str, float]:
-    """Sequential Elo ratings (Elo 1978), updating after each outcome in the given order.
-
-    For a game ``(a, b, s)``: ``E = 1 / (1 + 10^((R_b − R_a)/400))``, then
-    ``R_a += k·(s − E)`` and ``R_b −= k·(s − E)``.
-
-    Args:
-      agents: Distinct agent names; the result keeps their order.
-      outcomes: ``(a, b, score)`` triples, in playing order.
-      k: The K-factor (> 0).
-      initial: Every agent's starting rating.
-
-    Returns:
-      Agent -> final rating.
-    """
-    where = "elo"
-    _check_k(k, where)
-    checked = check_outcomes(agents, outcomes, where=where)
-    r = _elo_run(len(checked.agents), checked.a, checked.b, checked.score, k, initial)
-    return dict(zip(checked.agents, (float(v) for v in r), strict=True))
-
-
-@dataclass(frozen=True)
-class EloSpread:
-    """Sequential Elo of one agent over random orders of the same games (:func:`elo_spread`).
-
-    Attributes:
-      mean: Mean final rating over the orders.
-      low: 2.5th percentile.
-      high: 97.5th percentile.
-    """
-
-    mean: float
-    low: float
-    high: float
-
-
-def elo_spread(
-    agents: Sequence[str],
-    outcomes: Sequence[Outcome],
-    *,
-    permutations: int = 200,
-    seed: int = 0,
-    k: float = 16.0,
-    initial: float = 1500.0,
-) -> dict[str, EloSpread]:
-    """How much sequential Elo depends on match order: ratings over random orders.
-
-    Args:
-      agents: Distinct agent names; the result keeps their order.
-      outcomes: ``(a, b, score)`` triples.
-      permutations: Number of random orders (≥ 1), drawn by
-        ``numpy.random.default_rng(seed)``.
-      seed: Seed of the generator.
-      k: The K-factor.
-      initial: Every agent's starting rating.
-
-    Returns:
-      Agent -> mean and 2.5/97.5 percentiles of its final Elo rating.
-    """
-    where = "elo_spread"
-    if (
-        isinstance(permutations, bool)
-        or not isinstance(permutations, (int, np.integer))
-        or permutations < 1
-    ):
-        raise ValueError(f"{where}: permutations must be an integer >= 1, got {permutations!r}")
-    _check_k(k, where)
-    checked = check_outcomes(agents, outcomes, where=where)
-    rng = np.random.default_rng(seed)
-    n_agents = len(checked.agents)
-    runs = np.empty((int(permutations), n_agents))
-    for p in range(int(permutations)):
-        order = rng.permutation(len(checked.score))
-        runs[p] = _elo_run(
-            n_agents, checked.a[order], checked.b[order], checked.score[order], k, initial
-        )
-    mean = runs.mean(axis=0)
-    low, high = np.percentile(runs, [2.5, 97.5], axis=0)
-    return {
-        name: EloSpread(float(mean[x]), float(low[x]), float(high[x]))
-        for x, name in enumerate(checked.agents)
-    }

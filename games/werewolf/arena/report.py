@@ -11,8 +11,8 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from games.werewolf.arena.graph import rebuild_trust_graph
-from games.werewolf.arena.matches import WOLF
 from games.werewolf.arena.results import ArenaReport, WinRate
+from games.werewolf.arena.table import WOLF
 from games.werewolf.play import runner
 from games.werewolf.players import prompts
 

@@ -80,8 +80,6 @@ from games.werewolf import rules
 from games.werewolf.agents import Agent, distinct_backends, parse_agents
 from games.werewolf.arena.matches import (
     ArenaGame,
-    SeatedAgent,
-    check_seating,
     games_quality,
     model_pairs,
     play_arena_game,
@@ -89,6 +87,7 @@ from games.werewolf.arena.matches import (
 )
 from games.werewolf.arena.report import _fmt_rate, fig_win_rates
 from games.werewolf.arena.results import ArenaReport, PairSummary
+from games.werewolf.arena.table import SeatedAgent, check_seating
 from games.werewolf.deception.summary import pooled_summary
 from games.werewolf.players.beliefs import BeliefSettings
 from games.werewolf.players.cfr_policy import DayPolicy, load_day_policy
