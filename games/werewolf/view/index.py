@@ -160,32 +160,27 @@ def _tournament(summary: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+#: Per folder kind: its report file, the check, what it is, and the command that writes it.
+_REPORTS: dict[str, tuple[str, Callable[[Any], dict[str, Any]], str, str]] = {
+    "arena": ("arena.json", _arena_report, "an arena report", "werewolf arena"),
+    "tournament": (
+        "tournament.json",
+        _tournament_report,
+        "a tournament report",
+        "werewolf tournament",
+    ),
+    "series": ("summary.json", _series_summary, "a series summary", "werewolf play --games N"),
+}
+
+
 def _read_summary(folder: Path, kind: str) -> dict[str, Any]:
-    """The folder's ``arena.json`` or ``summary.json``, through the checked JSON reader.
+    """The folder's report (``arena.json``, ``tournament.json`` or ``summary.json``), checked.
 
     Raises:
       runs.atomic.ResultsError: one line naming the file, what is wrong and the fix.
     """
-    if kind == "arena":
-        return read_json_as(
-            folder / "arena.json",
-            _arena_report,
-            what="an arena report",
-            rerun=f"gt-llm werewolf arena --out {folder}",
-        )
-    if kind == "tournament":
-        return read_json_as(
-            folder / "tournament.json",
-            _tournament_report,
-            what="a tournament report",
-            rerun=f"gt-llm werewolf tournament --out {folder}",
-        )
-    return read_json_as(
-        folder / "summary.json",
-        _series_summary,
-        what="a series summary",
-        rerun=f"gt-llm werewolf play --games N --out {folder}",
-    )
+    name, check, what, command = _REPORTS[kind]
+    return read_json_as(folder / name, check, what=what, rerun=f"gt-llm {command} --out {folder}")
 
 
 def _row(records: list[dict[str, Any]], link: str, log: str) -> dict[str, Any]:
