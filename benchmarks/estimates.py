@@ -6,7 +6,7 @@ resident memory (``ru_maxrss``) and prints it beside the estimate the command
 itself makes before its first call (``games/fruit_trading/estimate.py``,
 ``games/werewolf/estimate.py``), with the ratio estimate / measured; and the
 same for model requests (the estimate's calls against the requests the
-command's summary.json reports, cache hits included). The target (issue 18)
+command's summary.json reports, cache hits included). The target
 is every ratio within [0.5, 2].
 
 Usage::

@@ -24,8 +24,9 @@ Usage::
 
     python benchmarks/local_model.py [--fruit-calls 120] [--werewolf-calls 60]
 
-Needs the ``local`` extra (``pip install ".[local]"``). Run it on an otherwise
-idle machine: the ratios compare wall times.
+Needs the ``local`` extra (``pip install ".[local]"``; measured with
+llama-cpp-python 0.3.36, the version ``pyproject.toml`` bounds it to). Run it on an
+otherwise idle machine: the ratios compare wall times.
 """
 
 from __future__ import annotations
@@ -45,11 +46,15 @@ sys.path.append(str(Path(__file__).resolve().parent))
 from _local_requests import fruit_rounds, werewolf_rounds  # noqa: E402
 
 from gt_llm.backends import local  # noqa: E402
-from gt_llm.backends.llama_blocks import block_llama_class  # noqa: E402
 from gt_llm.backends.local_pool import close_pools  # noqa: E402
 from gt_llm.chat import ChatModel, ChatRequest, ChatResponse, Usage  # noqa: E402
 
 logger = logging.getLogger("benchmarks.local_model")
+
+
+#: llama-cpp-python's default ``n_batch`` (and ``n_ubatch``): the local backend's batch
+#: before block reuse.
+TODAY_BATCH = 512
 
 
 class _Today(ChatModel):
@@ -57,22 +62,28 @@ class _Today(ChatModel):
 
     A block model with llama-cpp-python's default batch (512) and reuse off: every
     call resets and evaluates its prompt in batches of 512, as before block reuse.
+    Loaded by the backend's own :func:`~gt_llm.backends.local.new_llama`, so only the
+    batch differs from ``off``: in particular llama.cpp's repacked weight buffers are
+    off, as in the backend. (The benchmark once built its own ``Llama`` with
+    llama-cpp-python's defaults, buffers on: on a machine where the backend's paths
+    answered, its first call died with a segmentation fault in llama.cpp's decode,
+    the crash the backend avoids on CPUs with AMX tiles by switching them off.)
     """
 
     backend, model = "local", local.BUNDLED_MODEL
     max_concurrency = 1
 
     def __init__(self) -> None:
-        import llama_cpp
-
-        self.llama = block_llama_class(llama_cpp.Llama)(
-            model_path=local.bundled_model_path(),
+        path = local.bundled_model_path()
+        assert path is not None  # main() checked the extra is installed
+        self.llama = local.new_llama(
+            path,
             n_ctx=local.DEFAULT_CONTEXT,
             n_threads=1,
-            n_threads_batch=1,
-            verbose=False,
+            extra_buffers=False,
+            n_batch=TODAY_BATCH,
         )
-        self.shared = local._Shared(self.llama, llama_cpp)
+        self.shared = local._Shared(self.llama, local._import_llama_cpp())
         self.prompt_tokens = self.completion_tokens = 0
 
     def complete(self, request: ChatRequest) -> ChatResponse:
@@ -180,7 +191,12 @@ def main() -> None:
         "fruit tree (README's third command, scripted-built)": fruit_rounds(args.fruit_calls),
         "Werewolf arena game (seed 41, scripted-built)": werewolf_rounds(args.werewolf_calls),
     }
-    print(f"model: local:{local.BUNDLED_MODEL}; workers of 'on': {args.workers}")
+    # Answers and speeds are those of one llama.cpp build: the version goes with the numbers.
+    vendor = local._import_llama_cpp()
+    print(
+        f"model: local:{local.BUNDLED_MODEL}; llama-cpp-python {vendor.__version__}; "
+        f"workers of 'on': {args.workers}"
+    )
     for name, rounds in sets.items():
         runs = {path: measure(path, rounds, args.workers) for path in paths}
         if set(runs) == {"today", "off", "on"}:

@@ -6,6 +6,13 @@ persistent call cache, typed parsers, and opponent models.
 
 from __future__ import annotations
 
+# First of all, before any heavy import: Ctrl-C during the start-up of the gt-llm program
+# exits 130 with one line (gt_llm/startup.py). Imported by anything else, SIGINT is left alone.
+from gt_llm import startup as _startup  # noqa: F401
+
+# isort: split
+# Imported for its side effect: the built-in backends register themselves with gt_llm.registry.
+import gt_llm.backends  # noqa: F401
 from gt_llm.chat import ChatModel, ChatRequest, ChatResponse, Message, Usage, user_request
 from gt_llm.errors import (
     AnswerTooLargeError,

@@ -2,8 +2,17 @@
 
 :class:`CachedModel` wraps a :class:`~gt_llm.chat.ChatModel` and stores every
 answer in SQLite, keyed by :meth:`ChatRequest.cache_key` (a hash of backend,
-model, messages, seed, temperature, max_tokens and sampler settings). Since every call is meant
-to be a pure function of those, a stored answer is *the* answer:
+model, endpoint, messages, seed, temperature, max_tokens and sampler settings).
+Since every call is meant to be a pure function of those, a stored answer is
+*the* answer:
+
+* the endpoint is the public label of the server a remote model is served
+  from (:attr:`~gt_llm.chat.ChatModel.endpoint`: scheme, host, port and path;
+  never a user, password or query value): two servers answering under one model
+  name never share an answer. In-process models (``scripted``, ``local``) have
+  none, and their keys are those they always were. A cache filled before the
+  endpoint was part of the key is read as it is: its remote answers are simply
+  not found, and asked again;
 
 * each finished call is committed at once (autocommit, WAL), so a run killed
   at any point keeps every call it finished and a re-run makes no repeated
@@ -98,11 +107,14 @@ class CacheOnlyModel(ChatModel):
       backend: The backend name the cache keys were made with.
       model: The model name.
       reason: Why the backend cannot be called (e.g. ``GROQ_API_KEY is not set``).
+      endpoint: The server's public label the keys were made with
+        (:func:`gt_llm.registry.model_endpoint` of the spec; ``""`` in-process).
     """
 
-    def __init__(self, backend: str, model: str, reason: str) -> None:
+    def __init__(self, backend: str, model: str, reason: str, endpoint: str = "") -> None:
         self.backend = backend
         self.model = model
+        self.endpoint = endpoint
         self.reason = reason
 
     def complete(self, request: ChatRequest) -> ChatResponse:
@@ -167,8 +179,8 @@ class _InFlight:
 class CachedModel(ChatModel):
     """A chat model that answers from a SQLite cache and fills it on misses.
 
-    ``backend``, ``model``, ``spec`` and ``max_concurrency`` are those of the
-    inner model, so a cached model is a drop-in replacement.
+    ``backend``, ``model``, ``endpoint``, ``spec`` and ``max_concurrency`` are
+    those of the inner model, so a cached model is a drop-in replacement.
 
     Args:
       inner: The model to call on a miss.
@@ -229,6 +241,10 @@ class CachedModel(ChatModel):
         return self.inner.model
 
     @property
+    def endpoint(self) -> str:  # type: ignore[override]
+        return self.inner.endpoint
+
+    @property
     def spec(self) -> str:
         return self.inner.spec
 
@@ -263,6 +279,8 @@ class CachedModel(ChatModel):
         }
         if request.schema is not None:  # part of the key, so part of the stored request
             stored["schema"] = request.schema_dict()
+        if self.endpoint:  # part of the key: the server's public label (no credentials)
+            stored["endpoint"] = self.endpoint
         request_json = json.dumps(stored, ensure_ascii=False, sort_keys=True)
         text = replace_lone_surrogates(response.text)  # what SQLite (UTF-8) can hold
         row = (
@@ -379,7 +397,7 @@ class CachedModel(ChatModel):
           Exception: whatever the inner model raised (nothing is stored then).
         """
         start = time.perf_counter()
-        key = request.cache_key(self.inner.backend, self.inner.model)
+        key = self.cache_key(request)
         hit = self._lookup(key)
         if hit is not None:
             return self._hit(hit, start)
@@ -470,7 +488,7 @@ class CachedModel(ChatModel):
     def __contains__(self, request: object) -> bool:
         if not isinstance(request, ChatRequest):
             return False
-        return self._lookup(request.cache_key(self.inner.backend, self.inner.model)) is not None
+        return self._lookup(self.cache_key(request)) is not None
 
     def __len__(self) -> int:
         """Number of stored answers (of every backend and model in the file)."""

@@ -8,8 +8,10 @@ rendered from, the rendered chat messages, and the sampling parameters
 the scripted backend reads the task and fields. Both return a
 :class:`ChatResponse` whose text goes through the same parsers.
 
-Every call is meant to be a pure function of (backend, model, messages, seed,
-temperature, max_tokens, sampler settings); :mod:`gt_llm.cache` relies on that.
+Every call is meant to be a pure function of (backend, model, endpoint, messages,
+seed, temperature, max_tokens, sampler settings); :mod:`gt_llm.cache` relies on that.
+The endpoint is the server a remote model is served from (:attr:`ChatModel.endpoint`,
+its public label): one model name served by two servers is two models.
 The sampler settings are explicit so that every backend samples alike: the
 in-process llama.cpp model and a llama.cpp server otherwise differ (their
 library defaults repeat penalties of 1.0 and 1.1). A backend whose API cannot
@@ -148,13 +150,22 @@ class ChatRequest:
             self, seed=seed, fields=self.fields_dict(), schema=self.schema_dict()
         )
 
-    def cache_key(self, backend: str, model: str) -> str:
-        """Hash of (backend, model, messages, seed, temperature, max_tokens, sampler[, schema]).
+    def cache_key(self, backend: str, model: str, endpoint: str = "") -> str:
+        """Hash of (backend, model[, endpoint], messages, seed, temperature, max_tokens,
+        sampler[, schema]).
 
-        The schema enters only when there is one. The sampler settings
-        (:meth:`sampling`) always enter: no default equals what every backend did
-        before they were explicit (1.0 in-process, 1.1 on a llama.cpp server, the
-        API's own elsewhere), so answers cached before them are not reused.
+        The endpoint (:attr:`ChatModel.endpoint`: the public label of the server a
+        remote model is served from) and the schema enter only when there is one, so
+        the keys of in-process backends (``scripted``, ``local``) are those they
+        always were. The sampler settings (:meth:`sampling`) always enter: no
+        default equals what every backend did before they were explicit (1.0
+        in-process, 1.1 on a llama.cpp server, the API's own elsewhere), so answers
+        cached before them are not reused.
+
+        Args:
+          backend: The registered backend name.
+          model: The model name within the backend.
+          endpoint: Where the model is served (no credentials); ``""`` in-process.
         """
         identity: dict[str, Any] = {
             "backend": backend,
@@ -165,6 +176,8 @@ class ChatRequest:
             "max_tokens": self.max_tokens,
             "sampling": {k: float(v) for k, v in self.sampling().items()},
         }
+        if endpoint:
+            identity["endpoint"] = endpoint
         if self.schema is not None:
             identity["schema"] = self.schema_dict()
         payload = json.dumps(
@@ -231,6 +244,10 @@ class ChatModel(abc.ABC):
     backend: str = ""
     #: Model name within the backend, e.g. ``"llama-3.3-70b-versatile"``.
     model: str = ""
+    #: The server the model is served from, as the cache keys it: the public label of
+    #: its base URL (:func:`gt_llm.safety.endpoint_label`: no user, password or query
+    #: value); ``""`` for in-process models, whose keys it then leaves as they were.
+    endpoint: str = ""
     #: Default number of concurrent requests in :meth:`complete_batch`.
     max_concurrency: int = 8
     #: Whether calls go over the network (and cost time or money): the cache then
@@ -299,6 +316,10 @@ class ChatModel(abc.ABC):
         return self.complete(
             user_request(prompt, seed=seed, temperature=temperature, max_tokens=max_tokens)
         ).text
+
+    def cache_key(self, request: ChatRequest) -> str:
+        """``request``'s cache key under this model (its backend, model name and endpoint)."""
+        return request.cache_key(self.backend, self.model, self.endpoint)
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Releases resources (connections, files)."""

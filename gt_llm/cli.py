@@ -48,6 +48,7 @@ from gt_llm.errors import GtLlmError
 from gt_llm.registry import backend_info
 from gt_llm.retry import RetryPolicy, interrupt_cancels_calls
 from gt_llm.safety import RedactingFilter, public_spec, redact, terminal_safe
+from gt_llm.startup import INTERRUPTED_MESSAGE, INTERRUPTED_STATUS, end_startup
 
 logger = logging.getLogger("gt_llm.cli")
 
@@ -357,9 +358,24 @@ def _error(message: str) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs the command line; returns the exit status.
 
+    Ctrl-C exits 130 with one line, ``gt-llm: interrupted``, at any moment: during the
+    program's start-up through :mod:`gt_llm.startup` (at once, no traceback), before
+    the command starts (called in-process) and while it runs through
+    ``KeyboardInterrupt``.
+
     Args:
       argv: Arguments without the program name (default ``sys.argv[1:]``).
     """
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        # Only before the command started (it has its own handler below): a caller
+        # that imported gt_llm itself, without gt_llm.startup's handler.
+        sys.stderr.write(f"{INTERRUPTED_MESSAGE}\n")
+        return INTERRUPTED_STATUS
+
+
+def _main(argv: Sequence[str] | None) -> int:
     # Credentials in any argument (a backend URL's user:password, query keys) are
     # registered before anything can print them, and the command line itself, which
     # manifests record, keeps only the public labels.
@@ -382,12 +398,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:
         return _error(str(exc))
     try:
+        # Start-up is over: from here Ctrl-C raises KeyboardInterrupt, which the command
+        # and the line below handle (partial results kept), instead of exiting at once.
+        end_startup()
         # Ctrl-C also cancels the remote calls of worker threads, so the run stops at once.
         with interrupt_cancels_calls():
             return int(func(args) or 0)
     except KeyboardInterrupt:
-        sys.stderr.write(f"{PROG}: interrupted\n")
-        return 130
+        sys.stderr.write(f"{INTERRUPTED_MESSAGE}\n")
+        return INTERRUPTED_STATUS
     except (GtLlmError, ValueError, OSError) as exc:
         # Expected failures (bad spec, missing key, unreachable server, bad path):
         # one line, no traceback; -vv shows it for debugging.

@@ -2,14 +2,14 @@
 
 A prompt that shows a concrete value as an example ("the number of the player,
 e.g. 3", "for example: 1 banana for 2 apples", a sample JSON object, a quoted
-``'Offer: 5'``) invites a small model to copy it: issue 27 found every
+``'Offer: 5'``) invites a small model to copy it: we found every
 SmolLM2 opening repeating the fruit-trading example and all night actions of a
 Werewolf game going to the example's seat. Formats are to be described by
 their keys and legal ranges instead.
 
 This module finds such values, for two readers:
 
-* the prompt test (``tests/games/test_issue27_prompts.py``) renders every task
+* the prompt test (``tests/games/test_prompts_no_example_values.py``) renders every task
   and fails on an example that is also a legal answer
   (:func:`legal_examples`);
 * the answer-quality counts (:class:`gt_llm.parsing.ParseStats`) count the

@@ -133,7 +133,7 @@ class PromptBook:
     """The templates of one game, looked up by task name.
 
     Every book is listed in :func:`prompt_books` when it is made, so checks
-    that concern every prompt (no copyable example values, issue 27) find a
+    that concern every prompt (no copyable example values) find a
     new game's tasks without naming them.
     """
 

@@ -19,14 +19,15 @@ class RecordingModel(ChatModel):
     """Answers through ``inner``, one request at a time, recording every request and round.
 
     Args:
-      inner: The model that answers (e.g. the scripted stand-in); its backend
-        and model name are this model's.
+      inner: The model that answers (e.g. the scripted stand-in); its backend,
+        model name and endpoint are this model's.
     """
 
     def __init__(self, inner: ChatModel) -> None:
         self.inner = inner
         self.backend = inner.backend
         self.model = inner.model
+        self.endpoint = inner.endpoint
         self.requests: list[ChatRequest] = []
         self.rounds: list[list[ChatRequest]] = []
 

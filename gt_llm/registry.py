@@ -46,6 +46,9 @@ class BackendInfo:
       check_rest: ``check_rest(rest) -> str | None``: ``None`` when what the spec
         names can be used here (``local:PATH``: a GGUF model file), else why not
         in one line; no network, no key. Default: nothing to check.
+      endpoint: ``endpoint(rest) -> str``: the server a spec's model is served
+        from, as the call cache keys it (:attr:`gt_llm.chat.ChatModel.endpoint`,
+        the same as the loaded model's); default ``""`` (in-process).
     """
 
     name: str
@@ -57,6 +60,7 @@ class BackendInfo:
     probe: Callable[[str, float], tuple[bool, str]] | None = None
     model_name: Callable[[str], str] = lambda rest: rest
     check_rest: Callable[[str], str | None] = lambda rest: None
+    endpoint: Callable[[str], str] = lambda rest: ""
 
     def usable(self, rest: str = "") -> tuple[bool, str]:
         """``(configured, reason)``: whether the backend, and what ``rest`` names, is usable here.
@@ -88,6 +92,7 @@ def register_backend(
     probe: Callable[[str, float], tuple[bool, str]] | None = None,
     model_name: Callable[[str], str] | None = None,
     check_rest: Callable[[str], str | None] | None = None,
+    endpoint: Callable[[str], str] | None = None,
 ) -> None:
     """Registers a backend under an exact name (see :class:`BackendInfo` for the fields)."""
     if not name or ":" in name:
@@ -104,6 +109,7 @@ def register_backend(
         probe,
         model_name or (lambda rest: rest),
         check_rest or (lambda rest: None),
+        endpoint or (lambda rest: ""),
     )
 
 
@@ -118,23 +124,108 @@ def backend_info(name: str) -> BackendInfo:
 
 def registered_backends() -> list[BackendInfo]:
     """All registered backends, in registration order."""
-    _ensure_builtin()
     return list(_REGISTRY.values())
 
 
 def parse_spec(spec: str) -> tuple[str, str]:
     """Splits ``NAME[:REST]`` and checks that NAME is registered."""
-    _ensure_builtin()
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError("load_model: empty backend spec; use e.g. 'scripted' or 'groq'")
     name, _, rest = spec.strip().partition(":")
     if name not in _REGISTRY:
         known = ", ".join(sorted(_REGISTRY))
         raise ValueError(
-            f"load_model: unknown backend {name!r} in spec {spec!r}; registered backends: "
-            f"{known} (see `gt-llm backends`)"
+            f"load_model: unknown backend {public_spec(name)!r} in spec {public_spec(spec)!r}; "
+            f"registered backends: {known} (see `gt-llm backends`)"
         )
     return name, rest
+
+
+def model_endpoint(spec: str) -> str:
+    """The server a spec's model is served from, as the call cache keys it (``""`` in-process).
+
+    ``openai:m@http://u:p@Host:1/v1/?k=K`` is ``http://host:1/v1?k=[REDACTED]``
+    (:func:`gt_llm.safety.endpoint_label`); equal to the loaded model's
+    :attr:`~gt_llm.chat.ChatModel.endpoint`, so a model that only reads the cache
+    (no key here) finds the answers the real one stored.
+
+    Raises:
+      ValueError: unknown backend or malformed spec.
+    """
+    name, rest = parse_spec(spec)
+    return _REGISTRY[name].endpoint(rest)
+
+
+def split_spec_list(text: str, starts_item: Callable[[str], bool] | None = None) -> list[str]:
+    """The items of a comma-separated list of specs; a comma in a URL's credentials stays in it.
+
+    A comma splits the list, except where it falls inside the user and password of
+    a URL (after ``://``, with an ``@`` ahead before any ``/``, ``?`` or ``#``) or
+    inside its query or fragment (a query without a URL scheme too), and the text
+    after it does not start an item:
+    ``openai:m@http://u:pa,ss@host/v1,scripted`` is two specs, and neither a
+    password nor a query value holding a comma is ever taken for an item of its
+    own (and printed as one). Items are stripped; empty ones are kept (as ``""``)
+    for the caller to refuse.
+
+    Args:
+      text: The flag's value.
+      starts_item: Whether a piece after a comma begins an item (default: it
+        begins with a registered backend name, ``NAME`` or ``NAME:...``).
+    """
+    starts = starts_item or _starts_backend_spec
+    text = str(text)
+    # Backwards, once: whether an '@' comes before any '/', '?' or '#' from each position on.
+    at_first = [False] * (len(text) + 1)
+    for i in range(len(text) - 1, -1, -1):
+        c = text[i]
+        at_first[i] = c == "@" or (c not in "/?#" and at_first[i + 1])
+    items: list[list[str]] = []
+    state: str | None = None  # where the current item's last URL is (see _url_state)
+    begin = 0
+    for end in [i for i, c in enumerate(text) if c == ","] + [len(text)]:
+        piece = text[begin:end]
+        inside = state == "query" or (state == "authority" and at_first[begin])
+        if items and inside and not starts(piece.strip()):
+            items[-1].append(piece)
+        else:
+            items.append([piece])
+            state = None
+        state = _url_state(state, piece)
+        begin = end + 1
+    return [",".join(item).strip() for item in items]
+
+
+def _starts_backend_spec(piece: str) -> bool:
+    name = piece.partition(":")[0].strip()
+    return any(info.name == name for info in registered_backends())
+
+
+def _url_state(state: str | None, text: str) -> str | None:
+    """Where the last URL is once ``text`` follows: ``None`` (no URL), ``"authority"``
+    (user info or host, no ``@`` yet), ``"host"`` (after the ``@``), ``"path"``,
+    ``"query"`` (or fragment), or ``"ended"`` (a space ended it)."""
+    at = text.rfind("://")
+    if at >= 0:
+        state, text = "authority", text[at + 3 :]
+    elif state is None:
+        # No URL: a query still holds values (a spec whose URL lacks its scheme).
+        ask = text.rfind("?")
+        if ask < 0 or any(c.isspace() for c in text[ask:]):
+            return None
+        return "query"
+    if state == "ended":
+        return state
+    for c in text:
+        if c.isspace():
+            return "ended"
+        if state != "query" and c in "?#":
+            state = "query"
+        elif state == "authority" and c == "@":
+            state = "host"
+        elif state in ("authority", "host") and c == "/":
+            state = "path"
+    return state
 
 
 def model_identity(spec: str) -> tuple[str, str | None]:
@@ -255,8 +346,3 @@ def load_model(
             model.close()
             raise
     return model
-
-
-def _ensure_builtin() -> None:
-    # Imported here, not at module import, so that the registry has no cycle.
-    import gt_llm.backends  # noqa: F401

@@ -13,6 +13,11 @@
   values replaced; it registers what it removed, so that echoes of them (the
   base64 of ``user:password`` in a ``Basic`` header included) are redacted too.
   The full spec lives only in memory, in the backend that sends requests.
+  Query values outside a full URL (``127.0.0.1:8000/v1?k=VALUE``, a spec with
+  its scheme mistyped) are replaced too.
+* :func:`endpoint_label` is the server a remote model is served from, as the
+  call cache keys it: the URL's public label, the same whatever was registered
+  before (no user, no password, no query value, lower-case scheme and host).
 * :class:`RedactingFilter` applies :func:`redact` to every log record (message,
   arguments and traceback), so ``-v`` lines and ``-vv`` tracebacks hold no secret.
 * :func:`terminal_safe` escapes control characters (NUL, BEL, ``ESC``
@@ -32,6 +37,7 @@ import urllib.parse
 __all__ = [
     "REDACTED",
     "RedactingFilter",
+    "endpoint_label",
     "public_spec",
     "redact",
     "register_secret",
@@ -99,14 +105,8 @@ def _register_url_secrets(url: urllib.parse.SplitResult) -> None:
 _URL = re.compile(r"(?i)\b[a-z][a-z0-9+.\-]*://[^\s\"'<>]+")
 
 
-def _public_url(match: re.Match[str]) -> str:
-    text = match.group(0)
-    try:
-        url = urllib.parse.urlsplit(text)
-        _ = url.port  # raises on a malformed port: fall back to redact() below
-    except ValueError:
-        return redact(text)
-    _register_url_secrets(url)
+def _public_url_text(url: urllib.parse.SplitResult) -> str:
+    """``url`` without user, password and fragment, its query values replaced."""
     netloc = url.hostname or ""
     if ":" in netloc:
         netloc = f"[{netloc}]"  # an IPv6 literal
@@ -119,6 +119,30 @@ def _public_url(match: re.Match[str]) -> str:
     return urllib.parse.urlunsplit((url.scheme, netloc, url.path, query, ""))
 
 
+def _public_url(match: re.Match[str]) -> str:
+    text = match.group(0)
+    try:
+        url = urllib.parse.urlsplit(text)
+        _ = url.port  # raises on a malformed port: fall back to redact() below
+    except ValueError:
+        return redact(text)
+    _register_url_secrets(url)
+    return _public_url_text(url)
+
+
+# A query outside a full URL (no scheme, or a mistyped one): every value is replaced, up
+# to the next parameter, space, quote or ';' (a comma is kept in it, as in a full URL's).
+_BARE_QUERY = re.compile(r"([?&][A-Za-z0-9_.~%+\-]+=)([^&#\s;\"'<>]+)")
+
+
+def _public_bare_query(match: re.Match[str]) -> str:
+    value = match.group(2)
+    if value == REDACTED:
+        return match.group(0)
+    register_secret(value)
+    return f"{match.group(1)}{REDACTED}"
+
+
 def public_spec(spec: str) -> str:
     """The public label of a backend spec: every URL's user, password and query values removed.
 
@@ -127,9 +151,35 @@ def public_spec(spec: str) -> str:
     file, table, manifest, log line and message names the backend by; what was
     removed is registered with :func:`register_secret` (password, ``user:password``
     and its base64, query values), so that a server echoing it is redacted too.
-    Text without a URL is returned unchanged (apart from :func:`redact`).
+    A query outside a full URL (``openai:m@127.0.0.1:8000/v1?k=V``: no scheme) has
+    its values replaced as well. Other text is returned unchanged (apart from
+    :func:`redact`).
     """
-    return redact(_URL.sub(_public_url, str(spec)))
+    return redact(_BARE_QUERY.sub(_public_bare_query, _URL.sub(_public_url, str(spec))))
+
+
+def endpoint_label(url: str) -> str:
+    """The server ``url`` names, as the call cache keys it: its public label, deterministically.
+
+    ``HTTP://alice:PW@Example.COM:8000/v1/?key=K`` is
+    ``http://example.com:8000/v1?key=[REDACTED]``: no user, no password, no query
+    value, no fragment, scheme and host in lower case, no trailing ``/``; key-shaped
+    strings (``sk-...``) are removed too. Unlike :func:`public_spec`, the result does
+    not depend on the secrets registered so far, so the same URL is the same endpoint
+    in every process. Text that is not a URL is reduced the same way as far as it goes.
+    """
+    text = str(url).strip()
+    try:
+        parts = urllib.parse.urlsplit(text)
+        _ = parts.port  # raises on a malformed port
+    except ValueError:
+        label = _BARE_QUERY.sub(rf"\1{REDACTED}", text.partition("#")[0])
+    else:
+        parts = parts._replace(scheme=parts.scheme.lower(), path=parts.path.rstrip("/"))
+        label = _public_url_text(parts)
+    for pattern, repl in _PATTERNS:
+        label = pattern.sub(repl, label)
+    return label
 
 
 def redact(text: str) -> str:

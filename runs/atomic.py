@@ -7,8 +7,10 @@ write to a temporary file in the destination's own folder, ``fsync`` it and
 killed at any instant leaves either the previous file or the new one, never a
 truncated mix. NaN and infinities become empty CSV cells and JSON ``null``
 (:func:`finite_or_none`). The readers (:func:`read_json`, :func:`read_json_as`,
-:func:`read_jsonl`, :func:`read_text`) name the file and the fix in one line when
-a file is missing, too large, not UTF-8, not valid JSON or nested too deeply;
+:func:`read_jsonl`, :func:`read_text`) open regular files only, read at most
+:data:`MAX_READ_BYTES` (:func:`open_regular`), and name the file and the fix in
+one line when a file is missing, a folder, a FIFO or a device, too large, not
+UTF-8, not valid JSON or nested too deeply;
 :func:`check_fields` checks the types of the fields a reader is about to use.
 
 This module does IO only: it imports nothing from the LLM layer or the games.
@@ -19,18 +21,23 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import errno
 import io
 import json
 import os
+import re
+import stat
+import sys
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import IO, Any, TypeVar
 
 __all__ = [
     "MAX_READ_BYTES",
     "checked_size",
     "TMP_PREFIX",
+    "NotJson",
     "ResultsError",
     "atomic_path",
     "atomic_write_bytes",
@@ -38,9 +45,15 @@ __all__ = [
     "atomic_write_text",
     "check_writable",
     "csv_text",
+    "disk_full",
     "finite_or_none",
+    "no_constant",
+    "open_regular",
+    "own_temp_pid",
     "read_json",
     "read_json_as",
+    "read_regular_bytes",
+    "too_long_number",
     "write_csv",
     "write_json",
     "write_text",
@@ -50,6 +63,43 @@ T = TypeVar("T")
 
 #: Temporary files of :func:`atomic_write_bytes` start with this prefix.
 TMP_PREFIX = ".tmp-"
+#: Our temporary files are named ``.tmp-<name>.gtllm<pid>-<random>[<ending>]``: the
+#: writer's process id tells a sweep whether the writer is gone (:func:`own_temp_pid`).
+_OWN_TMP = re.compile(r"^\.tmp-.+\.gtllm(?P<pid>[0-9]{1,10})-[a-z0-9_]{8}(?:\.[A-Za-z0-9_-]+)?$")
+#: The errors of a full disk (or a full quota).
+_DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
+
+
+def _tmp_prefix(base: str) -> str:
+    # The temporary name of ``base``'s next write, tagged with this process's id.
+    return f"{TMP_PREFIX}{base}.gtllm{os.getpid()}-"
+
+
+def own_temp_pid(name: str) -> int | None:
+    """The process id in the name of a temporary file of ours, or ``None`` for any other name.
+
+    Only names :func:`atomic_write_bytes` and :func:`atomic_path` give match
+    (``.tmp-summary.json.gtllm4242-k3j9x_2a``); a user's ``.tmp-notes.txt`` does not.
+    """
+    match = _OWN_TMP.match(name)
+    return int(match["pid"]) if match else None
+
+
+def disk_full(exc: BaseException, path: str | os.PathLike[str]) -> OSError | None:
+    """A one-line error naming ``path`` and the fix when ``exc`` is a full disk, else ``None``.
+
+    The error is an ``OSError`` with the same ``errno`` (``ENOSPC`` or ``EDQUOT``),
+    e.g. ``out/logs/game_000001.jsonl: No space left on device (the disk is
+    full); free some space, then re-run the same command: finished files are kept``.
+    """
+    if not isinstance(exc, OSError) or exc.errno not in _DISK_FULL:
+        return None
+    err = OSError(
+        f"{path}: {os.strerror(exc.errno)} (the disk is full); free some space, then re-run "
+        "the same command: finished files are kept"
+    )
+    err.errno = exc.errno
+    return err
 
 
 class ResultsError(ValueError):
@@ -100,7 +150,7 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
       OSError: the folder is missing or not writable, or the disk is full.
     """
     dest = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f"{TMP_PREFIX}{dest.name}.", dir=dest.parent)
+    fd, tmp = tempfile.mkstemp(prefix=_tmp_prefix(dest.name), dir=dest.parent)
     try:
         with contextlib.suppress(OSError):
             os.fchmod(fd, _FILE_MODE)
@@ -112,6 +162,9 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
     except OSError as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        full = disk_full(exc, dest)
+        if full is not None:
+            raise full from None
         if exc.filename is None:
             # os.write / fsync errors (a full disk) carry no path: name the file being written.
             raise OSError(exc.errno, f"{exc.strerror or exc} writing", str(dest)) from None
@@ -153,7 +206,7 @@ def atomic_path(
     """
     dest = Path(path)
     fd, tmp_name = tempfile.mkstemp(
-        prefix=f"{TMP_PREFIX}{dest.stem}.", suffix=dest.suffix, dir=dest.parent
+        prefix=_tmp_prefix(dest.stem), suffix=dest.suffix, dir=dest.parent
     )
     with contextlib.suppress(OSError):
         os.fchmod(fd, _FILE_MODE)
@@ -164,7 +217,7 @@ def atomic_path(
         with open(tmp, "rb+") as fh:
             os.fsync(fh.fileno())
         os.replace(tmp, dest)
-    except BaseException:
+    except BaseException as exc:
         kept = False
         if partial is not None:
             with contextlib.suppress(OSError):
@@ -173,6 +226,9 @@ def atomic_path(
         if not kept:
             with contextlib.suppress(OSError):
                 tmp.unlink()
+        full = disk_full(exc, dest)
+        if full is not None:
+            raise full from None
         raise
     _fsync_dir(dest.parent)
 
@@ -265,8 +321,42 @@ def check_writable(out: str | os.PathLike[str], *, caller: str) -> Path:
 # -- reading -----------------------------------------------------------------------------------
 
 
-#: Largest JSON or CSV result file the readers accept (ours are far smaller).
+#: Largest JSON, JSONL or CSV result file the readers accept (ours are far smaller): the one
+#: size bound of every reader of results folders (a log has its own, larger one).
 MAX_READ_BYTES = 256 * 1024 * 1024
+
+#: What a path that is not a regular file is, for a message (first matching test wins).
+_NOT_REGULAR = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISCHR, "a device"),
+    (stat.S_ISBLK, "a device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+#: Flags of a reader's open: a FIFO opened for reading without a writer blocks, unless
+#: non-blocking; the descriptor is closed in child processes.
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def _check_regular(
+    path: Path,
+    info: os.stat_result,
+    limit: int,
+    *,
+    what: str,
+    fix: str,
+    error: type[ValueError],
+) -> int:
+    """``info``'s size, refusing anything but a regular file of at most ``limit`` bytes."""
+    tail = f": {fix}" if fix else ""
+    if not stat.S_ISREG(info.st_mode):
+        kind = next((words for test, words in _NOT_REGULAR if test(info.st_mode)), "not a file")
+        raise error(f"{path} is {kind}, not {what} (a regular file){tail}")
+    if info.st_size > limit:
+        raise error(
+            f"{path}: {info.st_size:,} bytes, more than the {limit:,} {what} may hold{tail}"
+        )
+    return info.st_size
 
 
 def checked_size(
@@ -275,7 +365,11 @@ def checked_size(
     """Size of a file a reader is about to load whole, refusing one larger than ``limit``.
 
     The one size guard of every reader (results, tables, game logs), so that a
-    damaged or foreign file is refused before it is read into memory.
+    damaged or foreign file is refused before it is read into memory. Anything
+    but a regular file (a folder, a FIFO, a device such as ``/dev/zero``, also
+    behind a link) is refused too: reading it could block forever or never end.
+    Readers that load the file should use :func:`open_regular` or
+    :func:`read_regular_bytes`, which check the opened file itself.
 
     Args:
       path: The file.
@@ -286,20 +380,100 @@ def checked_size(
 
     Raises:
       FileNotFoundError: the file is missing (each reader words that itself).
-      error: the file cannot be read or is larger than ``limit``, e.g.
-        ``summary.json: 300,000,000 bytes, more than the 268,435,456 a result
-        file may hold: re-run ...``.
+      error: the file cannot be read, is not a regular file or is larger than
+        ``limit``, e.g. ``out/summary.json: 300,000,000 bytes, more than the
+        268,435,456 a result file may hold: re-run ...``.
     """
     try:
-        size = path.stat().st_size
+        info = os.stat(path)
     except FileNotFoundError:
         raise
     except OSError as exc:
         raise error(f"{path}: cannot read {what} ({exc.strerror or exc})") from None
-    if size > limit:
+    return _check_regular(Path(path), info, limit, what=what, fix=fix, error=error)
+
+
+@contextlib.contextmanager
+def open_regular(
+    path: str | os.PathLike[str],
+    limit: int = MAX_READ_BYTES,
+    *,
+    what: str = "a result file",
+    fix: str = "",
+    error: type[ValueError] = ResultsError,
+) -> Iterator[IO[bytes]]:
+    """Opens a regular file of at most ``limit`` bytes for reading (binary).
+
+    The path is checked with ``os.stat`` (a FIFO or a device is never opened),
+    then opened non-blocking and the open file checked again with ``fstat``
+    (the path cannot be swapped in between). Read at most ``limit`` bytes
+    from it (:func:`read_regular_bytes` does).
+
+    Args:
+      path: The file (a link to a regular file is followed).
+      limit: Largest size accepted, in bytes.
+      what: What the file is, for the message.
+      fix: What to do about it, appended to the message when given.
+      error: The reader's own error class (one-line message).
+
+    Raises:
+      FileNotFoundError: the file is missing (each reader words that itself).
+      error: as :func:`checked_size`.
+    """
+    p = Path(path)
+    checked_size(p, limit, what=what, fix=fix, error=error)
+    try:
+        fd = os.open(p, _OPEN_FLAGS)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise error(f"{p}: cannot read {what} ({exc.strerror or exc})") from None
+    try:
+        _check_regular(p, os.fstat(fd), limit, what=what, fix=fix, error=error)
+        fh = os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+    with fh:
+        yield fh
+
+
+def read_regular_bytes(
+    path: str | os.PathLike[str],
+    limit: int = MAX_READ_BYTES,
+    *,
+    what: str = "a result file",
+    fix: str = "",
+    error: type[ValueError] = ResultsError,
+) -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes (:func:`open_regular`).
+
+    Raises:
+      FileNotFoundError: the file is missing (each reader words that itself).
+      error: as :func:`checked_size`; also when the file grew past ``limit``
+        while it was read.
+    """
+    with open_regular(path, limit, what=what, fix=fix, error=error) as fh:
+        data = fh.read(limit + 1)
+    if len(data) > limit:
         tail = f": {fix}" if fix else ""
-        raise error(f"{path}: {size:,} bytes, more than the {limit:,} {what} may hold{tail}")
-    return size
+        raise error(f"{path}: more than the {limit:,} bytes {what} may hold{tail}")
+    return data
+
+
+class NotJson(ValueError):
+    """NaN or an infinity in a JSON file (``json.loads`` takes them; they are not JSON)."""
+
+
+def no_constant(name: str) -> Any:
+    """``parse_constant`` of ``json.loads``: refuses NaN and infinities (:class:`NotJson`)."""
+    raise NotJson(f"{name} is not valid JSON (a number must be finite; ours write null)")
+
+
+def too_long_number() -> str:
+    """What ``json.loads`` refused when it raised a plain ``ValueError`` (for a message)."""
+    digits = getattr(sys, "get_int_max_str_digits", lambda: 0)()
+    return f"a whole number of more than {digits:,} digits" if digits else "a number too long"
 
 
 def read_json(path: str | os.PathLike[str], *, rerun: str = "the command that wrote it") -> Any:
@@ -310,18 +484,19 @@ def read_json(path: str | os.PathLike[str], *, rerun: str = "the command that wr
       rerun: What to re-run to rewrite it, for the message.
 
     Raises:
-      ResultsError: the file is missing, larger than :data:`MAX_READ_BYTES`,
-        nested too deeply or not valid JSON, e.g. ``summary.json is not valid
-        JSON (Expecting value at line 1 column 1): re-run ...``.
+      ResultsError: the file is missing, not a regular file (a folder, a FIFO,
+        a device), larger than :data:`MAX_READ_BYTES`, nested too deeply or not
+        valid JSON (also NaN, an infinity, or a whole number too long to read),
+        e.g. ``summary.json is not valid JSON (Expecting value at line 1
+        column 1) in out: re-run ...``.
     """
     p = Path(path)
     try:
-        checked_size(p, MAX_READ_BYTES, what="a result file", fix=f"re-run {rerun}")
-        raw = p.read_bytes()
+        raw = read_regular_bytes(p, MAX_READ_BYTES, what="a result file", fix=f"re-run {rerun}")
     except FileNotFoundError:
         raise ResultsError(f"{p.name} is missing in {p.parent}: re-run {rerun}") from None
     try:
-        return json.loads(raw)
+        return json.loads(raw, parse_constant=no_constant)
     except UnicodeDecodeError as exc:
         raise ResultsError(
             f"{p.name} is not valid JSON (not UTF-8 at byte {exc.start}) in {p.parent}: "
@@ -331,6 +506,14 @@ def read_json(path: str | os.PathLike[str], *, rerun: str = "the command that wr
         raise ResultsError(
             f"{p.name} is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}) "
             f"in {p.parent}: re-run {rerun}"
+        ) from None
+    except NotJson as exc:
+        raise ResultsError(f"{p.name} in {p.parent}: {exc}: re-run {rerun}") from None
+    except ValueError:
+        # int() refuses a number longer than sys.get_int_max_str_digits() (not JSONDecodeError).
+        raise ResultsError(
+            f"{p.name} in {p.parent} holds {too_long_number()}, which no file of ours holds: "
+            f"re-run {rerun}"
         ) from None
     except RecursionError:
         raise ResultsError(f"{p}: JSON nested too deeply: re-run {rerun}") from None

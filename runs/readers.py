@@ -1,7 +1,9 @@
 """Readers that name FILE[:LINE] and the fix in one line.
 
-:func:`read_text` and :func:`read_jsonl` refuse a file that is missing, too
-large (:func:`runs.atomic.checked_size`), not UTF-8, not valid JSON or nested
+:func:`read_text` and :func:`read_jsonl` open regular files only and read at most
+:data:`runs.atomic.MAX_READ_BYTES` (:func:`runs.atomic.read_regular_bytes`: a
+FIFO or a device such as ``/dev/zero`` is refused, never read), and refuse a
+file that is missing, a folder, too large, not UTF-8, not valid JSON or nested
 too deeply, naming the file (and the line) and what to re-run.
 :func:`check_fields` checks, with :class:`Shape` (``INT``, ``list_of(TEXT)``,
 ``optional(NUMBER)`` ...), the types of the fields a reader is about to use.
@@ -20,7 +22,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from runs.atomic import MAX_READ_BYTES, ResultsError, checked_size
+from runs.atomic import (
+    MAX_READ_BYTES,
+    NotJson,
+    ResultsError,
+    no_constant,
+    read_regular_bytes,
+    too_long_number,
+)
 
 __all__ = [
     "BOOL",
@@ -41,10 +50,9 @@ __all__ = [
 
 
 def _read_bytes(p: Path, *, what: str, rerun: str, limit: int) -> bytes:
-    """The bytes of a file a reader loads whole (size checked first; missing named)."""
+    """The bytes of a regular file a reader loads whole (at most ``limit``; missing named)."""
     try:
-        checked_size(p, limit, what=what, fix=f"re-run {rerun}")
-        return p.read_bytes()
+        return read_regular_bytes(p, limit, what=what, fix=f"re-run {rerun}")
     except FileNotFoundError:
         raise ResultsError(f"{p.name} is missing in {p.parent}: re-run {rerun}") from None
 
@@ -65,7 +73,8 @@ def read_text(
       limit: Largest size accepted, in bytes.
 
     Raises:
-      ResultsError: the file is missing, too large or not UTF-8, e.g. ``days.csv in
+      ResultsError: the file is missing, not a regular file (a folder, a FIFO, a
+        device), too large or not UTF-8, e.g. ``days.csv in
         out is not UTF-8 text (byte 8206): re-run ...``.
     """
     p = Path(path)
@@ -76,11 +85,6 @@ def read_text(
         raise ResultsError(
             f"{p.name} in {p.parent} is not UTF-8 text (byte {exc.start}): re-run {rerun}"
         ) from None
-
-
-def _no_constant(name: str) -> Any:
-    # json.loads takes NaN and Infinity, which are not JSON (finite_or_none writes null).
-    raise ValueError(f"{name} is not valid JSON")
 
 
 def read_jsonl(
@@ -113,15 +117,17 @@ def read_jsonl(
             continue
         where = f"{p}:{lineno}"
         try:
-            record = json.loads(line, parse_constant=_no_constant)
+            record = json.loads(line, parse_constant=no_constant)
         except UnicodeDecodeError as exc:
             raise ResultsError(f"{where}: not UTF-8 (byte {exc.start}): re-run {rerun}") from None
         except json.JSONDecodeError as exc:
             raise ResultsError(
                 f"{where}: not valid JSON ({exc.msg} at column {exc.colno}): re-run {rerun}"
             ) from None
-        except ValueError as exc:  # NaN or Infinity (_no_constant)
+        except NotJson as exc:  # NaN or Infinity
             raise ResultsError(f"{where}: {exc}: re-run {rerun}") from None
+        except ValueError:  # a whole number longer than int() reads
+            raise ResultsError(f"{where}: {too_long_number()}: re-run {rerun}") from None
         except RecursionError:
             raise ResultsError(f"{where}: JSON nested too deeply: re-run {rerun}") from None
         if not isinstance(record, dict):

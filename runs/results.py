@@ -17,6 +17,21 @@ promises:
   left, with a warning), so nothing outside the folder is ever deleted.
   :func:`check_results_dir` makes the folder's checks before a command
   creates or deletes anything.
+* **One writer per folder.** :func:`prepare_results_dir` takes the folder's
+  lock (:class:`runs.lock.FolderLock`, the file ``.gt-llm.lock``) before it
+  reads, clears or writes anything, and the run holds it until
+  :meth:`ResultsDir.finish` (or :meth:`ResultsDir.close`, or the end of the
+  process): a second run on the same folder is refused in one line naming the
+  process that holds it.
+* **Nothing written through a link.** Files in sub-folders (game logs) are
+  placed through :meth:`ResultsDir.place`, which makes their folders without
+  following a link and refuses a link or a file in the way; the sub-folders a
+  run will write in are checked before anything is cleared or written.
+* **Only our own temporary files are swept**, once the folder is checked and
+  locked: those of our atomic writes (named with the writer's process id) whose
+  writer is gone, at the top of the folder and in the sub-folders of its listed
+  files (a killed game's ``logs/a_vs_b/.tmp-game_0000.gtllm<pid>-*.jsonl``);
+  never a user's ``.tmp-*`` file, never another live process's.
 * **Readers know.** :func:`require_complete` refuses, and
   :func:`warn_if_incomplete` warns about, a folder whose run did not finish.
 
@@ -58,12 +73,17 @@ from runs.atomic import (
     csv_text,
     read_json,
 )
+from runs.commands import other_command
 from runs.folders import (
     _remove_inside,
     _safe_relative,
+    check_folder_inside,
     check_results_dir,
+    folder_inside,
+    sweep_own_temp_files,
     unwritable_reason,
 )
+from runs.lock import LOCK_NAME, FolderLock
 
 __all__ = [
     "CACHE_SUFFIXES",
@@ -260,10 +280,15 @@ def _is_cache(name: str) -> bool:
     return name.endswith(CACHE_SUFFIXES)
 
 
+def _reserved(name: str) -> bool:
+    # Never a result of the run: the manifest, the lock file, a cache.
+    return name in (MANIFEST_NAME, LOCK_NAME) or _is_cache(name)
+
+
 def _listed_names(listed: Iterable[object]) -> list[str]:
     """The names a manifest lists as this folder's results (plain relative paths; no cache)."""
     names = {n for n in listed if isinstance(n, str) and _safe_relative(n)}
-    return sorted(n for n in names if not _is_cache(n) and n != MANIFEST_NAME)
+    return sorted(n for n in names if not _reserved(n))
 
 
 def _unlisted_files(out: Path) -> list[Path]:
@@ -271,10 +296,7 @@ def _unlisted_files(out: Path) -> list[Path]:
     return sorted(
         child
         for child in out.iterdir()
-        if child.is_file()
-        and not child.name.startswith(TMP_PREFIX)
-        and not _is_cache(child.name)
-        and child.name != MANIFEST_NAME
+        if child.is_file() and not child.name.startswith(TMP_PREFIX) and not _reserved(child.name)
     )
 
 
@@ -297,6 +319,9 @@ class ResultsDir:
     :meth:`write_json` (atomic, and listed in the manifest), then call
     :meth:`finish`.
 
+    The run holds the folder's lock (:class:`runs.lock.FolderLock`) until
+    :meth:`finish` or :meth:`close`.
+
     Attributes:
       path: The folder.
       manifest: The manifest as last written.
@@ -306,6 +331,15 @@ class ResultsDir:
     manifest: dict[str, Any]
     _pending: bool = False
     _lock: threading.Lock = dataclasses.field(default_factory=threading.Lock, repr=False)
+    _folder_lock: FolderLock | None = dataclasses.field(default=None, repr=False)
+
+    def close(self) -> None:
+        """Frees the folder's lock without finishing the run; nothing when already done.
+
+        The manifest keeps ``complete: false``: how a failed or interrupted run ends.
+        """
+        if self._folder_lock is not None:
+            self._folder_lock.release()
 
     def _write_manifest(self) -> None:
         atomic_write_json(self.path / MANIFEST_NAME, self.manifest)
@@ -319,8 +353,8 @@ class ResultsDir:
         """
         if not name or Path(name).name != name or name in (".", ".."):
             raise ResultsError(f"ResultsDir: {name!r} is not a plain file name inside the folder")
-        if name == MANIFEST_NAME or _is_cache(name):
-            raise ResultsError(f"ResultsDir: {name!r} is reserved (manifest or cache)")
+        if _reserved(name):
+            raise ResultsError(f"ResultsDir: {name!r} is reserved (manifest, lock or cache)")
         return self.path / name
 
     def _record(self, name: str) -> None:
@@ -341,10 +375,26 @@ class ResultsDir:
         Raises:
           ResultsError: ``relative`` is not a plain relative path inside the folder.
         """
-        if not _safe_relative(relative) or relative == MANIFEST_NAME or _is_cache(relative):
+        if not _safe_relative(relative) or _reserved(relative):
             raise ResultsError(f"ResultsDir: {relative!r} is not a relative path inside the folder")
         self._record(relative)
         return self.path / relative
+
+    def place(self, relative: str) -> Path:
+        """:meth:`record`, and makes the file's folders inside the results folder.
+
+        For a file another writer puts in place (a game log,
+        ``logs/a_vs_b/game_0000.jsonl``): its folders are made without following
+        a link (:func:`runs.folders.folder_inside`), so the file is never
+        written outside the results folder.
+
+        Raises:
+          ResultsError: ``relative`` is not a plain relative path, or a folder on
+            its way is a link or a file (one line naming it and the fix).
+        """
+        path = self.record(relative)
+        folder_inside(self.path, relative.rpartition("/")[0])
+        return path
 
     def write_bytes(self, name: str, data: bytes) -> Path:
         """Atomically writes a result file and lists it in the manifest; returns its path."""
@@ -390,19 +440,26 @@ class ResultsDir:
     def finish(self, **extra: Any) -> dict[str, Any]:
         """Marks the run complete: rewrites the manifest with ``complete: true`` and the end time.
 
+        Then frees the folder's lock (also when the manifest cannot be written).
+
         Args:
           **extra: More JSON-like entries for the manifest (e.g. ``calls=1234``).
 
         Returns:
           The final manifest.
         """
-        with self._lock:
-            self.manifest.update(_normalise(extra))
-            self.manifest["files"] = [n for n in self.manifest["files"] if (self.path / n).exists()]
-            self.manifest["finished_at"] = _now()
-            self.manifest["complete"] = True
-            self._write_manifest()
-            return dict(self.manifest)
+        try:
+            with self._lock:
+                self.manifest.update(_normalise(extra))
+                self.manifest["files"] = [
+                    n for n in self.manifest["files"] if (self.path / n).exists()
+                ]
+                self.manifest["finished_at"] = _now()
+                self.manifest["complete"] = True
+                self._write_manifest()
+                return dict(self.manifest)
+        finally:
+            self.close()
 
 
 def prepare_results_dir(
@@ -414,8 +471,14 @@ def prepare_results_dir(
     model: str | None = None,
     command: Sequence[str] | None = None,
     spec: str | None = None,
+    folders: Sequence[str] = (),
 ) -> ResultsDir:
     """Makes ``out`` ready for a run of ``settings`` and writes its manifest (``complete: false``).
+
+    First the folder's lock is taken (:class:`runs.lock.FolderLock`): a folder
+    another run is writing is refused before anything is read, cleared or
+    written, naming that run's process. The returned folder holds the lock
+    until :meth:`ResultsDir.finish` or :meth:`ResultsDir.close`.
 
     A folder is accepted as is when it is new or empty (caches aside), or when
     its manifest holds the same settings, backend and model (a re-run or a
@@ -426,7 +489,9 @@ def prepare_results_dir(
     link (such a path is left, with a warning). A folder holding files
     but no manifest (or an unreadable one) is never emptied: it is refused,
     naming the files, even with ``force``. Caches (:data:`CACHE_SUFFIXES`) are
-    never touched.
+    never touched. Once the folder is accepted (and cleared), the temporary
+    files our killed writes left are removed (:func:`runs.folders.sweep_own_temp_files`,
+    at the top and in the folders of the listed files), nothing else.
 
     Args:
       out: The results folder (created with its parents).
@@ -437,12 +502,16 @@ def prepare_results_dir(
       command: The command line, public (default ``sys.argv``).
       spec: The backend's public label, recorded and not compared (a server
         restarted on another port serves the same results).
+      folders: Sub-folders the run will write in (e.g. ``("logs",)``): a link or
+        a file there is refused before anything is cleared or written.
 
     Returns:
       The prepared folder; write through it, then call :meth:`ResultsDir.finish`.
 
     Raises:
-      ResultsError: ``out`` is empty, is not a writable folder, or holds other results.
+      ResultsError: ``out`` is empty, is not a writable folder, is being written
+        by another run, holds other results, or one of ``folders`` is a link or
+        a file.
     """
     if out is None or str(out).strip() == "":
         raise ResultsError(
@@ -462,12 +531,24 @@ def prepare_results_dir(
             f"prepare_results_dir: the output folder {str(path)!r} is not writable; "
             "pass another --out"
         )
-    # Temporary files of writes killed mid-way: never results, always safe to drop.
-    for stale in path.glob(f"{TMP_PREFIX}*"):
-        with contextlib.suppress(OSError):
-            stale.unlink()
+    lock = FolderLock.acquire(path)
+    try:
+        manifest = build_manifest(
+            settings, backend=backend, model=model, command=command, spec=spec
+        )
+        run = _prepare_locked(path, manifest, force=force, folders=folders)
+    except BaseException:
+        lock.release()
+        raise
+    run._folder_lock = lock
+    return run
 
-    manifest = build_manifest(settings, backend=backend, model=model, command=command, spec=spec)
+
+def _prepare_locked(
+    path: Path, manifest: dict[str, Any], *, force: bool, folders: Sequence[str]
+) -> ResultsDir:
+    """:func:`prepare_results_dir` once the folder exists and its lock is held."""
+    backend, model = manifest["backend"], manifest["model"]
     try:
         old = read_manifest(path)
     except ResultsError:
@@ -502,6 +583,9 @@ def prepare_results_dir(
         and old.get("model") == model
     )
     if old is not None and not same:
+        wrong = None if force else other_command(str(path), old, manifest)
+        if wrong is not None:
+            raise ResultsError(wrong)  # another command's folder: named, not a settings diff
         if not force:
             diff = _differences(
                 {
@@ -521,11 +605,17 @@ def prepare_results_dir(
                 f"prepare_results_dir: {str(path)!r} looks like a project folder, not a results "
                 "folder; --force clears results only in a folder of their own: pass another --out"
             )
+    # The run's own sub-folders: a link or a file there refused before anything is cleared.
+    for folder in folders:
+        check_folder_inside(path, folder)
+    if old is not None and not same:
         # Only what the old manifest lists as ours; the manifest itself last, so that a
         # kill half-way leaves a manifest naming whatever is left.
         removed = sum(_remove_inside(path, name) for name in _listed_names(listed))
         logger.info("results folder %s: cleared %d old result file(s)", path, removed)
-    elif same and old is not None:
+    # The folder is checked, cleared and ours: the temporary files of killed writes go.
+    sweep_own_temp_files(path, ["", *(n.rpartition("/")[0] for n in _listed_names(listed))])
+    if same and old is not None:
         # A re-run of the same settings keeps the list, so a later --force still clears them.
         manifest["files"] = [n for n in listed if _safe_relative(n)]
         if old.get("complete") is True:

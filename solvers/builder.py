@@ -3,7 +3,7 @@
 :class:`TreeBuilder` appends nodes to compact typed buffers (``array.array``:
 about ``30 + 8 * num_players`` bytes per node, no Python object per node),
 checks each edge as it is added, and hands the buffers to
-:func:`solvers.canonical.canonical_tree`, which validates the whole tree and
+:func:`solvers.game_tree.canonical_tree`, which validates the whole tree and
 renumbers it breadth-first. :func:`solvers.walk.materialize` drives the same
 builder from an OpenSpiel game.
 """
@@ -15,8 +15,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from solvers.canonical import canonical_tree
-from solvers.game_tree import CHANCE, CHANCE_PLAYER, DECISION, TERMINAL, TERMINAL_PLAYER, GameTree
+from solvers.game_tree import (
+    CHANCE,
+    CHANCE_PLAYER,
+    DECISION,
+    TERMINAL,
+    TERMINAL_PLAYER,
+    GameTree,
+    canonical_tree,
+)
 
 
 class TreeBuilder:

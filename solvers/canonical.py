@@ -2,7 +2,7 @@
 
 Every way of building a tree (:meth:`GameTree.from_arrays`,
 :class:`~solvers.builder.TreeBuilder`, :func:`~solvers.walk.materialize`)
-ends here. :func:`canonical_tree` checks that the columns describe a finite
+ends here. :func:`canonical_fields` checks that the columns describe a finite
 tree with consistent information sets (:mod:`solvers.canonical_checks`),
 renumbers the nodes breadth-first (children of a decision node in
 legal-action order, children of a chance node in input order) and the
@@ -20,24 +20,28 @@ time, so the peak stays below about twice the stored tree.
 from __future__ import annotations
 
 from collections.abc import MutableMapping, Sequence
+from typing import Any
 
 import numpy as np
 
 from solvers.canonical_checks import CHANCE_SUM_ATOL, Infosets, Nodes, check_columns, fail
-from solvers.game_tree import CHANCE, DECISION, TERMINAL, GameTree
+from solvers.node_kinds import CHANCE, DECISION, TERMINAL
 
-__all__ = ["CHANCE_SUM_ATOL", "canonical_tree"]
+__all__ = ["CHANCE_SUM_ATOL", "canonical_fields"]
 
 
-def canonical_tree(
+def canonical_fields(
     columns: MutableMapping[str, object],
     *,
     num_players: int,
     infoset_keys: Sequence[str],
     infoset_actions: Sequence[Sequence[int]],
     game_name: str = "",
-) -> GameTree:
-    """Validates per-node columns and returns the canonical :class:`GameTree`.
+) -> dict[str, Any]:
+    """Validates per-node columns and returns the fields of the canonical :class:`GameTree`.
+
+    :func:`solvers.game_tree.canonical_tree` wraps them in the tree type (this
+    module does not import it, so that the tree type can import this one).
 
     Args:
         columns: Per-node columns ``parent``, ``kind``, ``action``,
@@ -55,7 +59,7 @@ def canonical_tree(
         game_name: Optional name.
 
     Returns:
-        The tree (see :meth:`GameTree.from_arrays` for the renumbering).
+        The tree's fields, by name (see :meth:`GameTree.from_arrays` for the renumbering).
 
     Raises:
         ValueError: If the columns do not describe a finite tree with
@@ -77,7 +81,7 @@ def canonical_tree(
     br_order = _best_response_order(nodes, isets, dn, depth, child_rank, num_players)
     iset_nodes, iset_ptr = _infoset_index(nodes.infoset, dn, len(isets.keys))
 
-    return GameTree(
+    return dict(
         num_players=num_players,
         kind=_readonly(nodes.kind),
         player=_readonly(nodes.player),

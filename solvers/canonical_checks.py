@@ -1,6 +1,6 @@
 """Reading and checking the columns a :class:`~solvers.game_tree.GameTree` is built from.
 
-:func:`check_columns` is the first half of :func:`solvers.canonical.canonical_tree`:
+:func:`check_columns` is the first half of :func:`solvers.game_tree.canonical_tree`:
 it pops the per-node columns, narrows them to the stored dtypes and checks
 that they describe a finite tree with consistent information sets (one root,
 valid ids, terminals as leaves, one child per legal action and per chance
@@ -19,7 +19,7 @@ from typing import NoReturn
 import numpy as np
 from numpy.typing import ArrayLike
 
-from solvers.game_tree import CHANCE, CHANCE_PLAYER, DECISION, TERMINAL, TERMINAL_PLAYER
+from solvers.node_kinds import CHANCE, CHANCE_PLAYER, DECISION, TERMINAL, TERMINAL_PLAYER
 
 __all__ = ["CHANCE_SUM_ATOL", "Infosets", "Nodes", "check_columns", "fail"]
 
@@ -112,7 +112,7 @@ def check_columns(
     infoset_keys: Sequence[str],
     infoset_actions: Sequence[Sequence[int]],
 ) -> tuple[Nodes, Infosets, int]:
-    """Pops and checks the columns (see :func:`solvers.canonical.canonical_tree`).
+    """Pops and checks the columns (see :func:`solvers.game_tree.canonical_tree`).
 
     Returns:
         ``(nodes, infosets, root)``: the checked columns in input order (the

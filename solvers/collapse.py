@@ -30,10 +30,14 @@ ids change. Public results (policies, ``num_nodes``, per-node outputs such as
 from __future__ import annotations
 
 import dataclasses
+from typing import Any, TypeVar
 
 import numpy as np
 
-from solvers.game_tree import CHANCE, DECISION, TERMINAL, TERMINAL_PLAYER, GameTree
+from solvers.node_kinds import CHANCE, DECISION, TERMINAL, TERMINAL_PLAYER
+
+# A solvers.game_tree.GameTree; typed loosely because game_tree imports this module.
+TreeT = TypeVar("TreeT")
 
 
 def _readonly(array: np.ndarray) -> np.ndarray:
@@ -42,7 +46,7 @@ def _readonly(array: np.ndarray) -> np.ndarray:
     return array
 
 
-def has_decision_below(tree: GameTree) -> np.ndarray:
+def has_decision_below(tree: Any) -> np.ndarray:
     """``bool[N]``: the node or one of its descendants is a decision node."""
     mark = tree.kind == DECISION
     frontier = np.flatnonzero(mark)
@@ -56,13 +60,14 @@ def has_decision_below(tree: GameTree) -> np.ndarray:
     return mark
 
 
-def collapse_policy_free(tree: GameTree) -> GameTree:
-    """``tree`` with every maximal decision-free subtree replaced by a terminal.
+def collapse_policy_free(given: TreeT) -> TreeT:
+    """``given`` (a tree) with every maximal decision-free subtree replaced by a terminal.
 
     The new terminal's returns are the subtree's expected returns (see the
     module docstring for the summation order and why results stay exact).
-    Returns ``tree`` itself when no such subtree has more than one node.
+    Returns ``given`` itself when no such subtree has more than one node.
     """
+    tree: Any = given
     n = tree.num_nodes
     kind, parent = tree.kind, tree.parent
     live = has_decision_below(tree)
@@ -71,7 +76,7 @@ def collapse_policy_free(tree: GameTree) -> GameTree:
     root_free[1:] &= live[parent[1:]]
     collapse = root_free & (kind != TERMINAL)
     if not collapse.any():
-        return tree
+        return given
 
     # Values of every policy-free node, bottom-up, level by level (nodes are sorted by depth).
     free = np.flatnonzero(~live)

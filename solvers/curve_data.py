@@ -24,12 +24,11 @@ import json
 import os
 import warnings
 from collections.abc import Iterator, Mapping
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from runs.atomic import atomic_path
+from runs.atomic import atomic_path, read_regular_bytes
 from solvers.policy import TreePolicy
 
 __all__ = ["DEFAULT_RATIO_RTOL", "Curves", "ratio_or_nan"]
@@ -285,8 +284,15 @@ class Curves:
 
     @classmethod
     def from_json(cls, path: str | os.PathLike) -> Curves:
-        """Reads a file written by :meth:`to_json`."""
-        return cls.from_dict(json.loads(Path(path).read_text()))
+        """Reads a file written by :meth:`to_json` (NaN ratios included).
+
+        Raises:
+          runs.atomic.ResultsError: the file is not a regular file (a FIFO, a
+            device) or is larger than :data:`runs.atomic.MAX_READ_BYTES`.
+          FileNotFoundError: the file is missing.
+        """
+        raw = read_regular_bytes(path, what="a curves file", fix="re-run the command that wrote it")
+        return cls.from_dict(json.loads(raw))
 
 
 @contextlib.contextmanager

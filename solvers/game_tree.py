@@ -28,7 +28,7 @@ the tree in a valid order. Memory is linear in the number of nodes: about
 Trees come from :func:`~solvers.walk.materialize` (any OpenSpiel
 game), from :class:`~solvers.builder.TreeBuilder` (node by node, no OpenSpiel
 needed), or from :meth:`GameTree.from_arrays` (vectorised construction of
-large trees); all three end in :func:`solvers.canonical.canonical_tree`, which
+large trees); all three end in :func:`canonical_tree`, which
 validates the nodes and renumbers them into the layout above.
 """
 
@@ -37,16 +37,23 @@ from __future__ import annotations
 import dataclasses
 import functools
 import sys
-from collections.abc import Sequence
+from collections.abc import MutableMapping, Sequence
 
 import numpy as np
 
-TERMINAL = 0
-CHANCE = 1
-DECISION = 2
+from solvers.canonical import canonical_fields
+from solvers.collapse import collapse_policy_free
+from solvers.node_kinds import CHANCE, CHANCE_PLAYER, DECISION, TERMINAL, TERMINAL_PLAYER
 
-CHANCE_PLAYER = -1
-TERMINAL_PLAYER = -4
+__all__ = [
+    "CHANCE",
+    "CHANCE_PLAYER",
+    "DECISION",
+    "TERMINAL",
+    "TERMINAL_PLAYER",
+    "GameTree",
+    "canonical_tree",
+]
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -188,8 +195,6 @@ class GameTree:
         ``self`` when there is nothing to collapse. Built on first use, not
         pickled.
         """
-        from solvers.collapse import collapse_policy_free  # it builds GameTree objects
-
         walked = collapse_policy_free(self)
         walked.__dict__["collapsed"] = walked  # already collapsed: no second pass
         return walked
@@ -262,8 +267,6 @@ class GameTree:
             ValueError: If the arrays do not describe a finite tree with
                 consistent information sets and perfect recall.
         """
-        from solvers.canonical import canonical_tree  # it builds GameTree objects
-
         columns: dict[str, object] = {
             "parent": parent,
             "kind": kind,
@@ -290,3 +293,28 @@ class GameTree:
             if isinstance(getattr(self, f.name), np.ndarray)
         )
         return total + sum(sys.getsizeof(key) for key in self.infoset_keys)
+
+
+def canonical_tree(
+    columns: MutableMapping[str, object],
+    *,
+    num_players: int,
+    infoset_keys: Sequence[str],
+    infoset_actions: Sequence[Sequence[int]],
+    game_name: str = "",
+) -> GameTree:
+    """Validates per-node columns and returns the canonical :class:`GameTree`.
+
+    The work is :func:`solvers.canonical.canonical_fields` (its docstring
+    gives the columns, the checks and the renumbering); this wraps its fields
+    in the tree type.
+    """
+    return GameTree(
+        **canonical_fields(
+            columns,
+            num_players=num_players,
+            infoset_keys=infoset_keys,
+            infoset_actions=infoset_actions,
+            game_name=game_name,
+        )
+    )

@@ -67,17 +67,21 @@ def read_csv_rows(path: str | os.PathLike[str]) -> list[dict[str, str]]:
     """The rows of a CSV file as dicts of strings, each with exactly the header's columns.
 
     Raises:
-      ResultsError: ``FILE:LINE: ...`` for a missing or oversized file, or a row
-        with more or fewer cells than the header (a truncated or damaged table).
+      ResultsError: ``FILE:LINE: ...`` for a missing or oversized file, anything but a
+        regular file (a folder, a FIFO, a device), or a row with more or fewer cells
+        than the header (a truncated or damaged table).
     """
-    from runs.atomic import MAX_READ_BYTES, ResultsError, checked_size
+    from runs.atomic import MAX_READ_BYTES, ResultsError, read_regular_bytes
 
     p = Path(path)
     try:
-        checked_size(p, MAX_READ_BYTES, what="a result table")
+        # A regular file only (a FIFO or a device would block or never end), of bounded size.
+        raw = read_regular_bytes(
+            p, MAX_READ_BYTES, what="a result table", fix="re-run the command that wrote it"
+        )
     except FileNotFoundError:
         raise ResultsError(f"{p}: no such table; run the command that writes it") from None
-    with open(p, newline="", encoding="utf-8", errors="replace") as fh:
+    with io.StringIO(raw.decode("utf-8", errors="replace"), newline="") as fh:
         reader = csv.DictReader(fh)
         rows = []
         for row in reader:

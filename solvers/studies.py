@@ -34,7 +34,8 @@ from solvers.policy import TreePolicy
 from solvers.values import reach_probabilities
 
 if TYPE_CHECKING:
-    from solvers import Curves, GameTree
+    from solvers.curve_data import Curves
+    from solvers.game_tree import GameTree
 
 __all__ = [
     "GeneralisationResult",

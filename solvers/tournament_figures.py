@@ -12,7 +12,13 @@ Each function returns a :class:`matplotlib.figure.Figure` drawn on the Agg canva
 - :func:`fig_response_graph`: α-Rank's response graph (Omidshafiei et al. 2019): agents
   as nodes sized and labelled by stationary mass, an arrow ``i → j`` when ``j`` beats
   ``i`` (``payoff[j][i] > 0.5``), i.e. when a mutant ``j`` is favoured to take over a
-  population of ``i``.
+  population of ``i``; a dotted line joins an even pair (``payoff[i][j] = 0.5``).
+
+Every figure draws any meta-game, including one where no pair has a strict winner
+(all draws, or every pair split evenly) and one of a single pair: the response graph's
+axes have fixed limits around the layout's unit circle, never limits autoscaled from
+the nodes (two nodes on one horizontal line gave a height of 10⁻⁷ and text placed
+millions of pixels away, which FreeType refuses to rasterise).
 """
 
 from __future__ import annotations
@@ -28,6 +34,14 @@ from solvers.metagame import AlphaRankResult, MetaGame
 from solvers.ratings import RatingTable
 
 __all__ = ["fig_metagame", "fig_ratings", "fig_response_graph"]
+
+
+#: Half-width of the response graph's square axes: the layout's unit circle, the labels
+#: below its lowest nodes and the largest nodes' radius.
+_GRAPH_EXTENT = 1.5
+#: A payoff this close to 0.5 is an even pair (no arrow): floating-point noise in a mean of
+#: draws must not draw an arrow either way.
+_EVEN_TOL = 1e-9
 
 
 def _figure(width: float, height: float) -> Figure:
@@ -140,13 +154,25 @@ def fig_response_graph(metagame: MetaGame, alpharank: AlphaRankResult, *, title:
     pi = dict(zip(agents, alpharank.pi, strict=True))
     graph = nx.DiGraph()
     graph.add_nodes_from(agents)
+    even: list[tuple[str, str]] = []
     for i, a in enumerate(agents):
         for j, b in enumerate(agents):
-            if i != j and payoff[j, i] > 0.5:
+            if i != j and payoff[j, i] > 0.5 + _EVEN_TOL:
                 graph.add_edge(a, b, score=payoff[j, i])
+            elif i < j and abs(payoff[j, i] - 0.5) <= _EVEN_TOL:
+                even.append((a, b))
     pos = nx.circular_layout(graph)
     fig = _figure(6.5, 6.0)
     ax = fig.add_subplot()
+    # Fixed limits around the unit circle of the layout (labels sit below their node):
+    # autoscaling from the nodes alone collapses to a sliver when they share one line.
+    ax.set_xlim(-_GRAPH_EXTENT, _GRAPH_EXTENT)
+    ax.set_ylim(-_GRAPH_EXTENT, _GRAPH_EXTENT)
+    ax.set_aspect("equal")
+    ax.set_autoscale_on(False)
+    for a, b in even:
+        (xa, ya), (xb, yb) = pos[a], pos[b]
+        ax.plot([xa, xb], [ya, yb], linestyle=":", color="0.55", linewidth=1.0, zorder=0)
     sizes = [300.0 + 4000.0 * pi[a] for a in agents]
     nx.draw_networkx_nodes(
         graph,
@@ -177,18 +203,24 @@ def fig_response_graph(metagame: MetaGame, alpharank: AlphaRankResult, *, title:
         font_size=7,
         connectionstyle="arc3,rad=0.08",
     )
-    label_pos = {a: (x, y - 0.17) for a, (x, y) in pos.items()}
-    nx.draw_networkx_labels(
-        graph, label_pos, ax=ax, labels={a: f"{a}\nπ = {pi[a]:.3f}" for a in agents}, font_size=8
-    )
+    for a, size in zip(agents, sizes, strict=True):
+        # Below its node whatever its size: a marker of area s pt² has diameter √s pt.
+        ax.annotate(
+            f"{a}\nπ = {pi[a]:.3f}",
+            xy=(float(pos[a][0]), float(pos[a][1])),
+            xytext=(0.0, -(math.sqrt(size) / 2.0 + 2.0)),
+            textcoords="offset points",
+            ha="center",
+            va="top",
+            fontsize=8,
+        )
     ax.set_axis_off()
-    ax.margins(0.2)
     ax.set_title(title, fontsize=10)
     fig.text(
         0.5,
         0.01,
         f"α-Rank: α = {alpharank.alpha:g}, population m = {alpharank.population}; "
-        "arrow i → j: j beats i (label: j's mean score)",
+        "arrow i → j: j beats i (label: j's mean score); dotted: an even pair",
         ha="center",
         fontsize=8,
     )

@@ -13,7 +13,7 @@ so that ``from solvers.tree import ...`` keeps working:
 """
 
 from solvers.builder import TreeBuilder
-from solvers.canonical import CHANCE_SUM_ATOL, canonical_tree
+from solvers.canonical import CHANCE_SUM_ATOL
 from solvers.game_tree import (
     CHANCE,
     CHANCE_PLAYER,
@@ -21,6 +21,7 @@ from solvers.game_tree import (
     TERMINAL,
     TERMINAL_PLAYER,
     GameTree,
+    canonical_tree,
 )
 from solvers.walk import DEFAULT_MAX_NODES, materialize
 

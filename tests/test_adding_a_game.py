@@ -17,6 +17,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "adding-a-game.md"
 
@@ -33,6 +35,7 @@ def test_the_page_has_the_walkthrough_commands():
     assert any("ultimatum2 solve" in c for c in commands), commands
 
 
+@pytest.mark.slow  # about 15 s: the whole walk-through; CI runs it in its slow step
 def test_the_walkthrough_runs_as_written(tmp_path):
     copy = tmp_path / "repo"
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
@@ -60,3 +63,33 @@ def test_the_walkthrough_runs_as_written(tmp_path):
     summary = json.loads((copy / "results" / "u2" / "summary.json").read_text())
     assert summary["settings"]["command"] == "ultimatum2 solve" and summary["nodes"][0] > 1
     assert "passed" in outputs[-1] and "failed" not in outputs[-1], outputs[-1]
+
+
+def test_a_game_that_fails_to_import_fails_the_tests_its_name_selects(tmp_path):
+    # A copied game with an import error is not registered; `pytest -k <folder>` must still
+    # select a test that names the folder, and that test must fail (not "0 selected").
+    copy = tmp_path / "repo"
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for name in ("games", "tests"):
+        shutil.copytree(ROOT / name, copy / name, ignore=ignore)
+    shutil.copy(ROOT / "pyproject.toml", copy / "pyproject.toml")
+    shutil.copytree(copy / "games" / "ultimatum", copy / "games" / "planted_game")
+    init = copy / "games" / "planted_game" / "__init__.py"
+    init.write_text("import a_module_that_does_not_exist\n" + init.read_text(encoding="utf-8"))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(copy), str(ROOT)])}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts="]
+        + ["-k", "planted_game", "tests/games/engine/test_conformance.py"],
+        cwd=copy,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    out = done.stdout + done.stderr
+    assert done.returncode == 1, out[-3000:]
+    assert (
+        "FAILED tests/games/engine/test_conformance.py::test_game_package_imports[planted_game]"
+        in out
+    )
+    assert "a_module_that_does_not_exist" in out

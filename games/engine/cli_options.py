@@ -28,7 +28,7 @@ import argparse
 import contextlib
 import os
 import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from games.engine.resources import (
@@ -55,7 +55,7 @@ from gt_llm.cache import CachedModel, CacheOnlyModel
 from gt_llm.cache_store import check_cache_writable
 from gt_llm.chat import ChatModel
 from gt_llm.errors import ConfigurationError
-from gt_llm.registry import load_model, model_identity, parse_spec
+from gt_llm.registry import load_model, model_endpoint, model_identity, parse_spec
 from gt_llm.safety import public_spec
 from runs.atomic import ResultsError
 from runs.folders import check_results_dir
@@ -307,7 +307,9 @@ def prepare_model(args: argparse.Namespace) -> ChatModel:
             raise exc from None
         if not old or (old.get("backend"), old.get("model")) != (backend, name):
             raise
-        return CacheOnlyModel(backend, name or "", reason=str(exc))
+        return CacheOnlyModel(
+            backend, name or "", reason=str(exc), endpoint=model_endpoint(args.backend)
+        )
     return model
 
 
@@ -387,14 +389,20 @@ def attach_cache(args: argparse.Namespace, model: ChatModel) -> ChatModel:
 
 
 def open_results_dir(
-    args: argparse.Namespace, settings: Mapping[str, Any], model: ChatModel | None = None
+    args: argparse.Namespace,
+    settings: Mapping[str, Any],
+    model: ChatModel | None = None,
+    *,
+    folders: Sequence[str] = (),
 ) -> ResultsDir:
     """Opens ``--out`` for a run of ``settings`` (see :func:`runs.results.prepare_results_dir`).
 
-    Writes the manifest (``complete: false``) with the backend and model of
-    ``--backend`` and the command line; refuses, in one line, a folder holding
-    results of other settings unless ``--force`` (which clears them, never the
-    cache). Call before the first model call.
+    Takes the folder's lock (a folder another run is writing is refused in one
+    line naming its process; the lock is held until the run finishes or is
+    closed), writes the manifest (``complete: false``) with the backend and
+    model of ``--backend`` and the command line; refuses, in one line, a folder
+    holding results of other settings unless ``--force`` (which clears them,
+    never the cache). Call before the first model call.
 
     Args:
       args: Parsed shared options (``--out --backend --force``).
@@ -403,9 +411,11 @@ def open_results_dir(
       model: The prepared model (from :func:`prepare_model`), if any; the
         manifest records its backend and model name (compared) and its public
         label (not compared: the same model behind another port is the same run).
+      folders: Sub-folders the run writes in (``("logs",)``): a link or a file
+        there is refused before anything is cleared or written.
 
     Raises:
-      runs.atomic.ResultsError: empty, unwritable or refused folder.
+      runs.atomic.ResultsError: empty, unwritable, locked or refused folder.
       ValueError: unknown backend.
     """
     check_out(args)
@@ -422,19 +432,27 @@ def open_results_dir(
         model=name,
         command=[public_spec(a) for a in sys.argv],
         spec=label,
+        folders=folders,
     )
 
 
 @contextlib.contextmanager
 def results_folder(
-    args: argparse.Namespace, settings: Mapping[str, Any], model: ChatModel | None = None
+    args: argparse.Namespace,
+    settings: Mapping[str, Any],
+    model: ChatModel | None = None,
+    *,
+    folders: Sequence[str] = (),
 ) -> Iterator[ResultsDir]:
     """:func:`open_results_dir`, and :meth:`~runs.results.ResultsDir.finish` when the block succeeds.
 
     On an exception (a failed call, Ctrl-C, a kill) the manifest keeps
     ``complete: false``, so readers warn or refuse, and a re-run of the same
-    command resumes into the same folder.
+    command resumes into the same folder; the folder's lock is freed either way.
     """
-    run = open_results_dir(args, settings, model)
-    yield run
-    run.finish()
+    run = open_results_dir(args, settings, model, folders=folders)
+    try:
+        yield run
+        run.finish()
+    finally:
+        run.close()

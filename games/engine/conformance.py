@@ -27,7 +27,7 @@ never skips. The checks:
 
 :func:`conformance_cases` lists every (check, game string) of a game,
 :func:`check_game` runs them all and returns the failures; the test module
-``tests/games/test_conformance.py`` runs them on every registered game.
+``tests/games/engine/test_conformance.py`` runs them on every registered game.
 """
 
 from __future__ import annotations

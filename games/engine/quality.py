@@ -1,4 +1,4 @@
-"""Answer quality beside the parse counts: the counting every game shares (issue 27).
+"""Answer quality beside the parse counts: the counting every game shares.
 
 A fallback rate measures parsing, not answers: a model can answer every
 request in valid JSON and still copy the prompt's example, send every night

@@ -92,7 +92,7 @@ class GameSpec:
       conformance: Small parameters for the conformance suite.
       commands: Small end-to-end runs of every command the game adds, on the
         scripted stand-in, run in order by the command test
-        (``tests/games/test_commands.py``) in an empty folder that ``{tmp}``
+        (``tests/games/engine/test_commands.py``) in an empty folder that ``{tmp}``
         stands for; each is the argument list after ``gt-llm``, and a later
         one may read what an earlier one wrote (``replay`` a ``play --log``).
         Every command of the game must appear in one (the test names a

@@ -22,7 +22,7 @@ the model, the settings, the final NashConv and CFR-Gain, the parse
 counters and the answer quality (:mod:`games.engine.quality`), which the
 closing lines print too. A game cannot offer one of the shared options and ignore it: the
 engine passes them all, and the command test
-(``tests/games/test_commands.py``) checks for every registered command that
+(``tests/games/engine/test_commands.py``) checks for every registered command that
 ``--seed`` and ``--structured`` change the requests it sends.
 """
 
@@ -144,7 +144,7 @@ def run_solve_command(args: argparse.Namespace, plan: Planner, *, game: str) -> 
                 "nash_conv": final["nash_conv"],
                 "cfr_gain": final["cfr_gain"],
                 "parse": stats.to_dict(),
-                # Answer quality beside the parse counts (issue 27): copied answers per task.
+                # Answer quality beside the parse counts: copied answers per task.
                 "quality": answer_quality(stats.to_dict()),
                 **(job.summary(solved) if job.summary is not None else {}),
             }
@@ -183,7 +183,9 @@ def add_solve_command(
     Args:
       subparsers: The game's command group.
       game: The game's command name (``gt-llm <game> ...``).
-      help: One line for the help.
+      help: One line for the help: what the command does. The engine appends
+        "Writes the curves and summary.json to --out." to the description, so
+        the line should not say it again.
       add_options: Adds the game's own options.
       plan: The game's planner.
       seed_help: What ``--seed`` seeds in this game.

@@ -108,12 +108,19 @@ def player_specs(args: argparse.Namespace) -> tuple[str, str] | None:
     Raises:
       ValueError: not two specs, or a spec the registry refuses (naming the flag).
     """
-    from gt_llm.registry import check_spec
+    from gt_llm.registry import check_spec, split_spec_list
 
     if getattr(args, "player_backends", None) is None:
         return None
-    specs = tuple(s.strip() for s in str(args.player_backends).split(","))
-    if len(specs) != 2 or not all(specs):
+    # A comma in a URL's password or query stays in its spec (never shown as one).
+    specs = tuple(split_spec_list(str(args.player_backends)))
+    if "" in specs:
+        raise ValueError(
+            f"fruit-trading run: --player-backends entry {specs.index('') + 1} of {len(specs)} "
+            "is empty; give two backend specs, the first player's and the second's, "
+            "separated by one comma"
+        )
+    if len(specs) != 2:
         raise ValueError(
             "fruit-trading run: --player-backends needs two backend specs, the first player's "
             f"and the second's, comma-separated; got {len(specs)}"
@@ -256,6 +263,10 @@ def _view(args: argparse.Namespace) -> int:
     if not out.endswith((".html", ".htm")):
         raise ValueError("fruit-trading view --out: end the file name in .html")
     warn_if_incomplete(args.dir, rerun=f"`gt-llm fruit-trading run --out {args.dir}`")
+    if not args.out:
+        from runs.folders import folder_inside
+
+        folder_inside(args.dir, "view")  # the page's folder, never written through a link
     say(str(write_fruit_page(args.dir, args.variant, args.init, out)))
     return 0
 

@@ -28,7 +28,7 @@ the second player's without the first player's fruits
 a free-text summary or one that fell back after its re-asks. (Until then the JSON held four free baskets of 0-4
 per fruit, and SmolLM2-135M filled them with counts that never made an
 exchange: 35 verdicts refused, no agreement, in a 1-initialisation run.)
-(Before issue 27 the judge was asked after every message, the opening
+(Formerly the judge was asked after every message, the opening
 included, with the labels in one order, from an LLM summary of the dialogue.)
 Each request's parser, fallback and JSON reading are in
 :mod:`games.fruit_trading.parsing`.

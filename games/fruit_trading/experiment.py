@@ -156,34 +156,38 @@ def run_experiment(
     """
     own = results is None
     run = results if results is not None else open_results(settings)
-    if model is None:
-        model = _load_model(settings)
-    label = model_label(model)
-    logger.info(
-        "fruit trading: %s, %d inits, %d iterations",
-        label.label,
-        settings.inits,
-        settings.iterations,
-    )
-    timings: dict[str, float] = {}
-    summary: dict[str, Any] = {
-        **label.to_json(),
-        "settings": settings.public(),
-        "variants": {},
-    }
-    subgames: dict[str, list[Subgame]] = {}
-    for variant in settings.variants:
-        summary["variants"][variant], subgames[variant] = _run_variant(
-            settings, variant, model, run, label, timings
+    try:
+        if model is None:
+            model = _load_model(settings)
+        label = model_label(model)
+        logger.info(
+            "fruit trading: %s, %d inits, %d iterations",
+            label.label,
+            settings.inits,
+            settings.iterations,
         )
-    stats = combined_stats(model)
-    if stats is not None:
-        summary["llm_calls"] = dataclasses.asdict(stats)
-    summary["fallbacks_total"] = sum(v["fallbacks"] for v in summary["variants"].values())
-    summary["timings"] = timings
-    _write_summary(run, summary)
-    if own:
-        run.finish()
+        timings: dict[str, float] = {}
+        summary: dict[str, Any] = {
+            **label.to_json(),
+            "settings": settings.public(),
+            "variants": {},
+        }
+        subgames: dict[str, list[Subgame]] = {}
+        for variant in settings.variants:
+            summary["variants"][variant], subgames[variant] = _run_variant(
+                settings, variant, model, run, label, timings
+            )
+        stats = combined_stats(model)
+        if stats is not None:
+            summary["llm_calls"] = dataclasses.asdict(stats)
+        summary["fallbacks_total"] = sum(v["fallbacks"] for v in summary["variants"].values())
+        summary["timings"] = timings
+        _write_summary(run, summary)
+        if own:
+            run.finish()
+    finally:
+        if own:
+            run.close()  # the folder's lock, also when the run failed
     return ExperimentResult(out=run.path, summary=summary, subgames=subgames)
 
 

@@ -23,6 +23,7 @@ from typing import Any
 from games.engine.results import ModelLabel
 from games.fruit_trading.dialogue import Config, DialogueLogic, DialogueState
 from games.fruit_trading.tree import GAME_NAME, Subgame
+from runs.atomic import read_json
 from solvers import TreePolicy
 
 FORMAT = "gt-llm.fruit_trading.policy/1"
@@ -98,11 +99,13 @@ def load_tabular_policy(path: str | Path, init: int, game=None):
     import pyspiel
     from open_spiel.python import policy as os_policy
 
-    doc = json.loads(Path(path).read_text())
-    if doc.get("format") != FORMAT:
+    # A regular file of bounded size, valid JSON (runs.atomic.read_json names the file).
+    doc = read_json(path, rerun="the `gt-llm fruit-trading run` that wrote it")
+    got = doc.get("format") if isinstance(doc, dict) else None
+    if got != FORMAT:
         raise ValueError(
             f"load_tabular_policy: {path} is not a fruit-trading policy export "
-            f"(format {doc.get('format')!r}, expected {FORMAT!r})"
+            f"(format {got!r}, expected {FORMAT!r})"
         )
     entry = next((e for e in doc["subgames"] if e["init"] == init), None)
     if entry is None:

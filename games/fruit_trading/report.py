@@ -133,7 +133,7 @@ def payoff_signs(
 def answer_quality_report(
     subgames: Sequence[Subgame], variant: Mapping[str, Any]
 ) -> dict[str, Any]:
-    """The variant's answer quality (issue 27; :func:`games.engine.quality.answer_quality`).
+    """The variant's answer quality (:func:`games.engine.quality.answer_quality`).
 
     Copied answers per task (from the parse counts), the largest share of one
     opening message and of one agreed trade, agreements per message, the

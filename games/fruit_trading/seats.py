@@ -65,4 +65,5 @@ def player_routed_model(
         p = player_of_request(request)
         return default if p is None else players[p]
 
-    return RoutedModel(models, route)
+    # Keyed by backend spec: a failed call's error names its backend already.
+    return RoutedModel(models, route, name_keys=False)

@@ -22,7 +22,7 @@ from games.engine.html_page import asset, render_page, write_page
 from games.engine.quality import quality_lines
 from games.fruit_trading.dialogue import Turn, history_information
 from games.fruit_trading.rules import TONES
-from runs.atomic import ResultsError, read_json_as
+from runs.atomic import ResultsError, open_regular, read_json_as
 from runs.readers import (
     BOOL,
     INT,
@@ -86,8 +86,12 @@ def _slug(variant: str) -> str:
 
 def _variant_of(dialogues: Path) -> str:
     """The variant a dialogues file holds (its first record says; else its name)."""
-    with dialogues.open("rb") as fh:
-        first = fh.readline(1 << 20)
+    try:
+        # A regular file only: a FIFO named like an export would block the viewer forever.
+        with open_regular(dialogues, what="a dialogues export") as fh:
+            first = fh.readline(1 << 20)
+    except (ResultsError, OSError):
+        first = b""  # named by its file name; refused when that variant is read
     try:
         return str(json.loads(first)["variant"])
     except (ValueError, KeyError, TypeError, RecursionError):
@@ -313,7 +317,7 @@ def _variant_quality(doc: Any, variant: str) -> Mapping[str, Any] | None:
 
 
 def quality_of(folder: str | os.PathLike[str], variant: str) -> list[str]:
-    """The answer-quality lines of ``variant`` in the folder's ``summary.json`` (issue 27).
+    """The answer-quality lines of ``variant`` in the folder's ``summary.json``.
 
     As the run printed them (:func:`games.engine.quality.quality_lines`); none when
     the folder has no summary (a run stopped before it) or it has no such block.

@@ -56,7 +56,7 @@ def _add_parser(subparsers: argparse._SubParsersAction) -> None:
     add_solve_command(
         group.add_subparsers(dest="ultimatum_command", required=True),
         game="ultimatum",
-        help="build the tree, run CFR, write the curves and summary.json",
+        help="build the tree and run CFR",
         add_options=_add_options,
         plan=_plan,
         seed_help="first LLM seed: the seed node's outcomes ask with SEED, SEED+1, ... (default 0)",

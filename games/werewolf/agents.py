@@ -19,13 +19,21 @@ An agent is written ``[NAME=]BASE[+cfr:FOLDER][@BACKEND]``:
 The name (``NAME=``; by default the opponent model, ``+cfr`` for a policy and
 ``@`` the backend's public label with other characters as ``-``, e.g.
 ``none@scripted-rules-v2-b``) names the agent in every file; it may hold
-letters, digits and ``._+@-`` only, since it names log folders.
+letters, digits and ``._+@-`` only, since it names log folders, and no
+``_vs_`` (nor start with ``vs_`` or end in ``_vs``): a pair's folder
+``logs/<A>_vs_<B>`` then names one pair only. Only an ``=``
+before any ``:``, ``?``, ``&`` or ``#`` ends a name: the ``=`` of a backend URL's
+query (``none@openai:m@http://host/v1?key=K``) is part of the backend. In a list
+of agents a comma inside a URL's user, password or query stays in it
+(:func:`gt_llm.registry.split_spec_list`), so no part of a secret is ever read,
+or shown, as an agent of its own.
 
 Requests of one game are routed to the backend of the seat that makes them
 (:func:`seat_of_request`): a player's own tasks carry its seat (``player``),
 an opponent model's extraction the observer's name (``self_id``). Each backend
 has its own model behind the call cache, so answers of different backends are
-cached apart (the cache key holds backend and model).
+cached apart (the cache key holds backend, model and the server's endpoint:
+two agents on two servers that serve one model name never share an answer).
 """
 
 from __future__ import annotations
@@ -40,16 +48,19 @@ from games.werewolf.config import team_of
 from games.werewolf.players.prompts import player_name
 from games.werewolf.players.seat_models import check_model_name
 from gt_llm.chat import ChatRequest
-from gt_llm.registry import check_spec
+from gt_llm.opponents import opponent_models
+from gt_llm.registry import check_spec, split_spec_list
 from gt_llm.routing import UnroutedRequest
 from gt_llm.safety import public_spec
 
 __all__ = [
+    "PAIR_SEPARATOR",
     "RULES",
     "Agent",
     "parse_agent",
     "parse_agents",
     "distinct_backends",
+    "shares_pair_folders",
     "seat_of_request",
     "team_of_request",
 ]
@@ -58,6 +69,11 @@ __all__ = [
 RULES = "rules"
 _NAME = re.compile(r"^[A-Za-z0-9._+@-]{1,64}$")
 _CFR = "+cfr:"
+#: Joins the names of a pair's two agents in its log folder (``logs/<A>_vs_<B>``).
+PAIR_SEPARATOR = "_vs_"
+# Characters that end a name: whatever comes before the first '=' after one of them is
+# no name (a backend spec, a URL, a query), so that '=' is not the name's.
+_NOT_IN_NAME_PREFIX = frozenset(":?&#")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -97,63 +113,118 @@ class Agent:
         }
 
 
+def _split_name(raw: str) -> tuple[str | None, str]:
+    """``(NAME, rest)`` of ``NAME=rest``; ``(None, raw)`` when no name is given.
+
+    The ``=`` ends a name only if nothing before it belongs to a backend spec,
+    URL or query (``:``, ``?``, ``&``, ``#``): ``none@openai:m@http://h/v1?key=K``
+    names no agent, its ``=`` is the query's.
+    """
+    name, eq, rest = raw.partition("=")
+    if not eq or _NOT_IN_NAME_PREFIX.intersection(name):
+        return None, raw
+    return name.strip(), rest
+
+
+def shares_pair_folders(name: str) -> bool:
+    """Whether an agent named ``name`` could make two pairs share a log folder.
+
+    A pair's games go to ``logs/<A>_vs_<B>``: the folder names one pair only
+    when :data:`PAIR_SEPARATOR` occurs in it once, i.e. when no name holds
+    ``_vs_``, starts with ``vs_`` or ends in ``_vs`` (else ``x`` against
+    ``y_vs_z`` and ``x_vs_y`` against ``z`` both write ``logs/x_vs_y_vs_z``).
+    """
+    sep = PAIR_SEPARATOR
+    return sep in name or name.startswith(sep[1:]) or name.endswith(sep[:-1])
+
+
+def _name_suggestion(name: str) -> str:
+    """A name like ``name`` that may name a folder (``a/b`` -> ``a-b``), or ``NAME``."""
+    safe = re.sub(r"[^A-Za-z0-9._+@-]+", "-", name).strip("-")[:64]
+    return safe or "NAME"
+
+
 def parse_agent(text: str, *, flag: str = "--agents") -> Agent:
     """``[NAME=]BASE[+cfr:FOLDER][@BACKEND]`` as an :class:`Agent` (checked, no call made).
+
+    Every message shows the agent's public label (:func:`gt_llm.safety.public_spec`):
+    no password or query value of a backend URL.
 
     Raises:
       ValueError: naming ``flag``, the agent and the fix.
     """
     raw = text.strip()
-    name, eq, rest = raw.partition("=")
-    if not eq:
-        name, rest = "", raw
+    shown = public_spec(raw)
+    given, rest = _split_name(raw)
+    if given is not None and not _NAME.match(given):
+        raise ValueError(
+            f"{flag}: agent name {given!r} may hold letters, digits and ._+@- only (it names "
+            f"log folders), 1 to 64 of them; e.g. {_name_suggestion(given)}={public_spec(rest)}"
+        )
     body, at, backend = rest.partition("@")
     base, cfr, folder = body.partition(_CFR)
     base = base.strip()
     if not base:
-        raise ValueError(f"{flag}: agent {raw!r} names no opponent model; e.g. gratr or rules")
+        raise ValueError(f"{flag}: agent {shown!r} names no opponent model; e.g. gratr or rules")
     if base == RULES:
         if cfr or at:
             raise ValueError(
-                f"{flag}: agent {raw!r}: rule-based players take no backend and no policy; "
+                f"{flag}: agent {shown!r}: rule-based players take no backend and no policy; "
                 "write rules"
             )
-        agent = Agent(name=name.strip() or RULES, opponent=None)
+        agent = Agent(name=given or RULES, opponent=None)
     else:
-        check_model_name(f"{flag} agent {raw!r}", base)
+        check_model_name(f"{flag} agent {shown!r}", base)
         if cfr and not folder.strip():
-            raise ValueError(f"{flag}: agent {raw!r}: +cfr: needs a werewolf solve folder")
+            raise ValueError(f"{flag}: agent {shown!r}: +cfr: needs a werewolf solve folder")
         if at:
             if not backend.strip():
-                raise ValueError(f"{flag}: agent {raw!r}: @ needs a backend spec, e.g. @scripted")
+                raise ValueError(f"{flag}: agent {shown!r}: @ needs a backend spec, e.g. @scripted")
             try:
                 check_spec(backend.strip())
             except ValueError as exc:
-                raise ValueError(f"{flag}: agent {public_spec(raw)!r}: {exc}") from None
+                raise ValueError(f"{flag}: agent {shown!r}: {exc}") from None
         default = base + ("+cfr" if cfr else "")
         if at:  # the backend's public label, as a file name
             default += "@" + re.sub(r"[^A-Za-z0-9._-]+", "-", public_spec(backend.strip()))
         agent = Agent(
-            name=name.strip() or default,
+            name=given or default,
             opponent=base,
             backend=backend.strip() or None,
             policy=folder.strip() or None,
         )
-    if not _NAME.match(agent.name):
+    if not _NAME.match(agent.name):  # a name made from a long backend label
         raise ValueError(
-            f"{flag}: agent name {agent.name!r} may hold letters, digits and ._+@- only "
-            f"(it names log folders); name it: NAME={public_spec(raw)}"
+            f"{flag}: agent {shown!r}: its name {agent.name!r} would be more than 64 "
+            f"characters (it names log folders); name it: NAME={shown}"
+        )
+    if shares_pair_folders(agent.name):
+        suggestion = agent.name.replace("_vs", "-vs").replace("vs_", "vs-")
+        raise ValueError(
+            f"{flag}: agent name {agent.name!r} could make two pairs share a log folder "
+            f"(logs/<A>{PAIR_SEPARATOR}<B>): a name may not hold {PAIR_SEPARATOR!r}, start "
+            f"with 'vs_' or end in '_vs'; name it e.g. {suggestion}={public_spec(rest)}"
         )
     return agent
+
+
+def _starts_agent(piece: str) -> bool:
+    """Whether ``piece`` begins an agent (``[NAME=]BASE...`` with a known BASE, or rules)."""
+    _, rest = _split_name(piece.strip())
+    base = rest.partition("@")[0].partition(_CFR)[0].strip()
+    return base == RULES or base in opponent_models()
 
 
 def parse_agents(text: str, *, flag: str = "--agents", minimum: int = 2) -> tuple[Agent, ...]:
     """Comma-separated agents, at least ``minimum`` of them, with distinct names.
 
+    A comma inside a backend URL's user, password or query does not split the
+    list (:func:`gt_llm.registry.split_spec_list`).
+
     Raises:
       ValueError: naming ``flag`` and the fix.
     """
-    items = [t for t in (s.strip() for s in str(text).split(",")) if t]
+    items = [t for t in split_spec_list(str(text), _starts_agent) if t]
     agents = tuple(parse_agent(t, flag=flag) for t in items)
     names = [a.name for a in agents]
     dup = sorted({n for n in names if names.count(n) > 1})

@@ -36,7 +36,13 @@ from pathlib import Path
 from typing import Any
 
 from games.engine.cli_options import Writer, say
-from games.engine.resources import WorkEstimate
+from games.werewolf.options import (
+    MAX_DEBATE_TURNS,
+    MAX_HISTORY,
+    MAX_ROUNDS,
+    roles_arg,
+    show_estimate,
+)
 from games.werewolf.series import (
     PLAY_NON_RESULT_OPTIONS,
     detection_line,
@@ -56,38 +62,6 @@ __all__ = [
     "roles_arg",
     "show_estimate",
 ]
-
-#: The table's ranges (games.werewolf.config.Config): speeches per day, rounds before a draw.
-MAX_DEBATE_TURNS, MAX_ROUNDS = 50, 100
-#: Most public messages a prompt shows (and the opponent models' history window, --k, --top-k).
-MAX_HISTORY = 1000
-
-
-def roles_arg(text: str) -> str:
-    """``--roles``: role counts a table can seat, e.g. ``werewolf:2,seer:1,villager:5``.
-
-    Checked by :meth:`games.werewolf.config.RoleSet.parse` at parse time, so its
-    refusal names the flag; a role named twice is refused too (the last count
-    would win silently). Returned as given: the settings record the text.
-    """
-    from games.werewolf.config import RoleSet
-
-    if not text.strip():
-        raise argparse.ArgumentTypeError(
-            "is empty; give role counts such as werewolf:2,seer:1,villager:5 "
-            "(or leave --roles out for the preset's)"
-        )
-    named = [p.partition(":")[0].strip() for p in text.replace("/", ",").split(",") if p.strip()]
-    repeated = sorted({r for r in named if named.count(r) > 1})
-    if repeated:
-        raise argparse.ArgumentTypeError(
-            f"role(s) named twice: {', '.join(repeated)}; give each once"
-        )
-    try:
-        RoleSet.parse(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    return text
 
 
 def _config(args: argparse.Namespace):
@@ -148,26 +122,6 @@ def _check_play_args(args: argparse.Namespace, num_players: int) -> None:
         check_out(args)
 
 
-def show_estimate(args: argparse.Namespace, config, *, games: int) -> WorkEstimate:
-    """The work estimate line on stderr, before the first model call (not with --no-progress).
-
-    Returns the estimate, for the time line once the model is known
-    (:func:`games.engine.cli_options.check_local_run`).
-    """
-    from games.werewolf.estimate import estimate_games
-
-    estimate = estimate_games(
-        games=games,
-        preset=args.preset,
-        players=config.num_players,
-        debate_turns=config.debate_turns,
-        asks_model=getattr(args, "players", "llm") != "rules",
-    )
-    if not getattr(args, "no_progress", False):
-        sys.stderr.write(estimate.describe() + "\n")
-    return estimate
-
-
 def _seats(config, human: int | None, stdin, write: Writer, rules_players: bool) -> list:
     """Per seat a Player, or None for an LLM seat."""
     from games.werewolf.players.human import HumanPlayer
@@ -186,10 +140,18 @@ def seat_specs(args: argparse.Namespace, num_players: int) -> tuple[str, ...]:
     Raises:
       ValueError: a count other than the seats, a bad spec, or rule players.
     """
-    from gt_llm.registry import check_spec
+    from gt_llm.registry import check_spec, split_spec_list
 
-    specs = tuple(s.strip() for s in str(args.seat_backends).split(","))
-    if len(specs) != num_players or not all(specs):
+    # A comma in a URL's password or query stays in its spec (never shown as one).
+    specs = tuple(split_spec_list(str(args.seat_backends)))
+    empty = [i for i, s in enumerate(specs) if not s]
+    if empty:
+        raise ValueError(
+            f"werewolf play: --seat-backends entry {empty[0] + 1} of {len(specs)} (seat "
+            f"{empty[0]}) is empty; give {num_players} backend specs, one per seat, "
+            "separated by single commas"
+        )
+    if len(specs) != num_players:
         raise ValueError(
             f"werewolf play: --seat-backends needs {num_players} backend specs, one per seat "
             f"(seat 0 first), comma-separated; got {len(specs)}"
@@ -211,15 +173,26 @@ def team_specs(args: argparse.Namespace) -> dict[str, str]:
       ValueError: not exactly the two teams, a bad spec, or rule players.
     """
     from games.werewolf.rules import VILLAGERS, WEREWOLVES
-    from gt_llm.registry import check_spec
+    from gt_llm.registry import check_spec, split_spec_list
+    from gt_llm.safety import public_spec
 
+    teams = (WEREWOLVES, VILLAGERS)
     specs: dict[str, str] = {}
-    for item in str(args.team_backends).split(","):
+    # A comma in a URL's password or query stays in its spec (never shown as one).
+    items = split_spec_list(
+        str(args.team_backends), lambda piece: piece.partition("=")[0].strip() in teams
+    )
+    for item in items:
         team, eq, spec = item.strip().partition("=")
-        if not eq or team.strip() not in (WEREWOLVES, VILLAGERS) or not spec.strip():
+        if not eq or team.strip() not in teams or not spec.strip():
             raise ValueError(
                 f"werewolf play: --team-backends takes {WEREWOLVES}=SPEC,{VILLAGERS}=SPEC; "
-                f"got {item.strip()!r}"
+                f"got {public_spec(item.strip())!r}"
+            )
+        if team.strip() in specs:
+            raise ValueError(
+                f"werewolf play: --team-backends names {team.strip()} twice; give each team "
+                f"once: {WEREWOLVES}=SPEC,{VILLAGERS}=SPEC"
             )
         try:
             check_spec(spec.strip())
@@ -264,7 +237,8 @@ def _seat_model(args: argparse.Namespace, num_players: int, load) -> Any:
         for m in models.values():
             m.close()
         raise
-    return RoutedModel(models, route, owns=True)
+    # Keyed by backend spec: a failed call's error names its backend already.
+    return RoutedModel(models, route, owns=True, name_keys=False)
 
 
 def _attach_caches(args: argparse.Namespace, model: Any) -> Any:
@@ -324,7 +298,9 @@ def _play(args: argparse.Namespace, *, stdin=None, write: Writer = say) -> int:
             check_local_run(args, m, estimate, CALL_SHAPE)
         try:
             first = next(iter(prepared.values()), None)
-            with results_folder(args, series_settings(args, config), first) as run:
+            # Game logs go to logs/: a link or a file there is refused before anything is written.
+            settings = series_settings(args, config)
+            with results_folder(args, settings, first, folders=("logs",)) as run:
                 if model is not None:
                     model = _attach_caches(args, model)
                 return play_series(args, config, model, write, run)
@@ -352,7 +328,7 @@ def _play(args: argparse.Namespace, *, stdin=None, write: Writer = say) -> int:
 
         fb = result.extra["parse_stats"]["total_fallbacks"]
         write(f"{result.extra['model_calls']} model calls, {fb} fallback(s)")
-        # The game's answer quality (issue 27), as its log's result record holds it.
+        # The game's answer quality, as its log's result record holds it.
         quality = series_quality(result.extra["parse_stats"], [result.extra.get("quality", {})])
         for line in quality_lines(quality):
             write(line)
@@ -366,10 +342,18 @@ def _summary(args: argparse.Namespace, *, write: Writer = say) -> int:
     from games.werewolf.deception.tracking import tracker_from_events
     from games.werewolf.play import runner
     from games.werewolf.rules import Config
+    from games.werewolf.view.index import not_a_log
 
     summaries = []
     for path in args.logs:
-        records = runner.read_log(path)  # FILE:LINE for a damaged line
+        try:
+            records = runner.read_log(path)  # FILE:LINE for a damaged line
+        except ValueError:
+            # A report (tournament.json ...) is not a damaged log: say what it is instead.
+            other = not_a_log(path, "werewolf summary")
+            if other is None:
+                raise
+            raise other from None
         if not records or records[0].get("type") != "header":
             raise ValueError(f"werewolf summary: {path}:1: does not start with a header record")
         try:
@@ -408,10 +392,17 @@ def _summary(args: argparse.Namespace, *, write: Writer = say) -> int:
 def _replay(args: argparse.Namespace, *, write: Writer = say) -> int:
     from games.werewolf.play import runner
     from games.werewolf.play.transcript import describe
+    from games.werewolf.view.index import not_a_log
 
     # Checked first (shape, legality, a result record): a damaged or unfinished log is
     # refused in one line with FILE:LINE, before anything of it is printed.
-    state = runner.replay(args.log)
+    try:
+        state = runner.replay(args.log)
+    except ValueError:
+        other = not_a_log(args.log, "werewolf replay")  # a report, not a damaged log
+        if other is None:
+            raise
+        raise other from None
     if args.transcript:
         for record in runner.read_log(args.log):
             line = describe(record)
@@ -532,11 +523,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     from games.werewolf.day.command import add_solve_parser
     from games.werewolf.view.command import add_view_parser
 
-    add_solve_parser(sub)  # the day as a CFR tree (issue 12)
-    add_arena_parser(sub)  # opponent models against each other (issue 11)
-    add_tournament_parser(sub)  # agents round-robin, ratings and meta-game (issue 32)
+    add_solve_parser(sub)  # the day as a CFR tree
+    add_arena_parser(sub)  # opponent models against each other
+    add_tournament_parser(sub)  # agents round-robin, ratings and meta-game
     add_graph_parser(sub)  # a seat's GRATR trust graph from an arena log
-    add_view_parser(sub)  # logs and results folders as HTML pages (issue 20)
+    add_view_parser(sub)  # logs and results folders as HTML pages
     group.set_defaults(func=lambda args: (group.print_help(), 2)[1])
 
 

@@ -198,7 +198,7 @@ class WerewolfState(pyspiel.State):
         checks = ",".join(f"P{t}={r}" for t, r in k.checks)
         partners = ",".join(f"P{p}" for p in k.partners)
         # Which night step it is (whose turn, whether the witch saved, a werewolf tie)
-        # is known to the seat acting in it only; everyone else sees "night" (issue 28).
+        # is known to the seat acting in it only; everyone else sees "night".
         phase = k.phase
         if phase.startswith("night") and player != self.current_player():
             phase = "night"

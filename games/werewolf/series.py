@@ -87,7 +87,9 @@ def play_series(args: argparse.Namespace, config, model, write: Writer, run) -> 
       write: Where the summary lines go.
       run: The opened results folder (:func:`games.engine.cli_options.results_folder`).
     """
-    (run.path / "logs").mkdir(parents=True, exist_ok=True)
+    from runs.folders import folder_inside
+
+    folder_inside(run.path, "logs")  # never through a link; a file there refused in one line
     seeds = [args.seed + i for i in range(args.games)]
     # Games at a time only help when calls wait on a server; an in-process model
     # (scripted, local) answers one call at a time anyway.
@@ -111,8 +113,9 @@ def _play_games(args, config, model, run, seeds: list[int], jobs: int) -> list:
 
     def game(seed: int):
         name = f"logs/game_{seed:06d}.jsonl"
-        # Listed as ours before it exists (and its partial name), so --force clears them.
-        log = run.record(name)
+        # Listed as ours before it exists (and its partial name), so --force clears them;
+        # its folder made inside the results folder, never through a link.
+        log = run.place(name)
         run.record(runner.partial_path(name).as_posix())
         return one_game(args, config, seed, model, log=log)
 

@@ -92,6 +92,20 @@ def _openai_model_name(rest: str) -> str:
     return parse_spec_rest(rest)[0]
 
 
+def _openai_endpoint(rest: str) -> str:
+    from gt_llm.backends.openai_compat import parse_spec_rest
+    from gt_llm.safety import endpoint_label
+
+    return endpoint_label(parse_spec_rest(rest)[1])
+
+
+def _groq_endpoint(rest: str) -> str:
+    from gt_llm.backends.groq_backend import default_base_url
+    from gt_llm.safety import endpoint_label
+
+    return endpoint_label(default_base_url())
+
+
 def _groq_check() -> str | None:
     if importlib.util.find_spec("groq") is None:
         return "the 'groq' package is not installed (pip install groq)"
@@ -135,6 +149,7 @@ register_backend(
     remote=True,
     probe=_groq_probe,
     model_name=lambda rest: rest or DEFAULT_GROQ_MODEL,
+    endpoint=_groq_endpoint,
 )
 register_backend(
     "openai",
@@ -144,4 +159,5 @@ register_backend(
     remote=True,
     probe=_openai_probe,
     model_name=_openai_model_name,
+    endpoint=_openai_endpoint,
 )

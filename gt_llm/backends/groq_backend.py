@@ -32,7 +32,7 @@ from gt_llm.backends.remote import (
 from gt_llm.chat import ChatRequest
 from gt_llm.errors import ConfigurationError
 from gt_llm.retry import RetryPolicy, parse_retry_after
-from gt_llm.safety import public_spec, register_secret
+from gt_llm.safety import endpoint_label, public_spec, register_secret
 
 logger = logging.getLogger(__name__)
 
@@ -134,6 +134,8 @@ class GroqModel(RemoteChatModel):
             http_client=deadline_client(timeout=self.timeout, follow_redirects=True),
         )
         self.base_url = public_spec(str(self._client.base_url).rstrip("/"))
+        # The cache's name of the server, from what the spec's endpoint is made of.
+        self.endpoint = endpoint_label(base_url if base_url is not None else default_base_url())
         self.url = f"{self.base_url}/openai/v1/chat/completions"
         self.sends_schema = self.model in JSON_SCHEMA_MODELS
 

@@ -47,6 +47,7 @@ import hashlib
 import importlib.util
 import json
 import logging
+import mmap
 import os
 import stat
 import struct
@@ -56,8 +57,15 @@ from collections import OrderedDict
 from typing import Any
 
 from gt_llm.answers import grammar_schema
+from gt_llm.backends.gguf import layout_problem
 from gt_llm.backends.llama_blocks import BLOCK_TOKENS, block_llama_class
-from gt_llm.backends.local_pool import QUEUE_PER_WORKER, WorkerConfig, WorkerPool, shared_pool
+from gt_llm.backends.local_pool import (
+    MAX_WORKERS,
+    QUEUE_PER_WORKER,
+    WorkerConfig,
+    WorkerPool,
+    shared_pool,
+)
 from gt_llm.chat import ChatModel, ChatRequest, ChatResponse, Usage, user_request
 from gt_llm.errors import BackendError, ConfigurationError
 
@@ -72,8 +80,11 @@ INSTALL_HINT = 'pip install ".[local]"'
 DEFAULT_CONTEXT = 8192
 #: Environment variable that sets the number of threads per worker (default 1).
 THREADS_VARIABLE = "GT_LLM_LOCAL_THREADS"
-#: Environment variable that sets the number of worker processes (default: the usable cores).
+#: Environment variable that sets the number of worker processes (default: the usable cores;
+#: at most :data:`~gt_llm.backends.local_pool.MAX_WORKERS`).
 WORKERS_VARIABLE = "GT_LLM_LOCAL_WORKERS"
+#: Most threads per worker (llama.cpp's own limit is 512; a worker uses one core per thread).
+MAX_THREADS = 256
 #: Environment variable that switches prefix reuse off (``off``) or on (``on``, the default).
 REUSE_VARIABLE = "GT_LLM_LOCAL_REUSE"
 #: Bytes a worker holds per context token beyond the model file (measured: 341 MiB resident
@@ -94,10 +105,16 @@ _FIX = "give local:PATH.gguf with a GGUF model file, or plain 'local' for the bu
 def check_model_file(path: str) -> str | None:
     """``None`` when ``path`` looks like a loadable GGUF model, else what is wrong (one line).
 
-    Reads only the 24-byte header: an existing regular file, not empty, the
-    magic ``GGUF``, a version llama.cpp reads (2 or 3) and sane tensor and
-    metadata counts. Cheap and without llama.cpp, so a bad file is named before
-    anything is loaded (``gt-llm backends local:PATH`` and every ``--backend``).
+    Checks, without llama.cpp: an existing regular file (never opening a FIFO
+    or a device), not empty, the magic ``GGUF``, a version llama.cpp reads (2
+    or 3), sane tensor and metadata counts, and then the whole layout
+    (:func:`gt_llm.backends.gguf.layout_problem`): every metadata entry and
+    tensor record is there, and the file is at least as large as its
+    tensors' data. So a file that is only a header, or a partial download, is
+    named before anything is created or loaded (``gt-llm backends
+    local:PATH`` reports it unusable, and every ``--backend`` refuses it).
+    Only the metadata and tensor records are read (the file is mapped, not
+    loaded); the answer is kept per file version.
     """
     try:
         info = os.stat(path)
@@ -112,35 +129,86 @@ def check_model_file(path: str) -> str | None:
         return f"{path!r} is not a regular file; {_FIX}"
     if info.st_size == 0:
         return f"{path!r} is empty (0 bytes), not a GGUF model file; {_FIX}"
+    key = (os.path.realpath(path), info.st_ino, info.st_size, info.st_mtime_ns)
+    with _CHECKED_LOCK:
+        if key in _CHECKED:
+            return _CHECKED[key]
+    reason = _check_gguf(path)
+    with _CHECKED_LOCK:
+        _CHECKED[key] = reason
+    return reason
+
+
+#: The answers of :func:`check_model_file` per file version (real path, inode, size, mtime).
+_CHECKED: dict[tuple[str, int, int, int], str | None] = {}
+_CHECKED_LOCK = threading.Lock()
+
+
+def _check_gguf(path: str) -> str | None:
+    """The header and layout checks of :func:`check_model_file` on a regular file."""
     try:
-        with open(path, "rb") as f:
-            head = f.read(_GGUF_HEADER.size)
+        # Non-blocking, and the opened file checked again: it cannot be swapped for a FIFO.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
         return f"cannot read {path!r} ({exc.strerror}); {_FIX}"
-    if head[:4] != GGUF_MAGIC:
-        return (
-            f"{path!r} is not a GGUF model file (it starts with {head[:4]!r}, not {GGUF_MAGIC!r}); "
-            f"{_FIX}"
-        )
-    if len(head) < _GGUF_HEADER.size:
-        return (
-            f"{path!r} is cut short ({len(head)} bytes, less than a GGUF header's "
-            f"{_GGUF_HEADER.size}); {_FIX}"
-        )
-    _, version, tensors, entries = _GGUF_HEADER.unpack(head)
-    if version not in GGUF_VERSIONS:
-        versions = " and ".join(map(str, GGUF_VERSIONS))
-        return f"{path!r} has GGUF version {version}; llama.cpp reads versions {versions}; {_FIX}"
-    if not 1 <= tensors <= _GGUF_MAX_ENTRIES or entries > _GGUF_MAX_ENTRIES:
-        return (
-            f"{path!r} has a damaged GGUF header ({tensors} tensors, {entries} metadata "
-            f"entries); {_FIX}"
-        )
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return f"{path!r} is not a regular file; {_FIX}"
+        head = os.read(fd, _GGUF_HEADER.size)
+        if head[:4] != GGUF_MAGIC:
+            return (
+                f"{path!r} is not a GGUF model file (it starts with {head[:4]!r}, not "
+                f"{GGUF_MAGIC!r}); {_FIX}"
+            )
+        if len(head) < _GGUF_HEADER.size:
+            return (
+                f"{path!r} is cut short ({len(head)} bytes, less than a GGUF header's "
+                f"{_GGUF_HEADER.size}); {_FIX}"
+            )
+        _, version, tensors, entries = _GGUF_HEADER.unpack(head)
+        if version not in GGUF_VERSIONS:
+            versions = " and ".join(map(str, GGUF_VERSIONS))
+            return (
+                f"{path!r} has GGUF version {version}; llama.cpp reads versions {versions}; {_FIX}"
+            )
+        if not 1 <= tensors <= _GGUF_MAX_ENTRIES or entries > _GGUF_MAX_ENTRIES:
+            return (
+                f"{path!r} has a damaged GGUF header ({tensors} tensors, {entries} metadata "
+                f"entries); {_FIX}"
+            )
+        with mmap.mmap(fd, 0, access=mmap.ACCESS_READ) as data:
+            problem = layout_problem(
+                data, header_size=_GGUF_HEADER.size, tensors=tensors, entries=entries
+            )
+    except OSError as exc:
+        return f"cannot read {path!r} ({exc.strerror or exc}); {_FIX}"
+    finally:
+        os.close(fd)
+    return None if problem is None else f"{path!r} {problem}; {_FIX}"
+
+
+def check_environment() -> str | None:
+    """What is wrong with the backend's environment variables (counts, reuse), or ``None``.
+
+    The same checks :class:`LocalModel` makes, so that ``gt-llm backends local``
+    and every ``--backend local...`` name a bad ``GT_LLM_LOCAL_WORKERS`` before
+    anything is created.
+    """
+    try:
+        _positive_from_env(THREADS_VARIABLE, "1", most=MAX_THREADS)
+        _positive_from_env(WORKERS_VARIABLE, "2", most=MAX_WORKERS)
+        _reuse_from_env()
+    except ConfigurationError as exc:
+        return str(exc).removeprefix("local backend: ")
     return None
 
 
 def check_rest(rest: str) -> str | None:
-    """The ``local`` backend's check of a spec's ``rest``: the bundled model, or a GGUF file."""
+    """The ``local`` backend's check of a spec's ``rest`` (the bundled model, or a GGUF file)
+    and of its environment variables (:func:`check_environment`)."""
+    problem = check_environment()
+    if problem is not None:
+        return problem
     if not rest or rest == BUNDLED_MODEL:
         return None  # the bundled model: check_installed() says whether it is there
     return check_model_file(rest)
@@ -276,21 +344,44 @@ _LOADED: dict[tuple[str, int, int, bool], _Shared] = {}
 _LOAD_LOCK = threading.Lock()
 
 
-def load_shared(path: str, *, n_ctx: int, n_threads: int, extra_buffers: bool) -> _Shared:
-    """The process's one loaded instance of a model file (loaded on first use).
+#: Serialises :func:`new_llama`'s change of the vendor's model defaults.
+_DEFAULTS_LOCK = threading.Lock()
 
-    Prompts are evaluated in blocks of :data:`~gt_llm.backends.llama_blocks.BLOCK_TOKENS`
-    (llama.cpp's ``n_batch`` and ``n_ubatch``), so that whole blocks can be reused.
+
+def new_llama(
+    path: str,
+    *,
+    n_ctx: int,
+    n_threads: int,
+    extra_buffers: bool,
+    n_batch: int = BLOCK_TOKENS,
+) -> Any:
+    """A new llama.cpp instance of a model file, loaded the way this backend loads it.
+
+    A :func:`~gt_llm.backends.llama_blocks.block_llama_class` model evaluating prompts
+    in batches of ``n_batch`` tokens (llama.cpp's ``n_batch`` and ``n_ubatch``), with
+    the repacked weight buffers on only if ``extra_buffers`` (see the module
+    docstring: with them, batched prompt decoding crashes on CPUs with AMX tiles).
+    Every instance of llama.cpp made in this project (the backend's, its workers' and
+    the benchmark's) is made here, so none can miss that setting.
+
+    Args:
+      path: The GGUF file.
+      n_ctx: Context window in tokens.
+      n_threads: CPU threads, for generation and for prompt batches.
+      extra_buffers: Use llama.cpp's repacked weight buffers.
+      n_batch: Tokens per prompt batch (the block size; the backend's is
+        :data:`~gt_llm.backends.llama_blocks.BLOCK_TOKENS`).
+
+    Raises:
+      ConfigurationError: llama-cpp-python is not installed, or llama.cpp cannot load
+        the file.
     """
-    key = (os.path.realpath(path), n_ctx, n_threads, extra_buffers)
-    with _LOAD_LOCK:
-        shared = _LOADED.get(key)
-        if shared is not None:
-            return shared
-        vendor = _import_llama_cpp()
-        # Llama() reads llama_model_default_params() and loads at once; the only way to
-        # change use_extra_bufts is to adjust those defaults while it loads (under the lock).
-        module = vendor.llama.llama_cpp
+    vendor = _import_llama_cpp()
+    # Llama() reads llama_model_default_params() and loads at once; the only way to
+    # change use_extra_bufts is to adjust those defaults while it loads (under a lock).
+    module = vendor.llama.llama_cpp
+    with _DEFAULTS_LOCK:
         original = module.llama_model_default_params
 
         def defaults() -> Any:
@@ -300,13 +391,13 @@ def load_shared(path: str, *, n_ctx: int, n_threads: int, extra_buffers: bool) -
 
         module.llama_model_default_params = defaults
         try:
-            llama = block_llama_class(vendor.Llama)(
+            return block_llama_class(vendor.Llama)(
                 model_path=path,
                 n_ctx=n_ctx,
                 n_threads=n_threads,
                 n_threads_batch=n_threads,
-                n_batch=BLOCK_TOKENS,
-                n_ubatch=BLOCK_TOKENS,
+                n_batch=n_batch,
+                n_ubatch=n_batch,
                 verbose=False,
             )
         except ValueError as exc:
@@ -315,6 +406,22 @@ def load_shared(path: str, *, n_ctx: int, n_threads: int, extra_buffers: bool) -
             ) from None
         finally:
             module.llama_model_default_params = original
+
+
+def load_shared(path: str, *, n_ctx: int, n_threads: int, extra_buffers: bool) -> _Shared:
+    """The process's one loaded instance of a model file (loaded on first use).
+
+    Prompts are evaluated in blocks of :data:`~gt_llm.backends.llama_blocks.BLOCK_TOKENS`
+    (llama.cpp's ``n_batch`` and ``n_ubatch``), so that whole blocks can be reused
+    (:func:`new_llama`).
+    """
+    key = (os.path.realpath(path), n_ctx, n_threads, extra_buffers)
+    with _LOAD_LOCK:
+        shared = _LOADED.get(key)
+        if shared is not None:
+            return shared
+        vendor = _import_llama_cpp()
+        llama = new_llama(path, n_ctx=n_ctx, n_threads=n_threads, extra_buffers=extra_buffers)
         shared = _LOADED[key] = _Shared(llama, vendor)
         if len(_LOADED) == 1:
             atexit.register(_close_all)
@@ -331,15 +438,29 @@ def _close_all() -> None:
         _LOADED.clear()
 
 
-def _positive_from_env(variable: str, example: str) -> int | None:
-    """A whole number >= 1 from the environment, ``None`` when unset (refused when bad)."""
+def _positive_from_env(variable: str, example: str, *, most: int) -> int | None:
+    """A whole number from 1 to ``most`` from the environment, ``None`` when unset.
+
+    Only ASCII digits are read (``int()`` also takes other scripts' digits, and
+    ``str.isdigit`` superscripts such as ``²``), and the length is checked before
+    the number is made, so nothing is sized by a value that is refused.
+
+    Raises:
+      ConfigurationError: one line naming the variable, its value and the fix.
+    """
     raw = os.environ.get(variable, "").strip()
     if not raw:
         return None
-    if not raw.isdigit() or int(raw) < 1:
+    shown = repr(raw) if len(raw) <= 40 else f"{raw[:20]!r}... ({len(raw)} characters)"
+    fix = f"unset it or set e.g. {variable}={example}"
+    if not (raw.isascii() and raw.isdigit()):
         raise ConfigurationError(
-            f"local backend: {variable}={raw!r} is not a whole number >= 1; "
-            f"unset it or set e.g. {variable}={example}"
+            f"local backend: {variable}={shown} is not a whole number written in the digits "
+            f"0-9; {fix}"
+        )
+    if len(raw.lstrip("0")) > len(str(most)) or not 1 <= int(raw) <= most:
+        raise ConfigurationError(
+            f"local backend: {variable}={shown} is not between 1 and {most}; {fix}"
         )
     return int(raw)
 
@@ -424,13 +545,15 @@ class LocalModel(ChatModel):
       n_ctx: Context window in tokens (default 8192).
       extra_buffers: Use llama.cpp's repacked weight buffers (see the module docstring).
       workers: Model instances, one per process (default: ``$GT_LLM_LOCAL_WORKERS``,
-        else the usable cores); 1 runs the model in this process.
+        else the usable cores; at most :data:`~gt_llm.backends.local_pool.MAX_WORKERS`);
+        1 runs the model in this process.
       prefix_reuse: Reuse whole prompt blocks of recent calls (default:
         ``$GT_LLM_LOCAL_REUSE``, else on); answers are the same either way.
 
     Raises:
       ConfigurationError: the extra is not installed, the file is missing or
-        unreadable, or an environment variable is malformed.
+        unreadable, or an environment variable is malformed or out of range.
+      ValueError: ``n_threads``, ``workers`` or ``n_ctx`` is out of range.
     """
 
     backend = "local"
@@ -445,15 +568,19 @@ class LocalModel(ChatModel):
         workers: int | None = None,
         prefix_reuse: bool | None = None,
     ) -> None:
+        # Bounded before anything is built (a pool makes one record per worker).
         if n_threads is None:
-            n_threads = _positive_from_env(THREADS_VARIABLE, "1")
+            n_threads = _positive_from_env(THREADS_VARIABLE, "1", most=MAX_THREADS)
         if workers is None:
-            workers = _positive_from_env(WORKERS_VARIABLE, "2")
+            workers = _positive_from_env(WORKERS_VARIABLE, "2", most=MAX_WORKERS)
         if prefix_reuse is None:
             prefix_reuse = _reuse_from_env()
-        for name, value in (("n_threads", n_threads), ("workers", workers)):
-            if value is not None and (isinstance(value, bool) or int(value) < 1):
-                raise ValueError(f"local backend: {name} must be >= 1, got {value!r}")
+        for name, value, most in (
+            ("n_threads", n_threads, MAX_THREADS),
+            ("workers", workers, MAX_WORKERS),
+        ):
+            if value is not None and (isinstance(value, bool) or not 1 <= int(value) <= most):
+                raise ValueError(f"local backend: {name} must be 1 to {most}, got {value!r}")
         if isinstance(n_ctx, bool) or int(n_ctx) < 256:
             raise ValueError(f"local backend: n_ctx must be >= 256, got {n_ctx!r}")
         self.bundled = not path or path == BUNDLED_MODEL
@@ -473,7 +600,7 @@ class LocalModel(ChatModel):
         self.model = BUNDLED_MODEL if self.bundled else _file_label(path)
         self.n_threads = int(n_threads or 1)
         self.n_ctx = int(n_ctx)
-        self.workers = int(workers or usable_cores())
+        self.workers = int(workers or min(usable_cores(), MAX_WORKERS))
         self.prefix_reuse = bool(prefix_reuse)
         self._counts = LocalCounts()
         self._counts_lock = threading.Lock()

@@ -57,6 +57,10 @@ LOAD_SLACK = 4
 WORKER_MODULE = "gt_llm.backends.local_worker"
 #: How often a waiting call checks for Ctrl-C and for its worker's death (seconds).
 POLL_SECONDS = 0.2
+#: Most worker processes of one pool: each holds a whole model and context (hundreds of
+#: MB), so more than this cannot fit any machine this runs on; checked before anything
+#: is built (``GT_LLM_LOCAL_WORKERS`` and ``workers=`` are refused above it).
+MAX_WORKERS = 256
 
 
 @dataclasses.dataclass(frozen=True)
@@ -137,8 +141,8 @@ class WorkerPool:
     def __init__(
         self, config: WorkerConfig, workers: int, *, command: Sequence[str] | None = None
     ) -> None:
-        if workers < 1:
-            raise ValueError(f"WorkerPool: workers must be >= 1, got {workers}")
+        if isinstance(workers, bool) or not 1 <= workers <= MAX_WORKERS:
+            raise ValueError(f"WorkerPool: workers must be 1 to {MAX_WORKERS}, got {workers}")
         self.config = config
         self.command = list(command or (sys.executable, "-m", WORKER_MODULE))
         self._workers = [_Worker(i) for i in range(workers)]

@@ -12,8 +12,10 @@ label (:func:`gt_llm.safety.public_spec`: no user, no password, query values
 replaced) ever appears in :attr:`OpenAICompatModel.spec`, :attr:`url`,
 messages and logs.
 
-The model name, not the URL, identifies the model in the cache, so a cache
-filled through one server is reused through another serving the same model.
+The model name and the server (:attr:`OpenAICompatModel.endpoint`, the public
+label of the base URL: scheme, host, port and path, never a user, password or
+query value) identify the model in the cache: two servers answering under one
+model name never share a cached answer.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from gt_llm.backends.remote import (
 )
 from gt_llm.chat import ChatRequest
 from gt_llm.retry import RetryPolicy, parse_retry_after
-from gt_llm.safety import public_spec, register_secret
+from gt_llm.safety import endpoint_label, public_spec, register_secret
 
 logger = logging.getLogger(__name__)
 
@@ -59,7 +61,9 @@ def parse_spec_rest(rest: str) -> tuple[str, str]:
     """
     match = _SPEC.match((rest or "").strip())
     if match is None:
-        raise ValueError(f"openai backend: bad spec 'openai:{rest}'; expected {SPEC_FORM}")
+        raise ValueError(
+            f"openai backend: bad spec {public_spec('openai:' + str(rest))!r}; expected {SPEC_FORM}"
+        )
     return match["model"], match["url"]
 
 
@@ -135,6 +139,9 @@ class OpenAICompatModel(RemoteChatModel):
             urllib.parse.urlunsplit((parts.scheme, host, path, parts.query, ""))
         )
         self.url = public_spec(self._post_url)
+        # The cache's name of the server: the same in every process (not public_spec,
+        # whose output depends on the secrets registered so far).
+        self.endpoint = endpoint_label(base_url)
         auth = None
         if parts.username is not None or parts.password is not None:
             auth = httpx.BasicAuth(

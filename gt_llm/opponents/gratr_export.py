@@ -4,15 +4,31 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 import networkx as nx
 
-if TYPE_CHECKING:
-    from gt_llm.opponents.gratr import GratrModel
+from gt_llm.opponents.base import OpponentContext
+from gt_llm.opponents.gratr_types import EdgeState, NodeState
 
 
-def trust_graph_to_json(model: GratrModel) -> dict[str, Any]:
+class TrustGraph(Protocol):
+    """What the exports read of a trust graph (:class:`gt_llm.opponents.gratr.GratrModel`)."""
+
+    @property
+    def nodes(self) -> Mapping[str, NodeState]: ...
+
+    @property
+    def context(self) -> OpponentContext: ...
+
+    @property
+    def graph(self) -> nx.DiGraph: ...
+
+    def edges(self) -> list[tuple[str, str, EdgeState]]: ...
+
+
+def trust_graph_to_json(model: TrustGraph) -> dict[str, Any]:
     """The graph as JSON-ready node and edge lists (evidence and feedback included)."""
     return {
         "nodes": [
@@ -39,7 +55,7 @@ def trust_graph_to_json(model: GratrModel) -> dict[str, Any]:
     }
 
 
-def trust_graph_graphml(model: GratrModel) -> nx.DiGraph:
+def trust_graph_graphml(model: TrustGraph) -> nx.DiGraph:
     """The graph with scalar attributes only, for GraphML (lists as JSON strings)."""
     h = nx.DiGraph()
     for n, d in model.nodes.items():
@@ -67,7 +83,7 @@ def read_trust_graph_graphml(path: str | os.PathLike[str]) -> nx.DiGraph:
     return nx.read_graphml(os.fspath(path))
 
 
-def trust_graph_figure(model: GratrModel, *, title: str | None = None) -> Any:
+def trust_graph_figure(model: TrustGraph, *, title: str | None = None) -> Any:
     """The graph drawn as a matplotlib figure (the caller saves and closes it).
 
     Nodes are coloured by trust (red -1 ... green +1, pinned nodes outlined);
@@ -110,6 +126,7 @@ def trust_graph_figure(model: GratrModel, *, title: str | None = None) -> Any:
 
 
 __all__ = [
+    "TrustGraph",
     "read_trust_graph_graphml",
     "trust_graph_figure",
     "trust_graph_graphml",

@@ -233,12 +233,14 @@ def test_manifest_written_first(tmp_path):
     out = tmp_path / "res"
     run = prepare_results_dir(out, {"inits": 1}, backend="scripted")
     assert _manifest(out)["complete"] is False
-    assert [p.name for p in out.iterdir()] == ["manifest.json"]
+    # Nothing else but the folder's lock, which the open run holds until it finishes.
+    assert sorted(p.name for p in out.iterdir()) == [".gt-llm.lock", "manifest.json"]
     run.write_csv("t.csv", [], ("a", "b"))
     assert (out / "t.csv").read_text().splitlines() == ["a,b"]
     assert oct((out / "t.csv").stat().st_mode & 0o777) == oct(0o666 & ~_umask())
     run.finish()
     assert _manifest(out)["complete"] is True
+    assert not (out / ".gt-llm.lock").exists()  # freed and removed by finish()
 
 
 def _umask() -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +51,7 @@ def test_every_notebook_has_a_test() -> None:
     ]
 
 
+@pytest.mark.slow  # about 40 s: run by CI's slow step
 def test_fruit_trading_notebook(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     results = tmp_path / "results"
     nb = execute(
@@ -75,6 +77,7 @@ def test_fruit_trading_notebook(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     assert "scripted stand-in, not an LLM" in text
 
 
+@pytest.mark.slow  # about 20 s: run by CI's slow step
 def test_belief_models_notebook(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     fruit, arena_dir, day_dir, tour = (
         tmp_path / d for d in ("fruit", "arena", "day", "tournament")
@@ -210,3 +213,74 @@ def test_watch_a_game_notebook(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     # the arena game's page holds each seat's opponent model at each step
     assert set(data[1]["beliefs"]["models"].values()) == {"gratr", "dirichlet"}
     assert data[1]["beliefs"]["changes"]
+
+
+def committed_text(nb: Any, paths: dict[str, str] | None = None) -> list[list[str]]:
+    """Per code cell, the text it printed or displayed, and a marker per image.
+
+    ``paths`` maps a folder the notebook ran on to the default it names in the committed
+    outputs; durations ("25.8 s") read as "<time>".
+    """
+    import re
+
+    cells = []
+    for c in nb.cells:
+        if c.cell_type != "code":
+            continue
+        parts = []
+        for o in c.get("outputs", []):
+            if o.get("output_type") == "stream" and o.get("name") == "stderr":
+                continue  # warnings of the machine it ran on (tqdm, matplotlib), not results
+            parts.append(o.get("text", ""))
+            data = o.get("data", {})
+            parts.append(data.get("text/markdown", ""))
+            parts.append("<image/png>" if "image/png" in data else "")
+        text = [p for p in parts if p]
+        for given, default in (paths or {}).items():
+            text = [t.replace(given, default) for t in text]
+        cells.append([re.sub(r"\b\d+(\.\d+)? s\b", "<time>", t) for t in text])
+    return cells
+
+
+@pytest.mark.slow
+def test_the_fruit_notebook_stores_the_outputs_of_the_quickstart_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The committed outputs are those of the README's main job (the scripted stand-in at
+    # the paper's size); re-running the notebook on that job's folder gives the same text.
+    given = os.environ.get("GT_LLM_DEFAULT_RUN")
+    if given:
+        folder = Path(given)
+    else:
+        from games.fruit_trading.experiment import ExperimentSettings, run_experiment
+
+        folder = tmp_path / "fruit"
+        run_experiment(ExperimentSettings(out=str(folder), progress=False))
+    committed = nbformat.read(NOTEBOOKS / "fruit_trading_belief_revision.ipynb", as_version=4)
+    fresh = execute(
+        "fruit_trading_belief_revision.ipynb", {"GT_LLM_RESULTS": str(folder)}, monkeypatch
+    )
+    want, got = committed_text(committed), committed_text(fresh)
+    assert any(want), "the notebook stores no outputs"
+    assert got == want, "re-run the notebook on the main job's folder and commit its outputs"
+
+
+@pytest.mark.slow
+def test_the_belief_models_notebook_stores_the_outputs_of_its_own_small_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The committed outputs are those of the notebook's own small stand-in runs (about two
+    # minutes on 2 cores); a re-run in empty folders prints the same text.
+    folders = {
+        "FRUIT": ("fruit", "../results/fruit"),
+        "ARENA": ("arena", "../results/werewolf_arena"),
+        "DAY": ("day", "../results/werewolf_day"),
+        "TOURNAMENT": ("tournament", "../results/werewolf_tournament"),
+    }
+    env = {f"GT_LLM_{k}_RESULTS": str(tmp_path / d) for k, (d, _) in folders.items()}
+    paths = {str(tmp_path / d): default for d, default in folders.values()}
+    committed = nbformat.read(NOTEBOOKS / "belief_models.ipynb", as_version=4)
+    fresh = execute("belief_models.ipynb", env, monkeypatch)
+    want, got = committed_text(committed), committed_text(fresh, paths)
+    assert any(want), "the notebook stores no outputs"
+    assert got == want, "re-run the notebook at its default sizes and commit its outputs"

@@ -21,6 +21,7 @@ from runs.atomic import (
     atomic_write_text,
     read_json,
 )
+from runs.lock import LOCK_NAME
 from runs.results import (
     MANIFEST_NAME,
     prepare_results_dir,
@@ -70,11 +71,15 @@ def test_sigkill_mid_write_leaves_the_previous_file_intact(tmp_path):
     data = json.loads(target.read_text())  # never truncated: old or a complete new one
     assert data["version"] in ("old", "new")
     assert data["rows"] == ([1, 2, 3] if data["version"] == "old" else list(range(1_000_000)))
-    # A later prepare removes the killed write's temporary file.
+    # A refused prepare touches nothing, not even the killed write's temporary file
+    # (summary.json without a manifest is refused, never cleared, even with force) ...
     assert any(p.name.startswith(".tmp-") for p in tmp_path.iterdir())
-    # (summary.json without a manifest is refused, never cleared, even with force.)
     with pytest.raises(ResultsError, match="never emptied"):
         prepare_results_dir(tmp_path, {"a": 1}, force=True)
+    assert any(p.name.startswith(".tmp-") for p in tmp_path.iterdir())
+    # ... an accepted one removes it (the writer is gone).
+    target.rename(tmp_path / "summary.json.moved")
+    prepare_results_dir(tmp_path, {"a": 1}).close()
     assert not any(p.name.startswith(".tmp-") for p in tmp_path.iterdir())
 
 
@@ -143,7 +148,9 @@ def test_other_settings_are_refused_in_one_line_and_force_keeps_the_cache(tmp_pa
 
     run = prepare_results_dir(out, {"inits": 2, "iterations": 1000}, backend="scripted", force=True)
     left = sorted(p.name for p in out.iterdir())
-    assert left == sorted([MANIFEST_NAME, "llm_cache.sqlite", "llm_cache.sqlite-wal", "notes"])
+    # (.gt-llm.lock: the folder's lock, held by the open run until it finishes.)
+    kept = [MANIFEST_NAME, LOCK_NAME, "llm_cache.sqlite", "llm_cache.sqlite-wal", "notes"]
+    assert left == sorted(kept)
     assert (out / "notes" / "keep.txt").read_text() == "mine"
     assert run.manifest["settings"]["inits"] == 2
 
@@ -209,6 +216,7 @@ def test_file_names_must_be_plain(tmp_path):
 def test_an_interrupted_run_of_the_same_settings_is_resumed_in_place(tmp_path):
     run = prepare_results_dir(tmp_path, {"inits": 3}, backend="scripted")
     run.write_json("summary.json", {"partial": True})  # then the process dies: no finish()
+    run.close()  # what the end of the process does: the folder's lock is freed
     again = prepare_results_dir(tmp_path, {"inits": 3}, backend="scripted")
     assert again.manifest["files"] == ["summary.json"] and again.manifest["complete"] is False
     again.write_json("summary.json", {"partial": False})
@@ -243,7 +251,8 @@ def test_every_reader_refuses_an_oversized_or_missing_file_through_one_guard(tmp
         atomic.read_json(big)
     table.write_text("a,b\n" + "1,2\n" * 40)
     with pytest.raises(
-        ResultsError, match=r"t\.csv: 1\d\d bytes, more than the 100 a result table may hold$"
+        ResultsError,
+        match=r"t\.csv: 1\d\d bytes, more than the 100 a result table may hold: re-run the",
     ):
         read_csv_rows(table)
     with pytest.raises(

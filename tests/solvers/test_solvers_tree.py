@@ -194,7 +194,7 @@ def test_split_modules_keep_every_name_importable():
     assert materialize is tree_materialize is walk.materialize
     assert (TERMINAL, CHANCE, DECISION, CHANCE_PLAYER, TERMINAL_PLAYER) == (0, 1, 2, -1, -4)
     assert DEFAULT_MAX_NODES == solvers.DEFAULT_MAX_NODES
-    assert callable(canonical.canonical_tree)
+    assert callable(canonical.canonical_fields) and callable(game_tree.canonical_tree)
 
 
 def test_builder_rejects_an_illegal_action_when_it_is_added():

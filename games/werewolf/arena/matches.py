@@ -112,7 +112,7 @@ class ArenaGame:
         GRATR's Eq. 8 floor and Eq. 9 skips, at the end of the game.
       parse: The table's parse counts (``ParseStats.to_dict``, with ``copied``).
       quality_counts: The game's raw answer-quality counts
-        (:meth:`games.werewolf.play.quality.QualityTally.counts`; issue 27).
+        (:meth:`games.werewolf.play.quality.QualityTally.counts`).
       policy_counts: Per agent with a CFR day policy, its day speeches by outcome
         (``matched``; or ``no_group``, ``no_slot``, ``illegal``: no solved state
         matched and the model chose, :mod:`games.werewolf.players.cfr_policy`).
@@ -246,7 +246,7 @@ def _game_dict(g: ArenaGame) -> dict[str, Any]:
 
 
 def games_quality(games: Sequence[ArenaGame]) -> dict[str, Any] | None:
-    """The answer-quality report of arena games (issue 27), their counts pooled.
+    """The answer-quality report of arena games, their counts pooled.
 
     :func:`games.werewolf.play.quality.series_quality` of the games' pooled parse
     counts and quality tallies; None when no game carries them.

@@ -286,7 +286,7 @@ class PairSummary:
       models: Each model's results.
       deception_analyses: The pooled deception summary of the pair's games (the
         LLM seats' self and peer analyses), when the arena recorded it.
-      quality: The answer quality of the pair's games (issue 27,
+      quality: The answer quality of the pair's games (
         :func:`games.werewolf.play.quality.series_quality`: copied answers, the
         largest share of one night target, vote and peer label, contradictions);
         None in a file written before it.
@@ -343,7 +343,7 @@ class ArenaReport:
       pairs: One summary per pair.
       llm_calls: ``{"new": ..., "cached": ...}`` (None when the model keeps no counts).
       seconds: Wall time of the run.
-      quality: The answer quality of every game of every pair, pooled (issue 27; as
+      quality: The answer quality of every game of every pair, pooled (as
         :attr:`PairSummary.quality`); None in a file written before it.
     """
 

@@ -46,7 +46,7 @@ Reported per pair (JSON, CSV, bar chart):
   Eq. 9 updates skipped for a zero divisor (``skipped``).
 
 * **Answer quality** (``quality`` per pair and in total in ``arena.json``, and
-  the end-of-run lines; issue 27) — parsed answers that repeat a value their
+  the end-of-run lines) — parsed answers that repeat a value their
   prompt names, the largest share of one seat among night targets and votes,
   of one peer-analysis label and answer, and the contradictions of a player's
   own knowledge (:mod:`games.werewolf.play.quality`). Results, not gates.
@@ -196,7 +196,7 @@ def run_arena(args: argparse.Namespace, *, write: Writer | None = None) -> int:
     write = write or say
     config, models = _check_arena_args(args)
     agents = arena_agents(args.models)
-    from games.werewolf.cli import show_estimate
+    from games.werewolf.options import show_estimate
 
     estimate = show_estimate(args, config, games=len(model_pairs(models)) * args.games)
     settings = BeliefSettings(k=args.k, top_k=args.top_k, threshold=args.threshold)
@@ -245,7 +245,8 @@ def agent_run(
     :class:`~gt_llm.routing.RoutedModel` per game over the agents' backends, or
     the one ``--backend`` model when the agents are plain opponent models),
     ``seated`` the agents by name (None for plain opponent models). The models
-    are closed at the end.
+    are closed at the end, and the folder's lock freed (a run that did not
+    finish keeps ``complete: false``).
     """
     from games.engine.cli_options import attach_caches, check_local_run, open_results_dir
     from games.werewolf.estimate import CALL_SHAPE
@@ -254,6 +255,7 @@ def agent_run(
         raise ValueError("give at least one agent that calls a model (not only rules)")
     policies = load_policies(agents, config)
     models = prepare_agent_models(args, agents)
+    opened: list[ResultsDir] = []
     try:
         for m in models.values():
             check_local_run(args, m, estimate, CALL_SHAPE)
@@ -262,7 +264,9 @@ def agent_run(
             settings: dict[str, Any],
         ) -> tuple[ResultsDir, ChatModel, dict[str, SeatedAgent] | None]:
             first = next(iter(models.values()), None)
-            run = open_results_dir(args, settings, first)
+            # Game logs go to logs/<A>_vs_<B>/: a link or a file there is refused first.
+            run = open_results_dir(args, settings, first, folders=("logs",))
+            opened.append(run)
             attach_caches(args, models)
             if plain_models(agents):
                 return run, models[args.backend], None
@@ -273,6 +277,8 @@ def agent_run(
 
         yield open_run
     finally:
+        for run in opened:
+            run.close()
         for m in models.values():
             m.close()
 
@@ -311,7 +317,8 @@ def play_pairs(
             games, deception = [], []
             for i in range(args.games):
                 name = f"logs/{a}_vs_{b}/game_{i:04d}.jsonl"
-                log = run.record(name)  # listed before it exists: --force clears it
+                # Listed before it exists (--force clears it), its folder made inside --out.
+                log = run.place(name)
                 run.record(partial_path(name).as_posix())
                 wolf, lead = (a, b) if i % 2 == 0 else (b, a)
                 game, dec = play_arena_game(
@@ -391,7 +398,7 @@ def _report(args, run, chat, config, models, settings, summaries, every_game, st
                     f"{_fmt_ci(o.brier_ci95)}, log-loss {o.log_loss:.3f} "
                     f"{_fmt_ci(o.log_loss_ci95)}; labelled {o.labelled} of {o.n}"
                 )
-        if s.quality is not None:  # issue 27: the pair's answers, beside its results
+        if s.quality is not None:  # the pair's answers, beside its results
             for line in quality_lines(s.quality):
                 write(line)
     if report.quality is not None and len(summaries) > 1:
@@ -493,7 +500,7 @@ def add_arena_parser(sub: argparse._SubParsersAction) -> None:
 def add_table_options(p: argparse.ArgumentParser, *, out: str) -> None:
     """The rules, belief and shared options of ``werewolf arena`` and ``tournament``."""
     from games.engine.cli_options import add_common_options
-    from games.werewolf.cli import MAX_DEBATE_TURNS, MAX_HISTORY, MAX_ROUNDS, roles_arg
+    from games.werewolf.options import MAX_DEBATE_TURNS, MAX_HISTORY, MAX_ROUNDS, roles_arg
     from gt_llm.argtypes import bounded_float, bounded_int
 
     p.add_argument(

@@ -1,4 +1,4 @@
-"""Scoring the arena's role readings with proper scoring rules (issue 28).
+"""Scoring the arena's role readings with proper scoring rules.
 
 At every consultation every model gives, per living other player, a
 distribution over roles (its one reading, :func:`games.werewolf.players.beliefs.belief_map`)

@@ -168,8 +168,8 @@ def run_tournament(args: argparse.Namespace, *, write: Writer | None = None) -> 
     if len(agents) > MAX_AGENTS:
         raise ValueError(f"--agents: at most {MAX_AGENTS} agents, got {len(agents)}")
     names = tuple(a.name for a in agents)
-    from games.werewolf.cli import show_estimate
     from games.werewolf.estimate import check_games
+    from games.werewolf.options import show_estimate
 
     check_games(len(model_pairs(names)) * args.games, flag="--games")
     estimate = show_estimate(args, config, games=len(model_pairs(names)) * args.games)

@@ -130,6 +130,7 @@ def _run(args: argparse.Namespace) -> int:
     day_roots(settings.day_settings(settings.models[0]), settings.days, first_seed=args.seed)
     model = prepare_model(args)
     check_local_run(args, model, estimate, CALL_SHAPE)
+    run = None
     try:
         run = open_results_dir(
             args,
@@ -143,6 +144,8 @@ def _run(args: argparse.Namespace) -> int:
         result = run_solve(settings, model=model, results=run)
         run.finish()
     finally:
+        if run is not None:
+            run.close()  # the folder's lock, also when the run failed
         model.close()
     for line in report_lines(result.summary, result.out):
         say(line)

@@ -106,7 +106,7 @@ class ModelResult:
             "strategies": self.strategies,
             "trees": list(self.trees),
             "parse": self.parse,
-            # Answer quality beside the parse counts (issue 27); derived, so not read back.
+            # Answer quality beside the parse counts; derived, so not read back.
             "quality": answer_quality(self.parse),
         }
 

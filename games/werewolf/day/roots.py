@@ -96,7 +96,7 @@ def _root_without_models(settings: DaySettings, seed: int) -> DayRoot | None:
 def seat_model_step(root: DayRoot, p: int) -> Step[OpponentModel]:
     """A living player's model at the start of the day, from everything it saw before.
 
-    Built and fed exactly as an arena seat's (issue 28: one evidence stream):
+    Built and fed exactly as an arena seat's (one evidence stream):
     :func:`~games.werewolf.players.beliefs.make_seat_beliefs` and
     :meth:`~games.werewolf.players.beliefs.SeatBeliefs.observe` over the seat's
     events of the seeded game (:func:`~games.werewolf.players.beliefs.seat_events`:

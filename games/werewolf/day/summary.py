@@ -242,7 +242,7 @@ def report_lines(summary: DaySolveSummary, out: Path | str) -> list[str]:
             f"CFR-Gain > NashConv in {v.ess_days}/{len(v.ess_first_iteration)} days   "
             f"werewolf-side CFR-Gain {wtxt}"
         )
-        # Answer quality beside the parse counts (issue 27), from the model's ``parse``.
+        # Answer quality beside the parse counts, from the model's ``parse``.
         lines.extend(quality_lines(answer_quality(v.parse), indent=f"  {'':10s} "))
     q = summary.questions
     lines.append(f"Q1 does a werewolf's CFR strategy differ from a villager's? [{label}]")

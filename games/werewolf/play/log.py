@@ -25,7 +25,7 @@ from typing import IO, Any
 
 from games.werewolf import rules
 from games.werewolf.rules import CHANCE, Config, GameState, action_from_json, encode_action
-from runs.atomic import atomic_path, checked_size
+from runs.atomic import atomic_path, checked_size, disk_full, open_regular
 from runs.readers import (
     BOOL,
     INT,
@@ -104,7 +104,13 @@ class GameLog:
         """Append one record ``{"type": type, **payload}``."""
         if self._fh is None:
             raise ValueError(f"GameLog.write: {self.path} is closed")
-        self._fh.write(json.dumps({"type": type, **payload}) + "\n")
+        try:
+            self._fh.write(json.dumps({"type": type, **payload}) + "\n")
+        except OSError as exc:
+            full = disk_full(exc, self.path)  # one line naming the log and the fix
+            if full is None:
+                raise
+            raise full from None
 
     def close(self) -> None:
         """Puts the finished log in place (fsync, then rename); drops a stale partial log."""
@@ -279,7 +285,7 @@ def _numbered_records(
     except FileNotFoundError:
         raise LogError(f"{p}: no such log") from None
     out: list[tuple[int, dict[str, Any]]] = []
-    with p.open("rb") as fh:
+    with open_regular(p, MAX_LOG_BYTES, what="a log", error=LogError) as fh:
         for lineno, raw in enumerate(fh, 1):
             if len(raw) > MAX_RECORD_BYTES:
                 raise LogError(f"{p}:{lineno}: a record of {len(raw):,} bytes; the log is damaged")

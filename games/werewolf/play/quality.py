@@ -1,4 +1,4 @@
-"""Werewolf answer quality: what a game's records say about its players' answers (issue 27).
+"""Werewolf answer quality: what a game's records say about its players' answers.
 
 :class:`QualityTally` reads a game's records as they are written (the
 runner's ``emit``) and keeps raw, poolable counts; the shares come from

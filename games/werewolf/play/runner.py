@@ -315,7 +315,7 @@ def play_game(
                 table.after_step(before, moves, state, emit)
         digest = state_digest(state)
         extra = table.result()
-        if "parse_stats" in extra:  # model players: their answers' quality (issue 27)
+        if "parse_stats" in extra:  # model players: their answers' quality
             extra = {**extra, "quality": tally.counts()}
         emit(
             "result",

@@ -1,6 +1,6 @@
 """Werewolf belief providers: one seat's opponent model fed from what the seat sees.
 
-Issue 11, Werewolf side. A :class:`SeatBeliefs` holds one seat's opponent model
+A :class:`SeatBeliefs` holds one seat's opponent model
 (``none``, ``dirichlet``, ``gratr``, ``native-rag`` or ``rerank-rag``, built by
 :func:`~games.werewolf.players.seat_models.make_seat_model`) and turns the rules' events *that seat can see*
 into :class:`gt_llm.opponents.Evidence`:
@@ -443,7 +443,7 @@ SEAT_EVENT_KINDS = ("speech", "votes", "check", "partners", "deaths", "exile")
 
 
 def seat_events(events: Sequence[Event], seat: int) -> list[Event]:
-    """What a seat's model is fed of a rules event stream, in order (issue 28).
+    """What a seat's model is fed of a rules event stream, in order.
 
     The events the seat saw of the kinds the arena gives its providers —
     statements and votes (:class:`~games.werewolf.players.table_beliefs.TableBeliefs`'s

@@ -133,7 +133,7 @@ CONTEXT_EXTRAS = (
 )
 
 # Formats are described by their keys and legal values, never shown with an example
-# value: a small model copies a shown number (issue 27: all 4 night actions of a
+# value: a small model copies a shown number (all 4 night actions of a
 # SmolLM2 game went to the player of the example).
 _TARGET_KEYS = (
     'Answer with a JSON object with the keys "target" (the number of the player you '

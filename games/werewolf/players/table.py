@@ -35,8 +35,9 @@ seat's prompts (``PlayerView.beliefs`` and its own ``belief_lines`` text).
 Default: none (the plain LLM with the window above).
 
 **Log records** (besides the runner's): ``llm_call`` (``seat``, ``task``,
-``seed``, ``key`` = the call's cache key, a SHA-256 over backend, model,
-messages, seed, temperature and max_tokens; ``answer`` = the raw text;
+``seed``, ``key`` = the call's cache key, a SHA-256 over backend, model, the
+server's endpoint (remote models), messages, seed, temperature and max_tokens;
+``answer`` = the raw text;
 ``cached``; with ``log_prompts`` also ``messages``), ``parse`` (re-asks and
 fallbacks of a batch, by task), ``defaulted`` (a fallback that gave no legal
 action: a seeded random legal action was taken), ``scratchpad``, the
@@ -162,7 +163,7 @@ class _Recorder(ChatModel):
     def key_of(self, request: ChatRequest) -> str:
         """The request's cache key under the model that answers it (a routed seat's own)."""
         m = self.inner.model_for(request) if isinstance(self.inner, RoutedModel) else self.inner
-        return request.cache_key(m.backend, m.model)
+        return m.cache_key(request)
 
     def take(self) -> list[tuple[ChatRequest, ChatResponse]]:
         with self._lock:

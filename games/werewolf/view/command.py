@@ -18,7 +18,7 @@ __all__ = ["add_view_parser", "run_view"]
 
 def run_view(args: argparse.Namespace, *, write: Writer | None = None) -> int:
     """Writes the page(s) of ``args.path`` and says where they are."""
-    from games.werewolf.view.index import folder_kind, write_folder_pages
+    from games.werewolf.view.index import folder_kind, not_a_log, write_folder_pages
     from games.werewolf.view.page import write_game_page
     from games.werewolf.view.solve import write_solve_page
 
@@ -26,9 +26,17 @@ def run_view(args: argparse.Namespace, *, write: Writer | None = None) -> int:
     path = Path(args.path)
     if args.out is not None and not str(args.out).endswith((".html", ".htm")):
         raise ValueError("werewolf view --out: end the file name in .html")
-    if path.is_file():
+    if path.exists() and not path.is_dir():
+        # A log (a FIFO or a device is refused by the reader, never read).
         out = Path(args.out) if args.out else path.with_suffix(".html")
-        write(str(write_game_page(path, out)))
+        try:
+            page = write_game_page(path, out)
+        except ValueError:
+            other = not_a_log(path, "werewolf view")  # e.g. tournament.json: say what it is
+            if other is None:
+                raise
+            raise other from None
+        write(str(page))
         return 0
     if not path.is_dir():
         raise ValueError(
@@ -37,6 +45,10 @@ def run_view(args: argparse.Namespace, *, write: Writer | None = None) -> int:
         )
     kind = folder_kind(path)  # a one-line error naming what each folder holds
     if kind == "solve":
+        if args.out is None:
+            from runs.folders import folder_inside
+
+            folder_inside(path, "view")  # the page's folder, never through a link
         write(str(write_solve_page(path, args.out)))
         return 0
     pages: list[Path] = []

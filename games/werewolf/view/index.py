@@ -24,12 +24,23 @@ from games.engine.html_page import asset, href, render_page, write_page
 from games.engine.quality import quality_lines
 from games.werewolf.view.page import log_page
 from games.werewolf.view.timeline import log_counts, read_records
-from runs.atomic import read_json_as
-from runs.readers import INT, NUMBER, OBJECT, TEXT, check_fields, list_of, map_of, optional
+from runs.atomic import TMP_PREFIX, read_json_as
+from runs.folders import folder_inside
+from runs.readers import (
+    INT,
+    NUMBER,
+    OBJECT,
+    TEXT,
+    Shape,
+    check_fields,
+    list_of,
+    map_of,
+    optional,
+)
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["folder_kind", "write_folder_pages"]
+__all__ = ["folder_kind", "not_a_log", "write_folder_pages"]
 
 _PKG = "games.werewolf.view"
 
@@ -57,6 +68,55 @@ def folder_kind(folder: str | os.PathLike[str]) -> str:
     )
 
 
+#: Files of a results folder that are not game logs: what each is, and the command that
+#: writes it (``None``: several do).
+_RESULT_FILES: dict[str, tuple[str, str | None]] = {
+    "tournament.json": ("a tournament report", "gt-llm werewolf tournament"),
+    "arena.json": ("an arena report", "gt-llm werewolf arena"),
+    "decisions.json": ("a day study's decision points", "gt-llm werewolf solve"),
+    "summary.json": ("a results folder's summary", None),
+    "manifest.json": ("a results folder's manifest", None),
+}
+#: Endings of the other files a results folder holds (tables, figures, pages, the cache);
+#: not ``.json``: a game log may be named so (``werewolf play --log game.json``).
+_RESULT_SUFFIXES = (".csv", ".png", ".html", ".sqlite")
+
+
+def not_a_log(path: str | os.PathLike[str], command: str) -> ValueError | None:
+    """The refusal to give when a file that is not a game log was read as one, else ``None``.
+
+    Called after a log reader refused ``path``: a report such as
+    ``tournament.json`` is valid as what it is, so the message says what it
+    is, which command wrote it, and where the game logs and the viewer are,
+    instead of calling it a damaged log.
+
+    Args:
+      path: The file given as a game log.
+      command: The command, for the message (``"werewolf summary"``).
+
+    Returns:
+      A one-line ``ValueError``, or ``None`` when ``path`` is not a known
+      results file (the reader's own message stands).
+    """
+    p = Path(path)
+    known = _RESULT_FILES.get(p.name)
+    if not p.is_file() or (known is None and not p.name.lower().endswith(_RESULT_SUFFIXES)):
+        return None
+    what, writer = known or (f"a {p.suffix.lstrip('.').upper()} file of a results folder", None)
+    by = f" written by `{writer}`" if writer else ""
+    logs = p.parent / "logs"
+    example = next(iter(sorted(logs.rglob("*.jsonl"))), None) if logs.is_dir() else None
+    give = f"give a game log such as {example}" if example else "give a game log (.jsonl)"
+    try:
+        folder_kind(p.parent)
+        see = f", or see the folder with `gt-llm werewolf view {p.parent}`"
+    except ValueError:
+        see = ""
+    return ValueError(f"{command}: {p} is {what}{by}, not a game log: {give}{see}")
+
+
+#: A count of something (games, speeches): a whole number, not negative.
+_COUNT = Shape(lambda v: INT.test(v) and v >= 0, "a whole number >= 0")
 #: A win rate as the series summary and the arena report write it.
 _RATE = {
     "rate": optional(NUMBER),
@@ -100,6 +160,67 @@ def _arena_report(doc: Any) -> dict[str, Any]:
     return doc
 
 
+#: A CFR agent's line of ``tournament.json`` (``cfr_agents[i]``), as the index reads it.
+_CFR_AGENT = {
+    "agent": TEXT,
+    "twin": optional(TEXT),
+    # Day speeches by outcome (matched, no_group, ...): counts, summed for the line.
+    "speeches": map_of(_COUNT),
+    "against_twin": optional(OBJECT),
+}
+#: Its result against its twin; the interval is checked apart (numbers when the rate is one).
+_AGAINST_TWIN = {"win_rate": optional(NUMBER), "games": optional(INT)}
+
+
+def _check_cfr_agents(agents: list[Any]) -> None:
+    """The CFR agents' lines the index prints (raises ``TypeError`` naming the field)."""
+    for i, row in enumerate(agents):
+        where = f"cfr_agents[{i}]"
+        check_fields(row, _CFR_AGENT, required=("agent", "speeches"), where=where)
+        twin = row.get("against_twin")
+        if twin is None:
+            continue
+        check_fields(twin, _AGAINST_TWIN, where=f"{where}.against_twin")
+        if twin.get("win_rate") is not None:
+            # A rate has its Wilson interval: two numbers, printed beside it.
+            check_fields(
+                twin,
+                {"ci95": list_of(NUMBER, length=2)},
+                required=("ci95",),
+                where=f"{where}.against_twin",
+            )
+
+
+def _check_metagame(doc: dict[str, Any]) -> None:
+    """The meta-game, alpha-Rank and Nash: one entry per agent (raises ``TypeError``)."""
+    check_fields(
+        doc["metagame"],
+        {"agents": list_of(TEXT), "payoff": list_of(list_of(NUMBER))},
+        required=("agents", "payoff"),
+        where="metagame",
+    )
+    n = len(doc["metagame"]["agents"])
+    check_fields(
+        doc["metagame"],
+        {
+            "payoff": list_of(list_of(NUMBER, length=n), length=n),
+            "stderr": optional(list_of(list_of(optional(NUMBER), length=n), length=n)),
+        },
+        where="metagame",
+    )
+    check_fields(
+        doc["alpha_rank"],
+        {"agents": list_of(TEXT, length=n), "pi": list_of(NUMBER, length=n), "alpha": NUMBER},
+        required=("agents", "pi", "alpha"),
+        where="alpha_rank",
+    )
+    check_fields(
+        doc["nash"], {"agents": list_of(TEXT)}, required=("agents", "strategy"), where="nash"
+    )
+    m = len(doc["nash"]["agents"])
+    check_fields(doc["nash"], {"strategy": list_of(NUMBER, length=m)}, where="nash")
+
+
 def _tournament_report(doc: Any) -> dict[str, Any]:
     """A tournament's ``tournament.json``, checked where the index reads it (``TypeError``)."""
     _arena_report(doc)
@@ -112,8 +233,15 @@ def _tournament_report(doc: Any) -> dict[str, Any]:
             "nash": OBJECT,
             "cfr_agents": list_of(OBJECT),
         },
+        required=("ratings", "metagame", "alpha_rank", "nash"),
     )
-    check_fields(doc["ratings"], {"agents": list_of(OBJECT)}, where="ratings")
+    check_fields(
+        doc["ratings"],
+        # The pairs the intervals do not separate: pairs of agent names.
+        {"agents": list_of(OBJECT), "inseparable": optional(list_of(list_of(TEXT, length=2)))},
+        required=("agents",),
+        where="ratings",
+    )
     for i, row in enumerate(doc["ratings"]["agents"]):
         check_fields(
             row,
@@ -122,29 +250,24 @@ def _tournament_report(doc: Any) -> dict[str, Any]:
             | {"agent": TEXT},
             where=f"ratings.agents[{i}]",
         )
-    check_fields(
-        doc["metagame"],
-        {"agents": list_of(TEXT), "payoff": list_of(list_of(NUMBER))},
-        where="metagame",
-    )
-    for key, field in (("alpha_rank", "pi"), ("nash", "strategy")):
-        check_fields(doc[key], {"agents": list_of(TEXT), field: list_of(NUMBER)}, where=key)
-    check_fields(doc["alpha_rank"], {"alpha": NUMBER}, where="alpha_rank")
+    _check_metagame(doc)
+    _check_cfr_agents(doc.get("cfr_agents") or [])
     return doc
 
 
 def _tournament(summary: Mapping[str, Any]) -> dict[str, Any]:
     """What the index shows of a tournament beyond the pairs: ratings, meta-game, CFR agents."""
     lines = []
+    # Shapes checked by _tournament_report: speeches are counts, a rate has two bounds.
     for c in summary.get("cfr_agents") or []:
-        sp = c.get("speeches") or {}
+        sp = c["speeches"]
         line = (
-            f"{c.get('agent')}: {sp.get('matched', 0)} of {sum(sp.values())} day speeches "
+            f"{c['agent']}: {sp.get('matched', 0)} of {sum(sp.values())} day speeches "
             "followed its CFR policy"
         )
         t = c.get("against_twin")
-        if isinstance(t, Mapping) and t.get("win_rate") is not None:
-            lo, hi = (t.get("ci95") or [None, None])[:2]
+        if t is not None and t.get("win_rate") is not None:
+            lo, hi = t["ci95"]
             line += (
                 f"; against {c.get('twin')} it won {t['win_rate']:.3f} "
                 f"[{lo:.3f}, {hi:.3f}] of {t.get('games')} games"
@@ -299,10 +422,18 @@ def write_folder_pages(
     if kind == "solve":
         raise ValueError("write_folder_pages: a day-study folder; use write_solve_page")
     summary = _read_summary(folder, kind)
+    given = out is not None
     out = Path(out) if out is not None else folder / "view" / "index.html"
-    logs = sorted((folder / "logs").rglob("*.jsonl"))
+    # A write killed mid-way leaves .tmp-game_0000.<...>.jsonl beside the logs: never a game.
+    logs = [
+        p for p in sorted((folder / "logs").rglob("*.jsonl")) if not p.name.startswith(TMP_PREFIX)
+    ]
     if not logs:
         raise ValueError(f"werewolf view: {folder}/logs holds no game log (*.jsonl)")
+    if given:
+        out.parent.mkdir(parents=True, exist_ok=True)  # the user's choice (may be a link)
+    else:
+        folder_inside(folder, "view")  # never written through a link (ResultsError, one line)
     rows = []
     skipped = []
     for log in logs:
@@ -317,6 +448,7 @@ def write_folder_pages(
             skipped.append({"log": rel.as_posix(), "reason": str(e)})
             continue
         if html is not None:
+            folder_inside(out.parent, rel.parent.as_posix())  # e.g. view/a_vs_b, never a link
             write_page(page, html)
             if on_page is not None:
                 on_page(page)
@@ -344,7 +476,7 @@ def write_folder_pages(
         },
         "rows": rows,
         "skipped": skipped,
-        # Answer quality beside the parse counts (issue 27), as the run printed it.
+        # Answer quality beside the parse counts, as the run printed it.
         "quality": _quality(kind, summary),
     }
     if kind == "tournament":

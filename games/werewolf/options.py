@@ -1,0 +1,67 @@
+"""The table's option ranges and checks shared by the Werewolf commands.
+
+``play`` (:mod:`games.werewolf.cli`), ``arena`` and ``tournament``
+(:mod:`games.werewolf.arena`) all read them from here, so no command module
+imports another.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from games.engine.resources import WorkEstimate
+
+__all__ = ["MAX_DEBATE_TURNS", "MAX_HISTORY", "MAX_ROUNDS", "roles_arg", "show_estimate"]
+
+#: The table's ranges (games.werewolf.config.Config): speeches per day, rounds before a draw.
+MAX_DEBATE_TURNS, MAX_ROUNDS = 50, 100
+#: Most public messages a prompt shows (and the opponent models' history window, --k, --top-k).
+MAX_HISTORY = 1000
+
+
+def roles_arg(text: str) -> str:
+    """``--roles``: role counts a table can seat, e.g. ``werewolf:2,seer:1,villager:5``.
+
+    Checked by :meth:`games.werewolf.config.RoleSet.parse` at parse time, so its
+    refusal names the flag; a role named twice is refused too (the last count
+    would win silently). Returned as given: the settings record the text.
+    """
+    from games.werewolf.config import RoleSet
+
+    if not text.strip():
+        raise argparse.ArgumentTypeError(
+            "is empty; give role counts such as werewolf:2,seer:1,villager:5 "
+            "(or leave --roles out for the preset's)"
+        )
+    named = [p.partition(":")[0].strip() for p in text.replace("/", ",").split(",") if p.strip()]
+    repeated = sorted({r for r in named if named.count(r) > 1})
+    if repeated:
+        raise argparse.ArgumentTypeError(
+            f"role(s) named twice: {', '.join(repeated)}; give each once"
+        )
+    try:
+        RoleSet.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
+def show_estimate(args: argparse.Namespace, config, *, games: int) -> WorkEstimate:
+    """The work estimate line on stderr, before the first model call (not with --no-progress).
+
+    Returns the estimate, for the time line once the model is known
+    (:func:`games.engine.cli_options.check_local_run`).
+    """
+    from games.werewolf.estimate import estimate_games
+
+    estimate = estimate_games(
+        games=games,
+        preset=args.preset,
+        players=config.num_players,
+        debate_turns=config.debate_turns,
+        asks_model=getattr(args, "players", "llm") != "rules",
+    )
+    if not getattr(args, "no_progress", False):
+        sys.stderr.write(estimate.describe() + "\n")
+    return estimate

@@ -1,0 +1,56 @@
+"""Test selection by game: ``pytest -k NAME`` selects every test of a game.
+
+A game is known by its folder (``fruit_trading``), its command (``fruit-trading``)
+and its OpenSpiel short name (``python_fruit_trading``). A test whose id names
+any of them gets all of them as keywords, so ``-k fruit_trading`` also selects
+``test_commands.py::...[fruit-trading]`` and ``-k fruit-trading`` the tests under
+``tests/games/fruit_trading/``. A game folder that fails to import still has a
+test of its own, ``test_game_package_imports[<folder>]``, which ``-k <folder>``
+selects and which fails (``tests/games/engine/test_conformance.py``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def game_folders() -> list[str]:
+    """Every game package under ``games/`` (a folder with ``__init__.py``), engine aside."""
+    from games.engine.registry import NOT_GAMES
+
+    return sorted(
+        p.parent.name
+        for p in (ROOT / "games").glob("*/__init__.py")
+        if p.parent.name not in NOT_GAMES and not p.parent.name.startswith("_")
+    )
+
+
+def game_aliases() -> list[frozenset[str]]:
+    """Per game folder, every name a test id may use for it (lower case)."""
+    import games  # noqa: F401  (imports every game; a broken one is only logged)
+    from games.engine.registry import registered_game_specs
+
+    aliases = {folder: {folder} for folder in game_folders()}
+    for spec in registered_game_specs():
+        folder = spec.add_parser.__module__.split(".")[1]
+        names = aliases.setdefault(folder, {folder})
+        names |= {spec.name, spec.name.replace("-", "_"), spec.short_name}
+    return [frozenset(n.lower() for n in names) for names in aliases.values()]
+
+
+def keywords_for(nodeid: str, aliases: list[frozenset[str]]) -> set[str]:
+    """The game names a test with this id answers to under ``-k``."""
+    text = nodeid.lower()
+    return {name for names in aliases if any(n in text for n in names) for name in names}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not config.getoption("keyword"):
+        return  # only -k reads the extra keywords
+    aliases = game_aliases()
+    for item in items:
+        item.extra_keyword_matches.update(keywords_for(item.nodeid, aliases))
