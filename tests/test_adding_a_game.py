@@ -35,19 +35,23 @@ def test_the_page_has_the_walkthrough_commands():
     assert any("ultimatum2 solve" in c for c in commands), commands
 
 
-@pytest.mark.slow  # about 15 s: the whole walk-through; CI runs it in its slow step
-def test_the_walkthrough_runs_as_written(tmp_path):
+def copy_of_games_and_tests(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """A copy of ``games`` and ``tests`` (and pyproject.toml), and the environment to run it.
+
+    The copy's games come first on the path; gt_llm, solvers and runs from this checkout.
+    """
     copy = tmp_path / "repo"
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     for name in ("games", "tests"):
         shutil.copytree(ROOT / name, copy / name, ignore=ignore)
     shutil.copy(ROOT / "pyproject.toml", copy / "pyproject.toml")
+    return copy, {**os.environ, "PYTHONPATH": os.pathsep.join([str(copy), str(ROOT)])}
+
+
+@pytest.mark.slow  # about 15 s: the whole walk-through; CI runs it in its slow step
+def test_the_walkthrough_runs_as_written(tmp_path):
+    copy, env = copy_of_games_and_tests(tmp_path)
     bin_dir = str(Path(sys.executable).parent) + os.sep
-    env = {
-        **os.environ,
-        # The copy's games first; gt_llm, solvers and runs from this checkout.
-        "PYTHONPATH": os.pathsep.join([str(copy), str(ROOT)]),
-    }
     outputs = []
     for command in _walkthrough_commands():
         line = command.replace(".venv/bin/", bin_dir)
@@ -68,15 +72,10 @@ def test_the_walkthrough_runs_as_written(tmp_path):
 def test_a_game_that_fails_to_import_fails_the_tests_its_name_selects(tmp_path):
     # A copied game with an import error is not registered; `pytest -k <folder>` must still
     # select a test that names the folder, and that test must fail (not "0 selected").
-    copy = tmp_path / "repo"
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    for name in ("games", "tests"):
-        shutil.copytree(ROOT / name, copy / name, ignore=ignore)
-    shutil.copy(ROOT / "pyproject.toml", copy / "pyproject.toml")
+    copy, env = copy_of_games_and_tests(tmp_path)
     shutil.copytree(copy / "games" / "ultimatum", copy / "games" / "planted_game")
     init = copy / "games" / "planted_game" / "__init__.py"
     init.write_text("import a_module_that_does_not_exist\n" + init.read_text(encoding="utf-8"))
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(copy), str(ROOT)])}
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts="]
         + ["-k", "planted_game", "tests/games/engine/test_conformance.py"],

@@ -16,6 +16,7 @@ import pathlib
 import subprocess
 import sys
 from collections import defaultdict
+from collections.abc import Iterator
 
 import pytest
 import tomllib
@@ -36,22 +37,29 @@ def _module_name(path: pathlib.Path) -> str:
     return name.removesuffix(".__init__")
 
 
-def import_graph() -> dict[str, set[str]]:
-    """Unit -> the units it imports (within the project's packages)."""
-    edges: dict[str, set[str]] = defaultdict(set)
+def imports() -> Iterator[tuple[str, str, list[str]]]:
+    """Per import statement of the packages (lazy ones too): module, ``from`` part, names.
+
+    ``import a.b`` gives ``(module, "a.b", [])``; ``from a.b import c, d`` gives
+    ``(module, "a.b", ["c", "d"])``; relative imports are not used here.
+    """
     for top in PACKAGES:
         for path in sorted((ROOT / top).rglob("*.py")):
             module = _module_name(path)
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
                 if isinstance(node, ast.Import):
-                    names = [a.name for a in node.names]
+                    for a in node.names:
+                        yield module, a.name, []
                 elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                    names = [node.module]
-                else:
-                    continue
-                for name in names:
-                    if name.split(".")[0] in PACKAGES and _unit(name) != _unit(module):
-                        edges[_unit(module)].add(_unit(name))
+                    yield module, node.module, [a.name for a in node.names]
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Unit -> the units it imports (within the project's packages)."""
+    edges: dict[str, set[str]] = defaultdict(set)
+    for module, name, _ in imports():
+        if name.split(".")[0] in PACKAGES and _unit(name) != _unit(module):
+            edges[_unit(module)].add(_unit(name))
     return edges
 
 
@@ -89,22 +97,9 @@ def module_graph() -> dict[str, set[str]]:
     """
     modules = {_module_name(p) for top in PACKAGES for p in (ROOT / top).rglob("*.py")}
     edges: dict[str, set[str]] = defaultdict(set)
-    for top in PACKAGES:
-        for path in sorted((ROOT / top).rglob("*.py")):
-            module = _module_name(path)
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-                if isinstance(node, ast.Import):
-                    targets = [a.name for a in node.names]
-                elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                    targets = [
-                        f"{node.module}.{a.name}"
-                        if f"{node.module}.{a.name}" in modules
-                        else node.module
-                        for a in node.names
-                    ]
-                else:
-                    continue
-                edges[module].update(t for t in targets if t in modules and t != module)
+    for module, name, names in imports():
+        targets = [f"{name}.{n}" if f"{name}.{n}" in modules else name for n in names] or [name]
+        edges[module].update(t for t in targets if t in modules and t != module)
     return edges
 
 

@@ -1,4 +1,4 @@
-"""Answer quality beside the parse counts, and the fruit-trading judge (issue 27, points 2 and 4)."""
+"""Answer quality beside the parse counts, and the fruit-trading judge."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 18, the commands: each fault of the second hardening pass made real.
+"""Each fault of the second hardening pass made real.
 
 Runs the real ``gt-llm`` command in a child process against the loopback
 fake chat-completions server (tests/llm/fake_server.py), as a new user would.

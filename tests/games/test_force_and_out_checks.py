@@ -1,4 +1,4 @@
-"""Issue 29, data lost: every check before ``--out`` is touched; ``--force`` stays inside it.
+"""Every check before ``--out`` is touched; ``--force`` stays inside it.
 
 The same probes for each of the five commands that write a results folder
 through the model (``fruit-trading run``, ``werewolf play --games``,

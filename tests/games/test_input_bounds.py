@@ -1,4 +1,4 @@
-"""Issue 29 (third hardening pass), point 16: absurd inputs that were accepted, refused in one line.
+"""Absurd inputs that were accepted, refused in one line.
 
 The size flags' bounds, ``--cache ''`` and ``--roles ''`` are probed for every
 command by ``test_refusals_name_their_flag.py``; here the cases of the issue

@@ -1,4 +1,4 @@
-"""No prompt shows a copyable value (issue 27, point 1).
+"""No prompt shows a copyable value.
 
 Every task of every prompt book (:func:`gt_llm.prompts.prompt_books`: each
 game's book and the opponent models' book, found without naming them) is
@@ -125,7 +125,7 @@ def test_no_rendered_prompt_shows_a_legal_answer_as_an_example(requests_by_task)
 @pytest.mark.parametrize(
     ("template", "old", "new"),
     [
-        # The texts issue 27 found: Werewolf's "e.g. 3" and fruit trading's example trade.
+        # The texts a small model copied: Werewolf's "e.g. 3" and fruit trading's example trade.
         (ww_prompts.VOTE, "one of the valid votes above", "e.g. 3"),
         (ww_prompts.NIGHT_KILL, "one of the valid ones above", "e.g. 3"),
         (

@@ -1,4 +1,4 @@
-"""Issue 27, point 4: every command's summary and printed lines carry the answer-quality counts.
+"""Every command's summary and printed lines carry the answer-quality counts.
 
 Every registered game's commands run (``GameSpec.commands``, as in
 ``test_commands.py``); then, generically, every ``quality`` block of a results

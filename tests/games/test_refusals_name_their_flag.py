@@ -1,4 +1,4 @@
-"""Issue 29 (third hardening pass), points 14 and 16: every refusal names its flag; every size has a bound.
+"""Every refusal names its flag; every size has a bound.
 
 The commands come from the registry (``registered_game_specs()``, each game's
 parsers walked as in ``tests/games/engine/test_commands.py``) and the built-in ``ask``

@@ -1,6 +1,6 @@
 """``gt-llm fruit-trading run`` / ``figures`` and their results folder, with real faults.
 
-Issue 9: a process killed with SIGKILL while writing, re-runs with other
+A process killed with SIGKILL while writing, re-runs with other
 settings, ``--force``, incomplete folders, options checked before the first
 model call (counted by the call cache never being created, or by the fake
 server's request log), sizes that cannot fit, and a hung server.

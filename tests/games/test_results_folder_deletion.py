@@ -1,4 +1,4 @@
-"""Issue 29, data lost: the shared layer under the commands' probes.
+"""The shared layer under the commands' probes.
 
 ``runs.results`` deletes only inside the results folder (never through a
 link, at any depth) and checks a folder before anything is created;

@@ -1,4 +1,4 @@
-"""Issue 29, answers that cannot be stored or parsed, in every command that asks a model.
+"""Answers that cannot be stored or parsed, in every command that asks a model.
 
 A loopback chat-completions server (tests/llm/fake_server.py) answers, in
 turn, JSON holding an escaped lone surrogate (``"\\ud800"``: it used to be

@@ -1,4 +1,4 @@
-"""Issue 29, viewers: damaged inputs are refused in one line naming the file; any file name works.
+"""Damaged inputs are refused in one line naming the file; any file name works.
 
 The viewers (``werewolf view`` on a game log, a series, an arena and a solve
 folder; ``fruit-trading view``; ``werewolf graph``) read through the same checked

@@ -1,4 +1,4 @@
-"""Issue 9, the call layer: each fault made real (fake server, real processes), one test per point.
+"""Each fault made real (fake server, real processes), one test per point.
 
 Budgets and timeouts are fractions of a second so that the whole file stays fast.
 """

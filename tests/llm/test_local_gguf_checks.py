@@ -1,4 +1,4 @@
-"""Issue 29 (third hardening pass), point 13: ``local:PATH`` must name a loadable GGUF file.
+"""``local:PATH`` must name a loadable GGUF file.
 
 ``gt-llm backends local:bad.gguf`` (missing, zero bytes, text, random bytes,
 a folder) reported the backend configured and working. Now the file's header

@@ -1,4 +1,4 @@
-"""Issue 29, hangs and signals: trickling servers, Ctrl-C on remote runs, llama-cpp-python.
+"""Trickling servers, Ctrl-C on remote runs, llama-cpp-python.
 
 * An attempt's ``--timeout`` bounds the whole answer, headers and body: a
   server trickling its answer byte by byte no longer stretches a call past

@@ -1,4 +1,4 @@
-"""Issue 29 (third hardening pass), point 6: a spec's password and query key are never printed.
+"""A spec's password and query key are never printed.
 
 ``gt-llm backends 'openai:m@http://alice:PASSWORD@127.0.0.1:PORT/v1?api_key=KEY'``
 printed both secrets (the table and the note, with or without ``--check``).

@@ -1,4 +1,4 @@
-"""Issue 29, answers that cannot be stored or parsed: the shared layer (parsers, cache, body).
+"""Answers that cannot be stored or parsed: the shared layer (parsers, cache, body).
 
 An answer whose JSON holds an escaped lone surrogate (``"\\ud800"``) or is
 nested thousands of levels deep is a parse error (re-asked, then counted as a

@@ -1,4 +1,4 @@
-"""Issue 18, the call layer: credentials in URLs, the shared cache under contention.
+"""Credentials in URLs, the shared cache under contention.
 
 Each test makes the fault real (a fake server, real processes) and fails on
 the code before the fix.

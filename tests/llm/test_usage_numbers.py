@@ -1,4 +1,4 @@
-"""Issue 29 (third hardening pass), point 16: absurd usage numbers from a server are a malformed answer.
+"""Absurd usage numbers from a server are a malformed answer.
 
 A server answering ``"usage": {"prompt_tokens": 1e999}`` stopped the run with
 ``OverflowError`` (``int(inf)``); a 5,001-digit count stopped it with

@@ -1,4 +1,4 @@
-"""Issue 28, point 3: Eq. 9 never flips the sign of an edge it adds to (hole 13).
+"""Eq. 9 never flips the sign of an edge it adds to (hole 13).
 
 The worked example of ``docs/gratr.md`` (hole 13): Player 4 accuses Player 2
 (credibility -0.8, T(4, 2) = tanh(-0.8) = -0.664) and defends the trusted

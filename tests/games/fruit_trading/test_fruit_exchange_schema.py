@@ -1,4 +1,4 @@
-"""Issue 27: the structured trade summary is an exchange by construction.
+"""The structured trade summary is an exchange by construction.
 
 The summary's JSON names what each player gives (``"<name> gives"``), each a
 basket of the fruits the scenario has, within the giver's endowment, the second

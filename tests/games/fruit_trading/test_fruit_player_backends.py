@@ -1,4 +1,4 @@
-"""Issue 32: the two fruit traders on different backends (routed by player, cached apart)."""
+"""The two fruit traders on different backends (routed by player, cached apart)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 The engine refactor was checked against the pre-engine implementation (commit
 f2a190e, stand-in ``rules-v1``): identical summaries and byte-identical CSVs
-(reference data of commit 51759ae). The stand-in redesign of issue 8
+(reference data of commit 51759ae). The redesign of the stand-in
 (``rules-v2``) changes the answers by design, so the reference summaries in
 ``tests/games/data/fruit_regression_*.json`` were regenerated with it on the
 shared engine (their ``_doc`` says where); this test recomputes them with the

@@ -1,4 +1,4 @@
-"""Issue 28, point 7: the order effects of Eqs. 3 and 8 that docs/gratr.md documents.
+"""The order effects of Eqs. 3 and 8 that docs/gratr.md documents.
 
 A village seat of the gratr preset (others: 3 werewolves, 4 village side, so
 P(werewolf) = 3 (1 - T) / (3 (1 - T) + 4 (1 + T)), hole 12); Players 2 and 3

@@ -1,4 +1,4 @@
-"""Issue 32: agents, seats on different backends (routed and cached apart), tournaments."""
+"""Agents, seats on different backends (routed and cached apart), tournaments."""
 
 from __future__ import annotations
 

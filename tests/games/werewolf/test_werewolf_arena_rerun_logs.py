@@ -1,4 +1,4 @@
-"""Issue 29, game logs of re-runs: nothing lost when a re-run stops, nothing stale when it ends.
+"""Nothing lost when a re-run stops, nothing stale when it ends.
 
 Re-running a finished ``werewolf arena`` used to rewrite each game's log in
 place: Ctrl-C a few seconds in, or a server answering 401 once the cache was

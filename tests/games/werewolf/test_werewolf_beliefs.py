@@ -126,7 +126,7 @@ def test_dirichlet_counts_by_hand(chat):
     assert len(m.evidence["Player 6"]) == 2
     _, fields = b.consult(phase="day_vote", subjects=[2, 5])
     views = {v["player"]: v for v in fields["opponent"]["players"]}
-    # The label is the role that rose most above its prior (issue 28), not the argmax:
+    # The label is the role that rose most above its prior, not the argmax:
     # seer 5/35 -> 12/42 (+0.143 >= the 0.1 margin) although werewolf's 15/42 is larger
     # (it fell from 15/35). Player 6 (werewolf 15/35 -> 22/42, +0.095): unsure.
     assert views["Player 3"]["identity"] == "seer"

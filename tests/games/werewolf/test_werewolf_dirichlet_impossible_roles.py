@@ -1,4 +1,4 @@
-"""Issue 28, point 6: Dirichlet gives 0 to every role the observer knows is impossible."""
+"""Dirichlet gives 0 to every role the observer knows is impossible."""
 
 from __future__ import annotations
 

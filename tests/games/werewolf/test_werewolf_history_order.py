@@ -1,4 +1,4 @@
-"""Issue 28, point 5: a prompt's history lists each round's events in the order they happened."""
+"""A prompt's history lists each round's events in the order they happened."""
 
 from __future__ import annotations
 

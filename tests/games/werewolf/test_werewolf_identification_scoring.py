@@ -1,4 +1,4 @@
-"""Issue 28, point 1: identification scored on probabilities, and a label that may abstain."""
+"""Identification scored on probabilities, and a label that may abstain."""
 
 from __future__ import annotations
 

@@ -96,7 +96,7 @@ def test_independent_calls_go_out_as_one_batch(scripted):
 def test_prompts_show_the_last_15_public_messages(scripted, tmp_path):
     cfg = rules.preset("arena", debate_turns=3)
     # Seed 10: a game long enough to cut (24 public messages for seat 0 since the
-    # chronological history of issue 28 changed the stand-in's prompts and draws).
+    # chronological history changed the stand-in's prompts and draws).
     res, table = play_llm_game(cfg, scripted, seed=10, log=tmp_path / "g.jsonl", log_prompts=True)
     assert HISTORY_K == 15
     k = rules.knowledge(res.final, 0)

@@ -1,4 +1,4 @@
-"""Issue 18, Werewolf: logs never half-written, readers that say FILE:LINE, a series
+"""Logs never half-written, readers that say FILE:LINE, a series
 that stops at its first failure, model text escaped, --force clearing only our logs.
 """
 
@@ -278,7 +278,7 @@ def test_graph_refuses_a_step_the_log_does_not_have(tmp_path):
 
 @pytest.mark.slow  # long end to end: .ci/run runs it (-m slow)
 def test_four_werewolf_series_sharing_a_cache_pay_each_distinct_call_once(tmp_path):
-    # Issue 18, point 5, as written: four `werewolf play --games 8` at once on one cache.
+    # Four `werewolf play --games 8` at once on one cache.
     import sqlite3
 
     cache = tmp_path / "shared.sqlite"

@@ -1,4 +1,4 @@
-"""Issue 28, point 4: observations tell a seat only what it may know (paired histories)."""
+"""Observations tell a seat only what it may know (paired histories)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def test_no_observation_differences_in_150_random_games(preset):
 
 
 def test_the_check_finds_the_phase_leak(monkeypatch):
-    # The observation before issue 28: every seat saw the night step's name.
+    # The observation this test was written against: every seat saw the night step's name.
     def leaky(self, player=None):
         player = self.current_player() if player is None else player
         k = rules.knowledge(self.rules_state, player)

@@ -1,4 +1,4 @@
-"""Issue 28, point 2: the arena and the day study build every seat's model from one stream.
+"""The arena and the day study build every seat's model from one stream.
 
 A seeded rule-based game is fed to each seat's arena provider
 (:class:`~games.werewolf.players.table_beliefs.TableBeliefs`, as the arena's
