@@ -434,14 +434,16 @@ TRICKLE = {"per_byte": 0.2}
     "command, extra, in_flight, server_kind",
     [
         ("werewolf play", ("--games", "4", "--jobs", "4"), 4, HANG),
-        ("werewolf play", ("--games", "4", "--jobs", "4"), 4, TRICKLE),
-        ("werewolf arena", ("--concurrency", "4"), 2, HANG),
-        ("werewolf solve", ("--concurrency", "4"), 4, HANG),
+        # Three of the six (about 3 s each) run in CI's slow step; the rest here.
+        pytest.param("werewolf play", ("--games", "4", "--jobs", "4"), 4, TRICKLE,
+                     marks=pytest.mark.slow),
+        pytest.param("werewolf arena", ("--concurrency", "4"), 2, HANG, marks=pytest.mark.slow),
+        pytest.param("werewolf solve", ("--concurrency", "4"), 4, HANG, marks=pytest.mark.slow),
         ("ultimatum solve", ("--concurrency", "4"), 4, HANG),
         ("fruit-trading run", ("--concurrency", "4"), 1, HANG),
     ],
     ids=["play", "play-trickling", "arena", "werewolf-solve", "ultimatum", "fruit"],
-)
+)  # fmt: skip
 def test_ctrl_c_on_a_remote_run_stops_within_seconds_and_a_resume_finishes(
     command, extra, in_flight, server_kind, tmp_path
 ):

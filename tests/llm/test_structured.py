@@ -166,6 +166,7 @@ def _play(structured: bool, init: int, tones, beliefs: bool):
     return state, model
 
 
+@pytest.mark.slow  # about 4 s; CI runs it in its slow step
 def test_scripted_fruit_answers_validate_and_match_the_free_text_results():
     tasks = set()
     for init, tones, beliefs in itertools.product(

@@ -65,6 +65,7 @@ def _run(tmp_path: pathlib.Path) -> dict[str, list]:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow  # about 3 s: compiles kernels; CI runs it in its slow step
 def test_an_edit_of_a_callee_file_reaches_the_cached_caller_only_with_the_guard(tmp_path):
     for pkg, init in INIT.items():
         folder = tmp_path / "src" / pkg

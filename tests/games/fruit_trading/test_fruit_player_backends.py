@@ -123,6 +123,7 @@ def test_unplaceable_requests_are_refused_in_one_line() -> None:
         player_routed_model({}, ("scripted",), "scripted")
 
 
+@pytest.mark.slow  # about 5 s; CI runs it in its slow step
 def test_players_on_two_backends_cached_apart_and_resumed(tmp_path: Path) -> None:
     out = tmp_path / "run"
     done = _run(out, "--player-backends", "scripted,scripted:rules-v2/b")

@@ -189,6 +189,7 @@ def _env() -> dict[str, str]:
     return env
 
 
+@pytest.mark.slow  # about 4 s; CI runs it in its slow step
 def test_a_series_stops_at_the_first_failure_within_the_budget_plus_one_game(tmp_path):
     server = FakeChatServer().start()
     stopped: list[float] = []

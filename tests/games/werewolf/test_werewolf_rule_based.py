@@ -95,6 +95,7 @@ def test_scripted_players_see_only_their_knowledge():
     assert res.winner in (rules.WEREWOLVES, rules.VILLAGERS, rules.DRAW)
 
 
+@pytest.mark.slow  # about 3 s per preset; CI runs it in its slow step
 @pytest.mark.parametrize("preset", ["arena", "gratr"])
 def test_200_scripted_games(preset):
     cfg = rules.preset(preset)
