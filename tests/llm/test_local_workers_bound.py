@@ -12,7 +12,7 @@ import os
 
 import pytest
 
-from gt_llm.backends import local, local_pool
+from gt_llm.backends import local, local_env, local_pool
 from gt_llm.backends.local_pool import MAX_WORKERS, WorkerConfig, WorkerPool
 from gt_llm.errors import ConfigurationError
 from tests.cli_runner import run_cli
@@ -53,7 +53,7 @@ def test_a_count_out_of_range_is_refused_naming_the_variable(monkeypatch, variab
 
 def test_the_largest_count_passes_the_variable_check(monkeypatch):
     monkeypatch.setenv(local.WORKERS_VARIABLE, f"00{MAX_WORKERS}")
-    assert local._positive_from_env(local.WORKERS_VARIABLE, "2", most=MAX_WORKERS) == MAX_WORKERS
+    assert local_env.positive_from_env(local.WORKERS_VARIABLE, "2", most=MAX_WORKERS) == MAX_WORKERS
 
 
 @pytest.mark.parametrize("workers", [0, MAX_WORKERS + 1, True])
