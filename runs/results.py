@@ -51,14 +51,9 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import datetime as _dt
-import importlib.metadata
 import json
 import logging
 import os
-import platform
-import subprocess
-import sys
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -71,7 +66,6 @@ from runs.atomic import (
     atomic_write_bytes,
     atomic_write_json,
     csv_text,
-    read_json,
 )
 from runs.commands import other_command
 from runs.folders import (
@@ -84,6 +78,15 @@ from runs.folders import (
     unwritable_reason,
 )
 from runs.lock import LOCK_NAME, FolderLock
+from runs.manifest import (
+    MANIFEST_NAME,
+    build_manifest,
+    normalise_settings,
+    read_manifest,
+    require_complete,
+    timestamp,
+    warn_if_incomplete,
+)
 
 __all__ = [
     "CACHE_SUFFIXES",
@@ -101,176 +104,13 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-#: The manifest's file name inside a results folder.
-MANIFEST_NAME = "manifest.json"
-#: Identifies the manifest format (bumped if its meaning changes).
-MANIFEST_FORMAT = "gt-llm-results/1"
 #: Files with these endings are caches: kept by ``force``, ignored when judging a folder.
 CACHE_SUFFIXES = (".sqlite", ".sqlite3", ".sqlite-wal", ".sqlite-shm", ".db", ".db-wal", ".db-shm")
 #: Files with these endings look like results: a folder holding such files and no
 #: manifest is refused (never cleared: only files a manifest lists are ever removed).
 RESULT_SUFFIXES = (".json", ".jsonl", ".csv", ".md", ".png", ".pdf", ".svg", ".efg", ".txt", ".npz")
-#: Packages whose versions the manifest records (those installed).
-KEY_PACKAGES = ("numpy", "scipy", "open_spiel", "numba", "matplotlib", "httpx", "groq")
 # Files whose presence says "this is a project, not a results folder": force never clears there.
 _PROJECT_MARKERS = (".git", "pyproject.toml", "setup.py")
-
-
-def read_manifest(out: str | os.PathLike[str]) -> dict[str, Any] | None:
-    """The folder's manifest, or ``None`` when it has none.
-
-    Raises:
-      ResultsError: the manifest is not valid JSON or not an object.
-    """
-    path = Path(out) / MANIFEST_NAME
-    if not path.exists():
-        return None
-    data = read_json(path, rerun="the command that wrote this folder")
-    if not isinstance(data, dict):
-        raise ResultsError(f"{MANIFEST_NAME} in {out} is not a JSON object: re-run the command")
-    expected = {"settings": dict, "files": list, "complete": bool}
-    for key, kind in expected.items():
-        if key in data and not isinstance(data[key], kind):
-            raise ResultsError(
-                f"{path}: '{key}' must be a JSON {'object' if kind is dict else kind.__name__}, "
-                f"got {type(data[key]).__name__}: re-run the command that wrote this folder"
-            )
-    return data
-
-
-def _incomplete_reason(out: Path) -> str | None:
-    if not out.is_dir():
-        return f"results folder {str(out)!r} does not exist"
-    manifest = read_manifest(out)
-    if manifest is None:
-        return (
-            f"results folder {str(out)!r} has no {MANIFEST_NAME} (not written by this gt-llm, "
-            "or the run stopped before its first file)"
-        )
-    if manifest.get("complete") is not True:
-        started = manifest.get("started_at", "an unknown time")
-        return (
-            f"results folder {str(out)!r} is incomplete ({MANIFEST_NAME} says complete: false; "
-            f"the run started at {started} was interrupted or is still running)"
-        )
-    return None
-
-
-def require_complete(
-    out: str | os.PathLike[str], *, rerun: str = "the same command"
-) -> dict[str, Any]:
-    """A reader's check: returns the manifest of a finished run, or refuses in one line.
-
-    Args:
-      out: The results folder.
-      rerun: What to re-run to finish it, for the message.
-
-    Raises:
-      ResultsError: no folder, no manifest, an invalid manifest, or ``complete`` not true.
-    """
-    reason = _incomplete_reason(Path(out))
-    if reason is not None:
-        raise ResultsError(f"{reason}: re-run {rerun} to finish it")
-    manifest = read_manifest(out)
-    assert manifest is not None
-    return manifest
-
-
-def warn_if_incomplete(out: str | os.PathLike[str], *, rerun: str = "the same command") -> bool:
-    """A lenient reader's check: logs one warning if the folder's run did not finish.
-
-    Returns:
-      True when the folder is complete, False when a warning was logged.
-
-    Raises:
-      ResultsError: the manifest exists but is not valid JSON.
-    """
-    reason = _incomplete_reason(Path(out))
-    if reason is None:
-        return True
-    logger.warning("%s; its files may be partial or mixed: re-run %s to finish it", reason, rerun)
-    return False
-
-
-# -- the manifest ------------------------------------------------------------------------------
-
-
-def _now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-
-
-def _version(package: str) -> str | None:
-    try:
-        return importlib.metadata.version(package)
-    except importlib.metadata.PackageNotFoundError:
-        return None
-
-
-def _git_commit() -> str | None:
-    # The commit of the checkout this code runs from (None when installed from a wheel).
-    root = Path(__file__).resolve().parent.parent
-    if not (root / ".git").exists():
-        return None
-    try:
-        proc = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    commit = proc.stdout.strip()
-    return commit if proc.returncode == 0 and commit else None
-
-
-def _normalise(settings: Mapping[str, Any]) -> dict[str, Any]:
-    # Settings as they read back from JSON, so that a stored and a fresh copy compare equal.
-    try:
-        normalised: dict[str, Any] = json.loads(
-            json.dumps(dict(settings), sort_keys=True, default=str)
-        )
-        return normalised
-    except (TypeError, ValueError) as exc:
-        raise ResultsError(f"prepare_results_dir: settings are not JSON-like ({exc})") from None
-
-
-def build_manifest(
-    settings: Mapping[str, Any],
-    *,
-    backend: str | None = None,
-    model: str | None = None,
-    command: Sequence[str] | None = None,
-    spec: str | None = None,
-) -> dict[str, Any]:
-    """A fresh manifest with ``complete: false`` (see the module docstring).
-
-    Args:
-      settings: Everything that determines the results (JSON-like values).
-      backend: The model backend (e.g. ``"groq"``), if any.
-      model: The model name, if any.
-      command: The command line (public: no credentials); default ``sys.argv``.
-      spec: The backend's public label (where it was served), recorded, not compared.
-    """
-    packages = {name: v for name in KEY_PACKAGES if (v := _version(name)) is not None}
-    return {
-        "format": MANIFEST_FORMAT,
-        "complete": False,
-        "settings": _normalise(settings),
-        "backend": backend,
-        "model": model,
-        "spec": spec,
-        "gt_llm_version": _version("gt-llm"),
-        "git_commit": _git_commit(),
-        "started_at": _now(),
-        "finished_at": None,
-        "python": platform.python_version(),
-        "platform": platform.platform(terse=True),
-        "packages": packages,
-        "command": list(command) if command is not None else list(sys.argv),
-        "files": [],
-    }
 
 
 # -- preparing a folder ------------------------------------------------------------------------
@@ -450,11 +290,11 @@ class ResultsDir:
         """
         try:
             with self._lock:
-                self.manifest.update(_normalise(extra))
+                self.manifest.update(normalise_settings(extra))
                 self.manifest["files"] = [
                     n for n in self.manifest["files"] if (self.path / n).exists()
                 ]
-                self.manifest["finished_at"] = _now()
+                self.manifest["finished_at"] = timestamp()
                 self.manifest["complete"] = True
                 self._write_manifest()
                 return dict(self.manifest)
