@@ -82,7 +82,7 @@ def _answer(
     unique: dict[str, Call[Any]] = {}
     keys = []
     for c in calls:
-        k = c.request.cache_key(model.backend, model.model)
+        k = model.cache_key(c.request)
         # The first Call of a request decides its parser: the same request asked twice
         # in a round is one LLM call.
         unique.setdefault(k, c)
