@@ -24,6 +24,7 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
+import numpy as np
 import pyspiel
 
 if TYPE_CHECKING:  # a type only: importing solvers would load numba with every game
@@ -32,6 +33,8 @@ if TYPE_CHECKING:  # a type only: importing solvers would load numba with every 
 __all__ = [
     "ConformanceParams",
     "GameLoadError",
+    "RedealHook",
+    "Redeals",
     "GameSpec",
     "add_command_parsers",
     "broken_games",
@@ -44,6 +47,30 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass(frozen=True)
+class Redeals:
+    """What a re-deal hook (:data:`RedealHook`) returns.
+
+    Attributes:
+      histories: Alternative action histories, each from the initial state: a
+        node the player cannot tell apart from the one it was given.
+      skipped: Attempts dropped because the new deal could not reproduce what
+        the player saw (a replayed action became illegal, say).
+    """
+
+    histories: tuple[tuple[int, ...], ...] = ()
+    skipped: int = 0
+
+
+#: ``redeal(game, history, player, rng, num) -> Redeals``: up to ``num`` action
+#: histories that ``player`` cannot tell apart from ``history``. The hook keeps
+#: the player's own private chance outcomes and everything it saw, re-draws the
+#: hidden ones (e.g. the other players' roles) consistently with what it knows,
+#: chooses the hidden moves anew where they depend on them, and replays the
+#: public actions; an attempt whose replay fails is skipped and counted.
+RedealHook = Callable[[pyspiel.Game, Sequence[int], int, np.random.Generator, int], Redeals]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -66,6 +93,14 @@ class ConformanceParams:
         <games.engine.spiel.EngineGame.build_tree>`) for an engine game, else
         a walk that replays each node's history.
       num_sims: Simulations per ``random_sim_test`` and determinism check.
+      redeal: Optional :data:`RedealHook`: alternative histories a player
+        cannot tell apart from a given one (its hidden chance outcomes
+        re-drawn). With it, the ``indistinguishable`` check requires the
+        player's observation and information-state strings to be the same at
+        both; without it, that check is skipped (and says so).
+      redeal_games: Random games whose every node the ``indistinguishable``
+        check re-deals, for every player.
+      redeals_per_node: Alternatives asked of the hook per node and player.
     """
 
     game_strings: tuple[str, ...]
@@ -73,10 +108,18 @@ class ConformanceParams:
     private_info: Callable[[pyspiel.State, int], Sequence[str]] | None = None
     build_tree: Callable[[pyspiel.Game], GameTree] | None = None
     num_sims: int = 4
+    redeal: RedealHook | None = None
+    redeal_games: int = 1
+    redeals_per_node: int = 1
 
     def __post_init__(self) -> None:
         if not self.game_strings:
             raise ValueError("ConformanceParams: give at least one game string")
+        if self.redeal_games < 1 or self.redeals_per_node < 1:
+            raise ValueError(
+                "ConformanceParams: redeal_games and redeals_per_node must be at least 1 "
+                f"(got {self.redeal_games} and {self.redeals_per_node})"
+            )
 
 
 @dataclasses.dataclass(frozen=True)

@@ -15,6 +15,7 @@ from games.engine.registry import ConformanceParams, GameSpec, register_game_spe
 from games.werewolf import game
 from games.werewolf.game import WerewolfGame, private_info
 from games.werewolf.players import stand_in  # noqa: F401  (registers scripted answers)
+from games.werewolf.redeal import redeal
 from games.werewolf.rules import ROLES, SPEECH_ACTS, TONES, Config, RoleSet, preset
 
 __all__ = ["ROLES", "SPEECH_ACTS", "TONES", "Config", "RoleSet", "WerewolfGame", "preset"]
@@ -44,6 +45,11 @@ register_game_spec(
             ),
             private_info=private_info,
             num_sims=3,
+            # The indistinguishable check: every node of one random game, every seat, one
+            # re-deal each (about 500 re-dealt histories and 2 s per eight-seat string).
+            redeal=redeal,
+            redeal_games=1,
+            redeals_per_node=1,
         ),
         commands=(
             (

@@ -67,7 +67,7 @@ CALLS_PER_GAME = {"arena": 154, "gratr": 188}
 #: Share of a day tree's requests that are distinct (measured with the stand-in).
 DISTINCT_SHARE = 0.6
 #: Extraction requests per listener and statement, by listeners' opponent model.
-EXTRACTIONS = {"none": 0, "dirichlet": 1, "gratr": 2}
+EXTRACTIONS = {"none": 0, "dirichlet": 1, "gratr": 2, "bayes": 2}
 
 #: Bytes counted per finished game kept in memory (measured about 144 KB).
 BYTES_PER_GAME = 256 * 1024

@@ -6,6 +6,8 @@
 * ``none`` — the plain LLM: the last K (= 15) messages, no belief;
 * ``dirichlet`` — Dirichlet belief revision over hypotheses per player;
 * ``gratr`` — the GRATR trust graph (Eqs. (1)-(9), Algorithms 1-2);
+* ``bayes`` — the exact posterior over the deals a seat cannot rule out, under
+  stated likelihoods: the reference the others are scored against;
 * ``native-rag`` — BM25 retrieval of the top-k relevant past messages;
 * ``rerank-rag`` — BM25 candidates reranked (LLM or lexical), top-k kept.
 
@@ -24,7 +26,7 @@ from typing import Any
 # Registers the scripted answers of the opponent tasks (opponents.identity, ...).
 import gt_llm.opponents.scripted  # noqa: F401
 from gt_llm.opponents.base import (
-    IDENTITY_MARGIN,
+    IDENTITY_ODDS_RATIO,
     UNSURE,
     Belief,
     ChainView,
@@ -38,6 +40,7 @@ from gt_llm.opponents.base import (
     identity_label,
     stance_of,
 )
+from gt_llm.opponents.bayes import BayesModel, BayesParams, make_bayes
 from gt_llm.opponents.dirichlet import DirichletBelief, make_dirichlet
 from gt_llm.opponents.extraction import (
     IdentityJudgment,
@@ -77,6 +80,7 @@ _MODELS: dict[str, OpponentFactory] = {
     "none": make_plain,
     "dirichlet": make_dirichlet,
     "gratr": make_gratr,
+    "bayes": make_bayes,
     "native-rag": make_native_rag,
     "rerank-rag": make_rerank_rag,
 }
@@ -129,9 +133,11 @@ def make_opponent_model(
 
 
 __all__ = [
-    "IDENTITY_MARGIN",
+    "IDENTITY_ODDS_RATIO",
     "OPPONENT_PROMPTS",
     "UNSURE",
+    "BayesModel",
+    "BayesParams",
     "Belief",
     "ChainView",
     "Consultation",

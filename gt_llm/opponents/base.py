@@ -48,10 +48,11 @@ Stance = Literal["ally", "adversary", "unsure"]
 #: The identity a model reports when it has no evidence (GRATR appendix: "unsure").
 UNSURE = "unsure"
 
-#: How far (in probability) a hypothesis must rise above its reference probability
-#: (the prior with what is ruled out for certain) for a model to name it as the
-#: player's identity; below it the label is :data:`UNSURE` (:func:`identity_label`).
-IDENTITY_MARGIN = 0.1
+#: How many times its odds must have grown over its reference odds (the prior with
+#: what is ruled out for certain) for a model to name the likeliest hypothesis as the
+#: player's identity: the evidence's Bayes factor for it (3: the start of "substantial"
+#: on Jeffreys' scale); below it the label is :data:`UNSURE` (:func:`identity_label`).
+IDENTITY_ODDS_RATIO = 3.0
 
 
 def clamp_unit(x: float) -> float:
@@ -402,19 +403,49 @@ def append_history(
     return hist[-k:] if k else ()
 
 
+def used_counts(
+    context: OpponentContext, facts: Mapping[str, str], subject: str
+) -> dict[str, float]:
+    """Per hypothesis, how many players other than ``subject`` (and the observer) hold it for certain.
+
+    Only for a count prior: ``context.prior`` gives how many of the other
+    players have each hypothesis and ``context.players`` is fixed (Werewolf's
+    role counts). Then a role that certain facts give to other players is used
+    up that many times for ``subject`` (:func:`prior_distribution`'s ``used``).
+    Empty otherwise (fruit trading: hypotheses are not counts).
+    """
+    if not context.prior or not context.players:
+        return {}
+    out: dict[str, float] = {}
+    for who, h in facts.items():
+        if who != subject and who != context.self_id and h in context.prior:
+            out[h] = out.get(h, 0.0) + 1.0
+    return out
+
+
 def prior_distribution(
-    context: OpponentContext, fact: str | None = None, excluded: Iterable[str] = ()
+    context: OpponentContext,
+    fact: str | None = None,
+    excluded: Iterable[str] = (),
+    used: Mapping[str, float] | None = None,
 ) -> dict[str, float]:
     """The context's prior over hypotheses (uniform without one), with certain facts applied.
 
     A fact is one-hot; excluded hypotheses get 0 and the rest are renormalised.
-    Empty without hypotheses.
+    ``used`` (:func:`used_counts`) takes from each prior count what other
+    players are known to hold, so a role whose count is used up gets 0 (two
+    werewolves found: nobody else is a werewolf) and a partly used one its
+    remaining share. Empty without hypotheses.
     """
     hyps = context.hypotheses
     if fact is not None and fact in hyps:
         return {h: float(h == fact) for h in hyps}
     out = set(excluded)
     w = {h: (float(context.prior.get(h, 0.0)) if context.prior else 1.0) for h in hyps}
+    if used:
+        left = {h: max(v - float(used.get(h, 0.0)), 0.0) for h, v in w.items()}
+        if sum(v for h, v in left.items() if h not in out) > 0:
+            w = left  # else the facts contradict the counts: keep the prior
     w = {h: (0.0 if h in out else v) for h, v in w.items()}
     if sum(w.values()) <= 0:
         w = {h: (0.0 if h in out else 1.0) for h in hyps}
@@ -425,26 +456,37 @@ def prior_distribution(
 def identity_label(
     distribution: Mapping[str, float],
     reference: Mapping[str, float],
-    margin: float = IDENTITY_MARGIN,
+    odds_ratio: float = IDENTITY_ODDS_RATIO,
 ) -> str:
     """The identity a model names for a player, or :data:`UNSURE` (a label that may abstain).
 
-    The hypothesis whose probability rises most above its ``reference``
-    probability (the prior with the negative facts applied: what the observer
-    would believe without any evidence), when that rise is at least
-    ``margin`` and no other hypothesis ties it; a certain fact (probability 1)
-    is always named. Without evidence the distribution is the reference, so
-    the label is "unsure" — never the prior's most likely role.
+    The likeliest hypothesis h (a unique maximum of ``distribution``), named
+    when its odds p/(1-p) are at least ``odds_ratio`` times its odds under
+    ``reference`` (the prior with the negative facts applied: what the
+    observer would believe without any evidence) — the Bayes factor of the
+    evidence for h against the rest. A certain fact (probability 1) is always
+    named. One rule for every model and prior: a rare role needs the same
+    weight of evidence as a common one, and a role that rose but is not the
+    likeliest is never named. Without evidence the distribution is the
+    reference, so the label is "unsure" — never the prior's most likely role.
     """
+    if odds_ratio < 1.0:
+        raise ValueError(f"identity_label: odds_ratio must be >= 1, got {odds_ratio}")
     if not distribution:
         return UNSURE
     certain = [h for h, p in distribution.items() if p >= 1.0 - 1e-12]
     if len(certain) == 1:
         return certain[0]
-    lift = {h: p - float(reference.get(h, 0.0)) for h, p in distribution.items()}
-    top = max(lift.values())
-    best = [h for h, x in lift.items() if x >= top - 1e-12]
-    return best[0] if top >= margin - 1e-12 and len(best) == 1 else UNSURE
+    top = max(distribution.values())
+    best = [h for h, p in distribution.items() if p >= top - 1e-12]
+    if len(best) != 1 or top <= 0.0:
+        return UNSURE
+    r = float(reference.get(best[0], 0.0))
+    if r <= 0.0:  # evidence gave mass to what the reference rules out: no odds to compare
+        return UNSURE
+    if r >= 1.0 - 1e-12:
+        return UNSURE  # not certain now, though the reference was: nothing was learnt for it
+    return best[0] if top / (1.0 - top) >= odds_ratio * r / (1.0 - r) * (1 - 1e-12) else UNSURE
 
 
 def side_of(context: OpponentContext, distribution: Mapping[str, float]) -> float:
@@ -483,11 +525,13 @@ class FactsMixin:
 
     def reference(self, subject: str) -> dict[str, float]:
         """The prior with what is ruled out about ``subject`` for certain (no evidence)."""
-        return prior_distribution(self.context, None, self.excluded.get(subject, ()))
+        used = used_counts(self.context, self.facts, subject)
+        return prior_distribution(self.context, None, self.excluded.get(subject, ()), used)
 
     def _fact_belief(self, subject: str, evidence: tuple[Evidence, ...] = ()) -> Belief:
+        used = used_counts(self.context, self.facts, subject)
         dist = prior_distribution(
-            self.context, self.facts.get(subject), self.excluded.get(subject, ())
+            self.context, self.facts.get(subject), self.excluded.get(subject, ()), used
         )
         pinned = subject in self.facts or (
             subject in self.excluded and side_of(self.context, dist) != 0.0
@@ -550,7 +594,7 @@ __all__ = [
     "Stance",
     "UNSURE",
     "FactsMixin",
-    "IDENTITY_MARGIN",
+    "IDENTITY_ODDS_RATIO",
     "append_history",
     "identity_label",
     "clamp_unit",
@@ -559,4 +603,5 @@ __all__ = [
     "side_of",
     "stance_of",
     "top_probabilities",
+    "used_counts",
 ]

@@ -56,6 +56,7 @@ from gt_llm.opponents.base import (
     identity_label,
     side_of,
     top_probabilities,
+    used_counts,
 )
 
 
@@ -116,11 +117,29 @@ class DirichletBelief(HistoryMixin, OpponentModel):
         base = np.asarray([float(weights.get(h, 0.0)) for h in self.hypotheses])
         return self.prior * k * base / base.sum()
 
+    def subject_prior_alpha(self, subject: str) -> np.ndarray:
+        """alpha_0 for ``subject``: the base rate of the roles other players have not used up.
+
+        With a count prior (Werewolf), a role that certain facts give to other
+        players is taken from its count (:func:`gt_llm.opponents.base.used_counts`):
+        the prior mean is the remaining base rate, the concentration unchanged.
+        """
+        used = used_counts(self.context, self.facts, subject)
+        if not used:
+            return self.prior_alpha()
+        k = len(self.hypotheses)
+        counts = [float(self.context.prior.get(h, 0.0)) - used.get(h, 0.0) for h in self.hypotheses]
+        base = np.maximum(np.asarray(counts), 0.0)
+        if base.sum() <= 0:  # facts that contradict the counts: keep the prior
+            return self.prior_alpha()
+        return self.prior * k * base / base.sum()
+
     def alpha(self, subject: str) -> np.ndarray:
-        """The concentration parameters for ``subject`` (a copy)."""
+        """The concentration parameters for ``subject`` (a copy): its prior plus its counts."""
         if subject in self.alphas:
-            return np.asarray(self.alphas[subject], dtype=float)
-        return self.prior_alpha()
+            counted = np.asarray(self.alphas[subject], dtype=float) - self.prior_alpha()
+            return self.subject_prior_alpha(subject) + counted
+        return self.subject_prior_alpha(subject)
 
     def probabilities(self, subject: str) -> np.ndarray:
         """``p = alpha / sum(alpha)`` without ruled-out hypotheses, or one-hot on a fact."""
@@ -139,14 +158,21 @@ class DirichletBelief(HistoryMixin, OpponentModel):
         """The hypotheses the observer knows ``subject`` cannot have (probability 0).
 
         Those a negative fact rules out, and those the context's prior gives no
-        weight (in Werewolf the seat's own role when it is the only one of it:
-        a doctor knows nobody else is the doctor). A judgment naming one is
-        recorded (and counted in ``alpha``) but never gives it mass.
+        weight once other players' certain roles are taken from it (in Werewolf
+        the seat's own role when it is the only one of it — a doctor knows
+        nobody else is the doctor — and a role whose count facts used up). A
+        judgment naming one is recorded (and counted in ``alpha``) but never
+        gives it mass.
         """
         out = self.excluded.get(subject, frozenset())
         prior = self.context.prior
         if prior:
-            out = out | {h for h in self.hypotheses if float(prior.get(h, 0.0)) <= 0.0}
+            used = used_counts(self.context, self.facts, subject)
+            left = {h: float(prior.get(h, 0.0)) - used.get(h, 0.0) for h in self.hypotheses}
+            if any(v > 0 for h, v in left.items() if h not in out):
+                out = out | {h for h, v in left.items() if v <= 0.0}
+            else:
+                out = out | {h for h in self.hypotheses if float(prior.get(h, 0.0)) <= 0.0}
         return out
 
     def observe(self, evidence: Evidence) -> DirichletBelief:
@@ -173,7 +199,7 @@ class DirichletBelief(HistoryMixin, OpponentModel):
             return dataclasses.replace(self, evidence=ev, facts=facts)
         if s in self.facts or evidence.weight < self.threshold:
             return dataclasses.replace(self, evidence=ev)
-        a = self.alpha(s)
+        a = np.asarray(self.alphas[s], dtype=float) if s in self.alphas else self.prior_alpha()
         a[self.hypotheses.index(evidence.value)] += (
             evidence.weight if self.confidence_weighted else 1.0
         )
@@ -196,7 +222,7 @@ class DirichletBelief(HistoryMixin, OpponentModel):
 
     def reference(self, subject: str) -> dict[str, float]:
         """The prior mean with the impossible hypotheses removed (no judgment counted)."""
-        a = self.prior_alpha()
+        a = self.subject_prior_alpha(subject)
         out = self.impossible(subject)
         a = np.where([h in out for h in self.hypotheses], 0.0, a)
         if a.sum() <= 0:
@@ -207,7 +233,7 @@ class DirichletBelief(HistoryMixin, OpponentModel):
         b = self.belief(subject)
         return {
             "player": subject,
-            # "unsure" unless a role rose above its prior by the margin (identity_label).
+            # "unsure" unless the likeliest role beat its prior odds by the ratio (identity_label).
             "identity": identity_label(b.distribution, self.reference(subject)),
             "probabilities": top_probabilities(b.distribution, self.top_n),
             "stance": "unsure",

@@ -55,6 +55,7 @@ from gt_llm.opponents.base import (
     prior_distribution,
     stance_of,
     top_probabilities,
+    used_counts,
 )
 from gt_llm.opponents.gratr_equations import (
     apply_evidence,
@@ -63,6 +64,7 @@ from gt_llm.opponents.gratr_equations import (
     chain_uncertainty,
     chain_weight,
     combine_chains,
+    judgment_source,
     merged_sum,
     merged_trust,
     search_order,
@@ -171,25 +173,51 @@ class GratrModel(HistoryMixin, OpponentModel):
         return float(self.context.alignment.get(hypothesis, 0.0))
 
     def identity_tally(self, player: str) -> dict[str, float]:
-        """Summed confidence of the (uncertain) identity judgments about ``player``."""
+        """Per hypothesis the weight of the (uncertain) identity judgments about ``player``.
+
+        Hole 11's policy for judgments: each source counts once, with its latest
+        judgment about ``player`` (a restated judgment is not new evidence), and
+        weighs its confidence times the source's trust when positive
+        (:func:`~gt_llm.opponents.gratr_equations.judgment_source`: 1 for the
+        observer's own judgments, T(speaker) for a speaker's statement, the
+        claimer's own trust for a self-serving claim), so a player the observer
+        does not trust adds nothing, here as in Eqs. 2-3.
+        """
         key = ("tally", player)
         if key not in self._cache:
             tally = {h: 0.0 for h in self.context.hypotheses}
             node = self.nodes.get(player)
-            if node is not None:
-                for e in node.observations:
-                    if e.kind == "identity" and not e.certain:
-                        tally[e.value] = tally.get(e.value, 0.0) + e.weight
+            latest: dict[str, Evidence] = {}
+            for e in node.observations if node is not None else ():
+                if e.kind == "identity" and not e.certain:
+                    latest[e.actor] = e
+            for actor, e in latest.items():
+                t_actor = self.trust(actor) if actor else 1.0
+                source = max(judgment_source(e, self._alignment(e.value), t_actor), 0.0)
+                tally[e.value] = tally.get(e.value, 0.0) + e.weight * source
             self._cache[key] = tally
         return dict(self._cache[key])
 
-    def _sides(self, allowed: tuple[str, ...]) -> tuple[dict[str, float], list[list[str]]]:
-        # Per allowed hypothesis its prior weight, and the hypotheses by alignment sign
-        # (adversary, neither, ally); cached per excluded set (hole 12).
-        key = ("sides", allowed)
+    def _used(self, subject: str) -> dict[str, float]:
+        # The roles other players hold for certain, per role (taken from the prior counts).
+        key = ("used", subject)
+        if key not in self._cache:
+            facts = {n: d.fact for n, d in self.nodes.items() if d.fact is not None}
+            self._cache[key] = used_counts(self.context, facts, subject)
+        return self._cache[key]
+
+    def _sides(
+        self, allowed: tuple[str, ...], used: tuple[tuple[str, float], ...] = ()
+    ) -> tuple[dict[str, float], list[list[str]]]:
+        # Per allowed hypothesis its prior weight (the count left after ``used``), and the
+        # hypotheses by alignment sign (adversary, neither, ally); cached (hole 12).
+        key = ("sides", allowed, used)
         if key not in self._cache:
             prior = self.context.prior
             base = {h: float(prior.get(h, 0.0)) if prior else 1.0 for h in allowed}
+            left = {h: max(v - dict(used).get(h, 0.0), 0.0) for h, v in base.items()}
+            if sum(left.values()) > 0:
+                base = left
             if sum(base.values()) <= 0:
                 base = {h: 1.0 for h in allowed}
             sign = {h: (a > 0) - (a < 0) for h in allowed for a in (self._alignment(h),)}
@@ -206,7 +234,7 @@ class GratrModel(HistoryMixin, OpponentModel):
         allowed = tuple(h for h in hyps if h not in node.excluded)
         if not allowed:
             return {}
-        base, sides = self._sides(allowed)
+        base, sides = self._sides(allowed, tuple(sorted(self._used(subject).items())))
         tally = self.identity_tally(subject)
         weight = {h: base[h] * (1.0 + tally.get(h, 0.0)) for h in allowed}
         if not sides[0] and not sides[2]:
@@ -231,7 +259,7 @@ class GratrModel(HistoryMixin, OpponentModel):
     def reference(self, subject: str) -> dict[str, float]:
         """The distribution at trust 0 without judgments: the prior minus ruled-out roles."""
         node = self.nodes.get(subject, _EMPTY_NODE)
-        return prior_distribution(self.context, None, node.excluded)
+        return prior_distribution(self.context, None, node.excluded, self._used(subject))
 
     def belief(self, subject: str) -> Belief:
         """The one reading of ``subject``: Eq. 8's trust (hole 8) and its distribution (hole 12)."""
@@ -470,7 +498,7 @@ class GratrModel(HistoryMixin, OpponentModel):
         node = self.nodes.get(subject, _EMPTY_NODE)
         dist = self.distribution(subject, after)
         pinned = node.pinned or node.fact is not None
-        # "unsure" (appendix 1) unless a role rose above its prior by the margin.
+        # "unsure" (appendix 1) unless the likeliest role beat its prior odds by the ratio.
         identity = identity_label(dist, self.reference(subject))
         return {
             "player": subject,

@@ -9,7 +9,7 @@ evidence chains (:func:`search_order`, :func:`chain_tree`, Eqs. 5-6). The
 graph (:class:`gt_llm.opponents.gratr.GratrModel`) holds the maps and caches
 the reads. ``docs/gratr.md`` lists the holes of the paper these functions
 close (hole 1: clamping; 2: the weight floor of Eq. 8; 3: H of a negative u;
-4: a zero divisor in Eq. 9; 13: Eq. 9's size and sign; 5: certain facts; 6: decay by time step in Eq. 4;
+4: a zero divisor in Eq. 9; 13: Eq. 9's size, and feedback held inside the evidence; 5: certain facts; 6: decay by time step in Eq. 4;
 9: the chains; 10: self-intents; 11: identity judgments as trust).
 """
 
@@ -238,13 +238,66 @@ def merged_sum(
     return math.fsum((params.rho**x) * c for x, c in zip(exps, cs, strict=True))
 
 
+def _parts(
+    evidence: tuple[Evidence, ...], feedback: tuple[Evidence, ...], params: GratrParams
+) -> tuple[float, float]:
+    # Eq. 4's sum over an edge's items, oldest first, split into what its observed
+    # evidence and what its Eq. 9 feedback contribute (both decayed to the newest item).
+    tagged = sorted(
+        [(e, False) for e in evidence] + [(e, True) for e in feedback], key=lambda x: x[0].step
+    )  # stable on ties: evidence before feedback of the same step
+    n = len(tagged)
+    if n == 0:
+        return 0.0, 0.0
+    if params.decay == "step":
+        last = tagged[-1][0].step
+        exps = [last - e.step for e, _ in tagged]
+    else:
+        exps = [n - 1 - k for k in range(n)]
+    ev = [
+        (params.rho**x) * clamp_unit(e.credibility)
+        for x, (e, fb) in zip(exps, tagged, strict=True)
+        if not fb
+    ]
+    fb = [
+        (params.rho**x) * clamp_unit(e.credibility)
+        for x, (e, f) in zip(exps, tagged, strict=True)
+        if f
+    ]
+    return math.fsum(ev), math.fsum(fb)
+
+
+def evidence_bounded_sum(evidence_sum: float, feedback_sum: float, share: float) -> float:
+    """Hole 13: Eq. 4's sum with the feedback's part held inside what the evidence says.
+
+    The edge's sum is ``E + F`` (evidence part E, Eq. 9 feedback part F), with F
+    cut to ``[-share * E, 0]`` for E > 0 (mirrored for E < 0) and the sum 0 when
+    E is 0: feedback may weaken an edge by up to ``share`` of its evidence (and
+    agreeing feedback may take such a weakening back), but it never flips the
+    edge's sign and never grows it beyond its evidence, however many decisions
+    follow and whatever evidence arrives later. The paper's Eq. 9 adds without
+    either bound.
+    """
+    if not 0.0 < share < 1.0:
+        raise ValueError(f"evidence_bounded_sum: share must be in (0, 1), got {share}")
+    if evidence_sum == 0.0:
+        return 0.0
+    sign = math.copysign(1.0, evidence_sum)
+    moved = min(max(sign * feedback_sum, -share * abs(evidence_sum)), 0.0)
+    return evidence_sum + sign * moved
+
+
 def merged_trust(
     evidence: tuple[Evidence, ...], feedback: tuple[Evidence, ...], params: GratrParams
 ) -> float:
-    """Eq. (4) over an edge's raw list and its Eq. 9 feedback items, oldest first (holes 6, 8)."""
-    ordered = sorted(evidence + feedback, key=lambda e: e.step)  # stable on ties
-    steps = [e.step for e in ordered] if params.decay == "step" else None
-    return merge_edge_trust([e.credibility for e in ordered], params.rho, steps=steps)
+    """Eq. (4) over an edge's raw list and its Eq. 9 feedback items, oldest first (holes 6, 8, 13).
+
+    tanh of the Eq. 4 sum, its feedback part held inside the evidence part
+    (:func:`evidence_bounded_sum`): the edge's sign is its evidence's, and its
+    size at most its evidence's.
+    """
+    e_sum, f_sum = _parts(evidence, feedback, params)
+    return math.tanh(evidence_bounded_sum(e_sum, f_sum, params.opposing_share))
 
 
 def _alignment(context: OpponentContext, hypothesis: str) -> float:
@@ -255,6 +308,23 @@ def _one_side(context: OpponentContext, allowed: Sequence[str]) -> float:
     # The common alignment sign of ``allowed`` (0: none, or mixed).
     signs = {math.copysign(1.0, a) if (a := _alignment(context, h)) else 0.0 for h in allowed}
     return signs.pop() if len(signs) == 1 else 0.0
+
+
+def judgment_source(e: Evidence, alignment: float, t_actor: float) -> float:
+    """Hole 11: the source trust an uncertain identity judgment ``e`` is scaled by.
+
+    1 for the observer's own judgment (no actor); T(speaker) for one a
+    speaker's statement gave about another player. About the speaker itself:
+    a self-serving judgment (a role of the observer's side, ``alignment`` > 0:
+    "I am the seer") is a claim, and weighs the claimer's own trust, so a claim
+    buys no trust; a judgment against the speaker's interest (the other side:
+    a lie the observer caught, an admission) weighs 1, as the observer's own.
+    """
+    if not e.actor:
+        return 1.0
+    if e.actor == e.subject and alignment <= 0.0:
+        return 1.0
+    return t_actor
 
 
 def _fact(
@@ -304,11 +374,7 @@ def apply_evidence(
         if node.pinned or a == 0.0:
             nodes[e.subject] = dataclasses.replace(node, observations=obs)
             return
-        # Hole 11: the observer's own judgment, or a claim about oneself, has source
-        # trust 1; a judgment another player's statement gave is scaled by T(speaker).
-        source = 1.0
-        if e.actor and e.actor != e.subject:
-            source = nodes.get(e.actor, _EMPTY_NODE).trust
+        source = judgment_source(e, a, nodes.get(e.actor, _EMPTY_NODE).trust if e.actor else 1.0)
         trust = node_trust_update(source, a * e.weight, node.trust)
         nodes[e.subject] = dataclasses.replace(node, observations=obs, trust=trust)
         return
@@ -400,6 +466,8 @@ __all__ = [
     "chain_value",
     "chain_weight",
     "combine_chains",
+    "evidence_bounded_sum",
+    "judgment_source",
     "merge_edge_trust",
     "merged_sum",
     "merged_trust",

@@ -222,7 +222,11 @@ def test_prompt_fields_list_most_likely_with_probabilities():
     # alpha = (3, 1, 2): p = (1/2, 1/6, 1/3), listed most likely first.
     assert list(p2["probabilities"]) == ["werewolf", "seer", "villager"]
     assert p2["probabilities"]["werewolf"] == pytest.approx(0.5)
-    assert p2["identity"] == "werewolf"
+    # The likeliest role, but its odds only doubled (1 against 1/2): not yet named.
+    assert p2["identity"] == "unsure"
+    m3 = m.observe(_guess("werewolf", 1.0))  # alpha = (4, 1, 2): odds 4/3, x2.67
+    m4 = m3.observe(_guess("werewolf", 1.0))  # alpha = (5, 1, 2): odds 5/3, x3.33
+    assert m3.identity("P2") == "unsure" and m4.identity("P2") == "werewolf"
     assert f["players"][1]["identity"] == "unsure"  # uniform: nothing singles one out
     assert f["history"] == [{"step": 2, "speaker": "P2", "text": "hi", "subject": "P2", "kind": ""}]
     with pytest.raises(ValueError, match="P9"):

@@ -101,10 +101,11 @@ def test_sign_safe_increment_and_the_literal_form():
     assert backward_update(-0.95, -0.9, 0.1) == pytest.approx(-1.0)
 
 
-def test_a_new_observed_defence_may_still_flip_the_edge():
-    # The guard is on Eq. 9's feedback only: evidence the edge observes changes it freely.
+def test_a_new_observed_defence_flips_the_edge_and_feedback_stays_inside_it():
+    # Observed evidence changes the edge freely; the step-1 feedback (+0.1, which now
+    # agrees with the evidence) cannot grow the edge beyond the evidence's own sum.
     m = tick(accusation(0.01), 1).observe(intent(p(4), p(2), 1.0, 2))
-    fb = [f.credibility for f in m.edge_feedback(p(4), p(2))]
-    expected = merge_edge_trust([-0.8, *fb, 1.0], steps=[1, 1, 2])
-    assert m.edge_trust(p(4), p(2)) == pytest.approx(expected)
+    assert [f.credibility for f in m.edge_feedback(p(4), p(2))] == pytest.approx([0.1])
+    evidence_only = merge_edge_trust([-0.8, 1.0], steps=[1, 2])  # tanh(0.95 * -0.8 + 1)
+    assert m.edge_trust(p(4), p(2)) == pytest.approx(evidence_only)
     assert m.edge_trust(p(4), p(2)) > 0.0

@@ -89,10 +89,11 @@ def test_retrieval_is_a_read_and_a_decision_adds_eq_9_feedback(g0):
     # Reading changed nothing.
     assert json.dumps(m.snapshot(), sort_keys=True) == before
     assert m.trust(p(3)) == 0.0 and m.edge_trust(p(3), p(1)) == pytest.approx(t31)
-    # A decision adds the increment as evidence at the current step (1), merged by Eq. 4.
+    # A decision adds the increment as feedback at the current step (1), merged by Eq. 4;
+    # it agrees with the edge, which feedback never grows beyond its evidence (hole 13).
     d = m.decide([p(3)])
     assert [f.credibility for f in d.edge_feedback(p(3), p(1))] == [pytest.approx(0.1 * t31)]
-    assert d.edge_trust(p(3), p(1)) == pytest.approx(math.tanh(-0.9 + 0.1 * t31))
+    assert d.edge_trust(p(3), p(1)) == pytest.approx(t31)
     assert d.edge_evidence(p(3), p(1)) == m.edge_evidence(p(3), p(1))  # D is observed only
     assert d.floor_count.combinations == 1 and d.floor_count.feedback == 1
     # Deciding again at the same step replaces the step's feedback: the same trusts.
@@ -100,9 +101,10 @@ def test_retrieval_is_a_read_and_a_decision_adds_eq_9_feedback(g0):
     assert len(dd.edge_feedback(p(3), p(1))) == 1
     assert dd.edge_trust(p(3), p(1)) == d.edge_trust(p(3), p(1))
     assert m.consult(subjects=[p(3)]).model.edge_trust(p(3), p(1)) == d.edge_trust(p(3), p(1))
-    # New evidence at step 2 keeps the feedback, decayed like evidence.
+    # New evidence at step 2 keeps the feedback, decayed like evidence, still inside it.
     m3 = d.observe(intent(p(3), p(1), -0.5, 2))
-    expected = math.tanh(0.95 * (-0.9 + 0.1 * t31) - 0.5)
+    assert len(m3.edge_feedback(p(3), p(1))) == 1
+    expected = math.tanh(0.95 * -0.9 - 0.5)
     assert m3.edge_trust(p(3), p(1)) == pytest.approx(expected)
 
 
@@ -207,12 +209,13 @@ def test_identity_judgments_through_alignment(g0):
     b = m.belief(p(7))
     assert b.most_likely() == ("seer",)
     # Hole 12 (uniform prior): P(adversary side) = 0.55 / (0.55 + 4 * 1.45); the village
-    # side's mass is split by prior (1 + tally): seer 2.8, the other three 1 each.
+    # side's mass is split by prior (1 + tally). P4 said it twice: only its latest
+    # judgment counts, weighed by T(P4) = 0.5: seer 1 + 0.9 * 0.5, the other three 1 each.
     assert b.distribution["werewolf"] == pytest.approx(0.55 / 6.35)
-    assert b.distribution["seer"] == pytest.approx(5.8 / 6.35 * 2.8 / 5.8)
-    # A claim about oneself counts with the LLM's confidence: u = 1 * (+1) * 0.7.
+    assert b.distribution["seer"] == pytest.approx(5.8 / 6.35 * 1.45 / 4.45)
+    # A claim about oneself weighs the claimer's own trust (0): it buys nothing.
     m = m.observe(Evidence(subject=p(3), value="seer", weight=0.7, actor=p(3), step=5))
-    assert m.trust(p(3)) == pytest.approx(0.7)
+    assert m.trust(p(3)) == 0.0 and m.identity_tally(p(3))["seer"] == 0.0
     # Fruit-like hypotheses without alignment change no trust.
     f = make_opponent_model("gratr", hypotheses=("apples", "bananas"))
     f = f.observe(Evidence(subject="Bob", value="apples", step=1))

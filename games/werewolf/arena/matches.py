@@ -24,7 +24,7 @@ from games.werewolf.arena.results import (
     SideScores,
     WinRate,
 )
-from games.werewolf.arena.scoring import Judgment, side_scores
+from games.werewolf.arena.scoring import REFERENCE_MODEL, Judgment, side_scores
 from games.werewolf.arena.table import WOLF, ArenaTable, SeatedAgent, check_seating, seat_models
 from games.werewolf.deception.summary import DeceptionSummary
 from games.werewolf.play import runner
@@ -41,8 +41,10 @@ __all__ = [
     "model_pairs",
     "parse_models",
     "play_arena_game",
+    "reference_judgments",
     "seat_models",
     "summarize_pair",
+    "with_reference_gaps",
 ]
 
 
@@ -349,16 +351,70 @@ def summarize_pair(games: Sequence[ArenaGame], a: str, b: str) -> PairSummary:
     )
 
 
-def _scores(games: Sequence[ArenaGame], model: str) -> dict[str, SideScores] | None:
-    """Per observer side, the proper scores of ``model``'s readings (None: no judgments)."""
+def _judgments(games: Sequence[ArenaGame], model: str) -> dict[str, list[Judgment]]:
+    """``model``'s judgments per observer side, keyed by game seed (sides in name order)."""
     by_side: dict[str, list[Judgment]] = defaultdict(list)
     for g in games:
         for m, team, _rnd, truth, label, dist in g.judgments:
             if m == model:
-                by_side[team].append((g.index, truth, label, dict(dist)))
+                by_side[team].append((g.seed, truth, label, dict(dist)))
+    return dict(sorted(by_side.items()))
+
+
+def reference_judgments(
+    pairs: Sequence[Sequence[ArenaGame]], model: str = REFERENCE_MODEL
+) -> dict[str, list[list[Judgment]]]:
+    """The reference model's judgments per observer side, one list per pair it played.
+
+    Args:
+      pairs: Every pair's games.
+      model: The reference model (default ``bayes``).
+
+    Returns:
+      Empty when no pair has the model's judgments.
+    """
+    out: dict[str, list[list[Judgment]]] = defaultdict(list)
+    for games in pairs:
+        for side, js in _judgments(games, model).items():
+            out[side].append(js)
+    return dict(out)
+
+
+def _scores(
+    games: Sequence[ArenaGame],
+    model: str,
+    reference: Mapping[str, Sequence[Sequence[Judgment]]] | None = None,
+) -> dict[str, SideScores] | None:
+    """Per observer side, the proper scores of ``model``'s readings (None: no judgments).
+
+    With ``reference`` (:func:`reference_judgments`), each score carries its gap to
+    the reference model's judgments of the same side.
+    """
+    by_side = _judgments(games, model)
     if not by_side:
         return None
-    return {side: side_scores(js) for side, js in sorted(by_side.items())}
+    if reference is None:
+        return {side: side_scores(js) for side, js in by_side.items()}
+    return {side: side_scores(js, reference.get(side, [])) for side, js in by_side.items()}
+
+
+def with_reference_gaps(
+    summary: PairSummary,
+    games: Sequence[ArenaGame],
+    reference: Mapping[str, Sequence[Sequence[Judgment]]],
+) -> PairSummary:
+    """The pair's summary with every model's identification scores gapped to the reference.
+
+    Args:
+      summary: :func:`summarize_pair` of ``games``.
+      games: The pair's games.
+      reference: :func:`reference_judgments` of every pair of the run.
+    """
+    models = {
+        m: dataclasses.replace(row, scores=_scores(games, m, reference))
+        for m, row in summary.models.items()
+    }
+    return dataclasses.replace(summary, models=models)
 
 
 def _floor_totals(games: Sequence[ArenaGame], model: str) -> dict[str, int] | None:

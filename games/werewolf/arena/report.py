@@ -1,5 +1,5 @@
 """Arena reports and figures: win-rate table and chart, role identification over the
-days, a GRATR seat's trust graph at two moments of a game.
+days and scored on probabilities, a GRATR seat's trust graph at two moments of a game.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from games.werewolf.arena.graph import rebuild_trust_graph
-from games.werewolf.arena.results import ArenaReport, WinRate
+from games.werewolf.arena.results import ArenaReport, ProbabilityScore, ScoreGap, WinRate
 from games.werewolf.arena.table import WOLF
 from games.werewolf.play import runner
 from games.werewolf.players import prompts
@@ -20,6 +20,7 @@ __all__ = [
     "fig_identification",
     "fig_win_rates",
     "identification_by_round",
+    "identification_scores_markdown",
     "trust_graph_moments",
     "win_rate_markdown",
 ]
@@ -51,6 +52,85 @@ def win_rate_markdown(report: ArenaReport) -> str:
         for m in (a, b):
             rates = " | ".join(_fmt_rate(r) for r in s.models[m].rates.values())
             lines.append(f"| {a} vs {b} | {m} | {s.games} | {rates} |")
+    return "\n".join(lines) + "\n"
+
+
+def _fmt_interval(value: float, ci: tuple[float | None, float | None]) -> str:
+    lo, hi = ci
+    return f"{value:.3f}" + ("" if lo is None or hi is None else f" [{lo:.3f}, {hi:.3f}]")
+
+
+def _fmt_labels(n: int | None, accuracy: float | None) -> str:
+    if n is None:
+        return "n/a"
+    return f"{accuracy:.2f} of {n:,}" if accuracy is not None else f"– of {n:,}"
+
+
+def _fmt_gap(gap: ScoreGap | None) -> str:
+    if gap is None:
+        return "n/a"
+    n = f"{gap.n}" if gap.method == "paired" else f"{gap.n} and {gap.n_reference}"
+    return f"{_fmt_interval(gap.gap, gap.ci95)} ({gap.method}, n = {n})"
+
+
+def _score_row(pair: str, model: str, o: ProbabilityScore, gaps: bool) -> str:
+    cells = [
+        pair,
+        model,
+        f"{o.ci95_n}",
+        _fmt_interval(o.brier, o.brier_ci95),
+        _fmt_interval(o.log_loss, o.log_loss_ci95),
+        f"{o.zero_truth:,} of {o.n:,}",
+        f"{o.labelled:,}",
+        "n/a" if o.label_accuracy is None else f"{o.label_accuracy:.2f}",
+        _fmt_labels(o.labelled_facts, o.label_accuracy_facts),
+        _fmt_labels(o.labelled_inferences, o.label_accuracy_inferences),
+    ]
+    if gaps:
+        cells += [_fmt_gap(o.brier_gap), _fmt_gap(o.log_loss_gap)]
+    return "| " + " | ".join(cells) + " |"
+
+
+def identification_scores_markdown(report: ArenaReport, side: str = "village") -> str:
+    """The identification scores of one observer side, every model of every pair (Markdown).
+
+    Brier score and log-loss with their 95 % intervals over ``games`` (Student t;
+    normal in a file written before), judgments that gave the true role 0, the
+    label accuracy overall, on certain facts and on inferences, and, when the
+    run had the reference model, each score minus the reference's
+    (:mod:`games.werewolf.arena.scoring`).
+    """
+    rows = [
+        (f"{s.pair[0]} vs {s.pair[1]}", m, sc[side].overall)
+        for s in report.pairs
+        for m in s.pair
+        if (sc := s.models[m].scores) is not None and side in sc
+    ]
+    gaps = any(o.brier_gap is not None or o.log_loss_gap is not None for _, _, o in rows)
+    kinds = sorted({o.ci95_kind for _, _, o in rows}) or ["student_t"]
+    ref = next((g.reference for _, _, o in rows for g in (o.brier_gap, o.log_loss_gap) if g), "")
+    head = [
+        "pair",
+        "model",
+        "games",
+        "Brier",
+        "log-loss",
+        "true role at 0",
+        "labelled",
+        "label accuracy",
+        "facts",
+        "inferences",
+    ]
+    if gaps:
+        head += [f"Brier − {ref}", f"log-loss − {ref}"]
+    lines = [
+        f"**Role identification, {side} observers** (95 % {'/'.join(kinds)} intervals over "
+        f"games), {report.preset} preset — model: {report.note}",
+        "",
+        "| " + " | ".join(head) + " |",
+        "|" + "---|" * len(head),
+        *(_score_row(pair, m, o, gaps) for pair, m, o in rows),
+    ]
     return "\n".join(lines) + "\n"
 
 

@@ -16,11 +16,13 @@ from games.werewolf.deception.summary import DeceptionSummary
 __all__ = [
     "Accuracy",
     "ArenaReport",
+    "CertainProbabilities",
     "DeceptionRate",
     "MeanScore",
     "ModelSummary",
     "PairSummary",
     "ProbabilityScore",
+    "ScoreGap",
     "SideScores",
     "WinRate",
 ]
@@ -90,13 +92,70 @@ class DeceptionRate:
         return cls(statements=int(d["statements"]), deceptive=int(d["deceptive"]), rate=d["rate"])
 
 
+def _ci(d: Mapping[str, Any], key: str) -> tuple[float | None, float | None]:
+    lo, hi = d[key]
+    return lo, hi
+
+
+def _opt_int(x: Any) -> int | None:
+    return None if x is None else int(x)
+
+
+@dataclasses.dataclass(frozen=True)
+class ScoreGap:
+    """A model's score minus the reference model's, with a Student-t 95 % interval.
+
+    :func:`games.werewolf.arena.scoring.score_gap` computes it (its module
+    docstring defines the pairing).
+
+    Attributes:
+      reference: The reference model (``bayes``).
+      gap: Model minus reference; negative: the model scores better (lower).
+      ci95: Its 95 % Student-t interval (None with too few games).
+      method: ``"paired"`` (the mean of per-seed differences over the seeds where
+        both have judgments) or ``"welch"`` (the difference of the two means over
+        all their games, Welch's interval).
+      n: Paired: the seeds in common; Welch: the model's games.
+      n_reference: Paired: the same seeds; Welch: the reference's games.
+      df: The t quantile's degrees of freedom (None without an interval).
+    """
+
+    reference: str
+    gap: float
+    ci95: tuple[float | None, float | None]
+    method: str
+    n: int
+    n_reference: int
+    df: float | None
+
+    def to_json(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d["ci95"] = list(self.ci95)
+        return d
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> ScoreGap:
+        return cls(
+            reference=str(d["reference"]),
+            gap=float(d["gap"]),
+            ci95=_ci(d, "ci95"),
+            method=str(d["method"]),
+            n=int(d["n"]),
+            n_reference=int(d["n_reference"]),
+            df=None if d.get("df") is None else float(d["df"]),
+        )
+
+
 @dataclasses.dataclass(frozen=True)
 class ProbabilityScore:
     """Proper scores of role readings against the true roles, and the abstaining label.
 
     Every game weighs the same: ``brier`` and ``log_loss`` are means over the
-    games of each game's mean, with a normal 95 % interval over the games
-    (None with fewer than two). :mod:`games.werewolf.arena.scoring` computes it.
+    games of each game's mean, with a Student-t 95 % interval over the
+    ``ci95_n`` games (None with fewer than two).
+    :mod:`games.werewolf.arena.scoring` computes it. A file written before
+    these intervals were Student-t reads with ``ci95_kind`` ``"normal"``
+    (mean +- 1.96 sd / sqrt(games)) and None for the label split.
 
     Attributes:
       n: Judgments scored (a living player at a consultation).
@@ -105,9 +164,21 @@ class ProbabilityScore:
       brier_ci95: Its interval.
       log_loss: -ln p(true role), p floored at ``scoring.PROB_FLOOR``.
       log_loss_ci95: Its interval.
-      zero_truth: Judgments that gave the true role probability 0.
+      zero_truth: Judgments that gave the true role probability exactly 0 (or
+        left it out), whose log-loss the floor hides.
       labelled: Judgments whose label named a role (not ``unsure``).
       label_accuracy: Share of those that named the true role (None without one).
+      ci95_n: The games both intervals run over (t with ``ci95_n - 1`` degrees
+        of freedom).
+      ci95_kind: ``"student_t"``; ``"normal"`` in a file written before.
+      labelled_facts: Labels whose role the reading gave probability exactly 1
+        (a certain fact of the seat).
+      label_accuracy_facts: Share of those that were right (None without one).
+      labelled_inferences: Every other label.
+      label_accuracy_inferences: Share of those that were right (None without one).
+      brier_gap: The Brier score minus the reference model's (None: no
+        reference in the run, or no judgment of the reference here).
+      log_loss_gap: The log-loss minus the reference model's.
     """
 
     n: int
@@ -119,27 +190,74 @@ class ProbabilityScore:
     zero_truth: int
     labelled: int
     label_accuracy: float | None
+    ci95_n: int
+    ci95_kind: str
+    labelled_facts: int | None
+    label_accuracy_facts: float | None
+    labelled_inferences: int | None
+    label_accuracy_inferences: float | None
+    brier_gap: ScoreGap | None = None
+    log_loss_gap: ScoreGap | None = None
 
     def to_json(self) -> dict[str, Any]:
-        d = dataclasses.asdict(self)
+        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         d["brier_ci95"], d["log_loss_ci95"] = list(self.brier_ci95), list(self.log_loss_ci95)
+        for key in ("brier_gap", "log_loss_gap"):
+            gap = d.pop(key)
+            if gap is not None:  # written only when the run had the reference model
+                d[key] = gap.to_json()
         return d
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> ProbabilityScore:
-        b_lo, b_hi = d["brier_ci95"]
-        l_lo, l_hi = d["log_loss_ci95"]
+        gaps = {
+            k: ScoreGap.from_json(d[k]) if d.get(k) is not None else None
+            for k in ("brier_gap", "log_loss_gap")
+        }
         return cls(
             n=int(d["n"]),
             games=int(d["games"]),
             brier=float(d["brier"]),
-            brier_ci95=(b_lo, b_hi),
+            brier_ci95=_ci(d, "brier_ci95"),
             log_loss=float(d["log_loss"]),
-            log_loss_ci95=(l_lo, l_hi),
+            log_loss_ci95=_ci(d, "log_loss_ci95"),
             zero_truth=int(d["zero_truth"]),
             labelled=int(d["labelled"]),
             label_accuracy=d["label_accuracy"],
+            # Older files: normal intervals over the games, no label split.
+            ci95_n=int(d.get("ci95_n", d["games"])),
+            ci95_kind=str(d.get("ci95_kind", "normal")),
+            labelled_facts=_opt_int(d.get("labelled_facts")),
+            label_accuracy_facts=d.get("label_accuracy_facts"),
+            labelled_inferences=_opt_int(d.get("labelled_inferences")),
+            label_accuracy_inferences=d.get("label_accuracy_inferences"),
+            brier_gap=gaps["brier_gap"],
+            log_loss_gap=gaps["log_loss_gap"],
         )
+
+
+@dataclasses.dataclass(frozen=True)
+class CertainProbabilities:
+    """The role probabilities of exactly 1 and exactly 0 (a seat's certain facts).
+
+    Attributes:
+      ones: Probabilities exactly 1.
+      ones_right: Of those, the ones on the true role.
+      zeros: Probabilities exactly 0.
+      zeros_right: Of those, the ones on a role that was not true.
+    """
+
+    ones: int
+    ones_right: int
+    zeros: int
+    zeros_right: int
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> CertainProbabilities:
+        return cls(**{f.name: int(d[f.name]) for f in dataclasses.fields(cls)})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -150,28 +268,40 @@ class SideScores:
       overall: Every judgment of the side.
       by_role: Per true role of the judged player.
       calibration: ``(bin low, bin high, mean predicted p, observed frequency, n)`` over
-        every role probability of every judgment, in ten equal bins of p.
+        the uncertain role probabilities (0 < p < 1) of every judgment, in ten
+        equal bins of p (in a file written before ``calibration_certain``:
+        over every role probability, 0 and 1 included).
+      calibration_certain: The probabilities exactly 0 or 1, left out of the
+        table, and how many were right (None in a file written before).
     """
 
     overall: ProbabilityScore
     by_role: Mapping[str, ProbabilityScore]
     calibration: tuple[tuple[float, float, float, float, int], ...]
+    calibration_certain: CertainProbabilities | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "overall": self.overall.to_json(),
             "by_role": {r: s.to_json() for r, s in self.by_role.items()},
             "calibration": [list(b) for b in self.calibration],
         }
+        if self.calibration_certain is not None:
+            out["calibration_certain"] = self.calibration_certain.to_json()
+        return out
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> SideScores:
+        certain = d.get("calibration_certain")
         return cls(
             overall=ProbabilityScore.from_json(d["overall"]),
             by_role={r: ProbabilityScore.from_json(s) for r, s in d["by_role"].items()},
             calibration=tuple(
                 (float(a), float(b), float(m), float(f), int(n))
                 for a, b, m, f, n in d["calibration"]
+            ),
+            calibration_certain=(
+                CertainProbabilities.from_json(certain) if certain is not None else None
             ),
         )
 
@@ -197,10 +327,12 @@ class ModelSummary:
         ``eq8_floor``: ``bound``, ``combinations``, ``decisive``, ``skipped``);
         None for the other models.
       scores: Per observer side (``village`` / ``werewolf``), the Brier score and
-        log-loss of the model's role readings against the true roles, with 95 %
-        intervals over games, per true role and with a calibration table, and
-        the accuracy of its abstaining label (JSON ``identification_scores``;
-        None in a file written before them).
+        log-loss of the model's role readings against the true roles, with
+        Student-t 95 % intervals over games, per true role, with a calibration
+        table of the uncertain probabilities and the certain ones apart, the
+        accuracy of its abstaining label (facts and inferences apart), and,
+        when the run had the ``bayes`` reference model, the gap to it (JSON
+        ``identification_scores``; None in a file written before them).
     """
 
     twr: WinRate

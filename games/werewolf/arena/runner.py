@@ -23,19 +23,23 @@ Reported per pair (JSON, CSV, bar chart):
   (werewolf), 1.5 (witch, guard, seer; and the doctor, a leader of the
   ``arena`` preset), 1.0 (villager). Averaged per model and role per game.
 * **Role identification** — for models that infer identities (``gratr``,
-  ``dirichlet``): at every consultation, the share of the other living players
+  ``dirichlet``, ``bayes``): at every consultation, the share of the other living players
   whose inferred identity is their true role (``unsure`` counts as wrong), per
   model, observer's team (``village`` / ``werewolf``: a werewolf knows its
   partners), round and true role of the player judged. Baselines infer none
-  (null). The label abstains (``unsure``) unless a role rose at least
-  ``IDENTITY_MARGIN`` (0.1) above the model's prior with what is ruled out for
-  certain (:func:`gt_llm.opponents.identity_label`).
+  (null). The label is the likeliest role, or abstains (``unsure``) unless its
+  odds grew at least ``IDENTITY_ODDS_RATIO`` (3) times over the model's prior
+  with what is ruled out for certain (:func:`gt_llm.opponents.identity_label`).
 * **Identification on probabilities** (``identification_scores`` in
   ``arena.json``, ``identification_scores.csv``) — every model, at every
   consultation, per living other player: the Brier score and log-loss of its
   role distribution against the true role, per observer side and true role,
-  with 95 % intervals over games, a calibration table, and the accuracy of the
-  labels that named a role (:mod:`games.werewolf.arena.scoring`).
+  with Student-t 95 % intervals over games (n beside them), how often the true
+  role got probability 0, a calibration table of the uncertain probabilities
+  (the certain 0s and 1s counted apart), and the accuracy of the labels that
+  named a role (certain facts and inferences apart). When ``--models`` has
+  ``bayes``, every score's gap to it (model minus ``bayes``, paired by seed;
+  :mod:`games.werewolf.arena.scoring`).
 * **Deception** — per model and side, statements made and the share that
   contradicts the speaker's knowledge (``rules.is_deceptive_in_truth`` with the
   seer's checks up to that round).
@@ -83,10 +87,13 @@ from games.werewolf.arena.matches import (
     games_quality,
     model_pairs,
     play_arena_game,
+    reference_judgments,
     summarize_pair,
+    with_reference_gaps,
 )
 from games.werewolf.arena.report import _fmt_rate, fig_win_rates
-from games.werewolf.arena.results import ArenaReport, PairSummary
+from games.werewolf.arena.results import ArenaReport, PairSummary, ProbabilityScore, ScoreGap
+from games.werewolf.arena.scoring import REFERENCE_MODEL
 from games.werewolf.arena.table import SeatedAgent, check_seating
 from games.werewolf.deception.summary import pooled_summary
 from games.werewolf.players.beliefs import BeliefSettings
@@ -303,6 +310,9 @@ def play_pairs(
 
     Game i of a pair gives its first agent the werewolf side when i is even and
     uses seed ``--seed + i``; its log is ``logs/<A>_vs_<B>/game_<i>.jsonl``.
+    When one of ``models`` is the reference model (``bayes``), every model's
+    identification scores carry their gap to it
+    (:func:`~games.werewolf.arena.matches.with_reference_gaps`).
     """
     from tqdm.auto import tqdm
 
@@ -311,6 +321,7 @@ def play_pairs(
     pairs = model_pairs(models)
     summaries = []
     every_game: list[ArenaGame] = []
+    pair_games: list[list[ArenaGame]] = []
     bar = tqdm(total=len(pairs) * args.games, desc="arena games", disable=args.no_progress)
     try:
         for a, b in pairs:
@@ -339,12 +350,19 @@ def play_pairs(
                 deception.append(dec)
                 bar.update(1)
             every_game.extend(games)
+            pair_games.append(games)
             summary = summarize_pair(games, a, b)
             summaries.append(
                 dataclasses.replace(summary, deception_analyses=pooled_summary(deception))
             )
     finally:
         bar.close()
+    if REFERENCE_MODEL in models:
+        reference = reference_judgments(pair_games)
+        summaries = [
+            with_reference_gaps(s, games, reference)
+            for s, games in zip(summaries, pair_games, strict=True)
+        ]
     return summaries, every_game
 
 
@@ -392,12 +410,15 @@ def _report(args, run, chat, config, models, settings, summaries, every_game, st
                     f"Eq. 9 skipped {fl['skipped']} times (zero divisor)"
                 )
             for side, sc in (row.scores or {}).items():
-                o = sc.overall
-                write(
-                    f"  {'':11s} {side} observers: Brier {o.brier:.3f} "
-                    f"{_fmt_ci(o.brier_ci95)}, log-loss {o.log_loss:.3f} "
-                    f"{_fmt_ci(o.log_loss_ci95)}; labelled {o.labelled} of {o.n}"
-                )
+                for line in _score_lines(side, sc.overall):
+                    write(f"  {'':11s} {line}")
+                cc = sc.calibration_certain
+                if cc is not None:
+                    write(
+                        f"  {'':11s}   certain probabilities (not in the calibration table): "
+                        f"p = 1: {cc.ones} ({cc.ones_right} right), "
+                        f"p = 0: {cc.zeros} ({cc.zeros_right} right)"
+                    )
         if s.quality is not None:  # the pair's answers, beside its results
             for line in quality_lines(s.quality):
                 write(line)
@@ -419,8 +440,67 @@ def _fmt_ci(ci: tuple[float | None, float | None]) -> str:
     return "[n/a]" if lo is None or hi is None else f"[{lo:.3f}, {hi:.3f}]"
 
 
+def _fmt_acc(n: int | None, accuracy: float | None) -> str:
+    if n is None:
+        return "n/a"
+    return f"{n}" + ("" if accuracy is None else f" right {accuracy:.2f}")
+
+
+def _fmt_gap(what: str, gap: ScoreGap | None) -> str:
+    if gap is None:
+        return f"{what} n/a"
+    n = f"n={gap.n}" if gap.method == "paired" else f"n={gap.n} and {gap.n_reference}"
+    return f"{what} {gap.gap:+.3f} {_fmt_ci(gap.ci95)} ({gap.method}, {n})"
+
+
+def _score_lines(side: str, o: ProbabilityScore) -> list[str]:
+    """The console lines of one observer side's overall scores."""
+    lines = [
+        f"{side} observers: Brier {o.brier:.3f} {_fmt_ci(o.brier_ci95)}, "
+        f"log-loss {o.log_loss:.3f} {_fmt_ci(o.log_loss_ci95)} "
+        f"(95 % {o.ci95_kind}, n={o.ci95_n} games); true role given 0: {o.zero_truth} of {o.n}",
+        f"  labelled {o.labelled} of {o.n}"
+        + ("" if o.label_accuracy is None else f", right {o.label_accuracy:.2f}")
+        + f"; facts {_fmt_acc(o.labelled_facts, o.label_accuracy_facts)}"
+        + f"; inferences {_fmt_acc(o.labelled_inferences, o.label_accuracy_inferences)}",
+    ]
+    any_gap = o.brier_gap or o.log_loss_gap
+    if any_gap is not None:
+        lines.append(
+            f"  minus {any_gap.reference}: "
+            + _fmt_gap("Brier", o.brier_gap)
+            + ", "
+            + _fmt_gap("log-loss", o.log_loss_gap)
+        )
+    return lines
+
+
+def _gap_cells(prefix: str, gap: ScoreGap | None) -> dict[str, Any]:
+    """The CSV cells of one gap (empty when there is none)."""
+    return {
+        f"{prefix}_gap": gap.gap if gap else None,
+        f"{prefix}_gap_lo": gap.ci95[0] if gap else None,
+        f"{prefix}_gap_hi": gap.ci95[1] if gap else None,
+        f"{prefix}_gap_method": gap.method if gap else None,
+        f"{prefix}_gap_n": gap.n if gap else None,
+        f"{prefix}_gap_n_reference": gap.n_reference if gap else None,
+        f"{prefix}_gap_df": gap.df if gap else None,
+    }
+
+
 def _score_rows(summaries: Sequence[PairSummary]) -> list[dict[str, Any]]:
-    """One row per pair, model, observer side and true role (``all``: every role)."""
+    """One row per pair, model, observer side and true role (``all``: every role).
+
+    The gap columns (``brier_gap``, ``log_loss_gap``, ...) are there only when
+    some score has a gap to the reference model.
+    """
+    with_gaps = any(
+        x.brier_gap is not None or x.log_loss_gap is not None
+        for s in summaries
+        for row in s.models.values()
+        for sc in (row.scores or {}).values()
+        for x in (sc.overall, *sc.by_role.values())
+    )
     rows = []
     for s in summaries:
         a, b = s.pair
@@ -444,6 +524,20 @@ def _score_rows(summaries: Sequence[PairSummary]) -> list[dict[str, Any]]:
                             "zero_truth": x.zero_truth,
                             "labelled": x.labelled,
                             "label_accuracy": x.label_accuracy,
+                            "ci95_n": x.ci95_n,
+                            "ci95_kind": x.ci95_kind,
+                            "labelled_facts": x.labelled_facts,
+                            "label_accuracy_facts": x.label_accuracy_facts,
+                            "labelled_inferences": x.labelled_inferences,
+                            "label_accuracy_inferences": x.label_accuracy_inferences,
+                            **(
+                                {
+                                    **_gap_cells("brier", x.brier_gap),
+                                    **_gap_cells("log_loss", x.log_loss_gap),
+                                }
+                                if with_gaps
+                                else {}
+                            ),
                         }
                     )
     return rows

@@ -246,12 +246,22 @@ class ArenaTable(LLMTable):
         for p, a in self.adapters.items():
             a.add_private(rules.knowledge(state, p).events)
         self._sync(state, emit)
+        self.before_decisions(state)
         out = super().decide(state, requests, emit)
         for rec in self._policy_records:
             emit("policy", **rec)
         self._policy_records.clear()
         self._sync(state, emit)
         return out
+
+    def before_decisions(self, state: rules.GameState) -> None:
+        """Called at every step once the seats' models have their new facts, before any decides.
+
+        Nothing by default. A check reads the seats' models here
+        (``self.adapters[p].state.model``): at the first ``day_bid`` step of a
+        round they are the models at the start of that day's debate, which the
+        day study's roots rebuild (``benchmarks/day_roots_vs_arena.py``).
+        """
 
     def after_step(
         self,

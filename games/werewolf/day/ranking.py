@@ -22,8 +22,9 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from games.werewolf.day.abstraction import concrete_act
 from games.werewolf.day.state import DayRoot, Statement
-from games.werewolf.players.beliefs import goal_text
+from games.werewolf.players.beliefs import SeatBeliefs
 from games.werewolf.players.prompts import player_name
+from games.werewolf.players.table_beliefs import seat_decision
 from games.werewolf.rules import SpeechAct
 from gt_llm.opponents import OpponentModel
 
@@ -60,11 +61,19 @@ def werewolf_probabilities(
 def observer_beliefs(
     root: DayRoot, model: OpponentModel, observer: int
 ) -> dict[int, dict[str, float]]:
-    """The observer's beliefs about the living others, after the vote decision's consult."""
+    """The observer's beliefs about the living others, after the vote decision's consult.
+
+    The consultation is the arena's one
+    (:func:`~games.werewolf.players.table_beliefs.seat_decision` of ``day_vote``),
+    about the living others; its model is read, not kept (the tree's models
+    change by what the listeners hear only).
+    """
     others = [q for q in root.living if q != observer]
-    goal = goal_text(observer, root.role(observer), "day_vote")
-    consulted = model.consult(goal=goal, subjects=[player_name(q) for q in others]).model
-    return werewolf_probabilities(consulted, others)
+    seat = SeatBeliefs(
+        seat=observer, role=root.role(observer), config=root.settings.config, model=model
+    )
+    consulted, _ = seat_decision(seat, "day_vote", others)
+    return werewolf_probabilities(consulted.model, others)
 
 
 def public_accusations(acts: Iterable[SpeechAct]) -> Counter[int]:

@@ -1,53 +1,72 @@
 """The roots of the Werewolf day tree: a seeded rule-based game replayed to day ``day``.
 
 A rule-based game (:func:`games.werewolf.play.runner.play_game` with the
-seed) is replayed to the start of day ``day``'s debate (:func:`day_start`):
-roles, who lives, every event each player saw, the day's first bids (the
-speaking order). Each living player's opponent model is built and fed as an
-arena seat's, from every event it saw (:func:`seat_model_step`: statements,
-votes, facts; :func:`root_step` runs all seats' extractions as one batch); :func:`day_roots` finds the seeds whose game reaches the
-day. :mod:`games.werewolf.day.steps` describes the tree.
+seed, :func:`game_records`) is replayed to the start of day ``day``'s debate
+(:func:`day_start`): roles, who lives, every event each player saw, the day's
+first bids (the speaking order). Each living player's opponent model is the
+arena seat's: built, fed and consulted as the arena's table does, step by step
+(:func:`~games.werewolf.players.table_replay.day_start_beliefs`: statements,
+votes and facts as evidence, and every decision of the seat — bids, speeches,
+votes, night actions, the scratchpads — as a consultation,
+:func:`~games.werewolf.players.table_beliefs.seat_decision`, which adds
+GRATR's Eq. 9 feedback); :func:`root_step` runs every step's extraction calls
+of all seats as one batch. :func:`records_root_step` builds the same root from
+any game's records (an arena game's log); :func:`day_roots` finds the seeds
+whose game reaches the day. :mod:`games.werewolf.day.steps` describes the tree.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from games.engine.calls import Step
 from games.werewolf import rules
 from games.werewolf.day.ranking import speech_options
 from games.werewolf.day.state import DayRoot, DaySettings, DayState
-from games.werewolf.players.beliefs import BeliefSettings, make_seat_beliefs, seat_events
+from games.werewolf.players.beliefs import BeliefSettings
+from games.werewolf.players.table_replay import day_start_beliefs, is_debate_start
 from games.werewolf.rules import Config, GameState
 from gt_llm.opponents import OpponentModel
 
-__all__ = ["day_roots", "day_start", "root_step", "seat_model_step"]
+__all__ = [
+    "day_roots",
+    "day_start",
+    "game_records",
+    "records_day_start",
+    "records_root_step",
+    "root_step",
+    "seat_model_step",
+]
 
 #: Seeds tried per wanted day before giving up (games may end before the day).
 _SCAN_FACTOR = 20
 
 
-def day_start(
-    config: Config, seed: int, day: int
-) -> tuple[GameState, tuple[tuple[int, int], ...]] | None:
-    """The rules state at the start of day ``day``'s debate in the seeded rule-based game.
-
-    Plays the game with the rule-based players (:func:`games.werewolf.play.runner.play_game`)
-    and replays its records up to that point. Returns the state and the day's
-    first-round bids ``(seat, bid)``, or None when the game ended before.
-    """
+def game_records(config: Config, seed: int) -> list[dict[str, Any]]:
+    """The log records of the seeded rule-based game (:func:`games.werewolf.play.runner.play_game`)."""
     from games.werewolf.play.runner import play_game
 
-    if config.debate_turns < 1:
-        raise ValueError("day_start: the preset must have a debate (debate_turns >= 1)")
     records: list[dict[str, Any]] = []
     play_game(config, seed=seed, on_record=records.append)
+    return records
+
+
+def records_day_start(
+    config: Config, records: Sequence[Mapping[str, Any]], day: int
+) -> tuple[GameState, tuple[tuple[int, int], ...]] | None:
+    """The rules state at the start of day ``day``'s debate in a game's records.
+
+    Replays the ``chance`` and ``action`` records up to that point. Returns the
+    state and the day's first-round bids ``(seat, bid)``, or None when the game
+    ended before.
+    """
+    if config.debate_turns < 1:
+        raise ValueError("day_start: the preset must have a debate (debate_turns >= 1)")
     state = rules.initial_state(config)
     start = None
     for rec in records:
-        if start is None and (
-            state.phase == "day_bid" and state.round == day and state.debate_turn == 0
-        ):
+        if start is None and is_debate_start(state) and state.round == day:
             start = state
         if start is not None and state.phase != "day_bid":
             break
@@ -64,8 +83,21 @@ def day_start(
     return start, tuple(sorted((int(p), int(b)) for p, b in first.items()))
 
 
-def _root_without_models(settings: DaySettings, seed: int) -> DayRoot | None:
-    found = day_start(settings.config, seed, settings.day)
+def day_start(
+    config: Config, seed: int, day: int
+) -> tuple[GameState, tuple[tuple[int, int], ...]] | None:
+    """The rules state at the start of day ``day``'s debate in the seeded rule-based game.
+
+    :func:`records_day_start` of :func:`game_records`: the state and the day's
+    first-round bids ``(seat, bid)``, or None when the game ended before.
+    """
+    return records_day_start(config, game_records(config, seed), day)
+
+
+def _root_of(
+    settings: DaySettings, seed: int, records: Sequence[Mapping[str, Any]]
+) -> DayRoot | None:
+    found = records_day_start(settings.config, records, settings.day)
     if found is None:
         return None
     start, bids = found
@@ -93,64 +125,74 @@ def _root_without_models(settings: DaySettings, seed: int) -> DayRoot | None:
     )
 
 
-def seat_model_step(root: DayRoot, p: int) -> Step[OpponentModel]:
-    """A living player's model at the start of the day, from everything it saw before.
+def _root_without_models(settings: DaySettings, seed: int) -> DayRoot | None:
+    return _root_of(settings, seed, game_records(settings.config, seed))
 
-    Built and fed exactly as an arena seat's (one evidence stream):
-    :func:`~games.werewolf.players.beliefs.make_seat_beliefs` and
-    :meth:`~games.werewolf.players.beliefs.SeatBeliefs.observe` over the seat's
-    events of the seeded game (:func:`~games.werewolf.players.beliefs.seat_events`:
-    statements — GRATR's extraction calls —, votes as Attack intents, its
-    partners, checks and the roles revealed at deaths and exiles as facts), with
-    the rounds as time steps.
-    """
+
+def _models_step(
+    root: DayRoot,
+    records: Sequence[Mapping[str, Any]],
+    seats: Sequence[int],
+    texts: Mapping[int, str] | None,
+) -> Step[tuple[OpponentModel | None, ...]]:
+    """The models of ``seats`` at the start of the root's day, as the arena's (module doc)."""
     s = root.settings
     settings = BeliefSettings(structured=s.structured)  # the arena's, JSON answers as the day's
-    sb = make_seat_beliefs(s.opponent_model, s.config, p, root.role(p), settings)
-    sb = yield from sb.observe(seat_events(root.start.events, p), {})
-    return sb.model
+    names = [s.opponent_model if p in seats else None for p in range(s.config.num_players)]
+    fed = yield from day_start_beliefs(
+        s.config, records, names, settings=settings, texts=texts, last_day=s.day
+    )
+    if s.day not in fed:  # pragma: no cover - the root says the game reaches the day
+        raise RuntimeError(f"records_root_step: the replay did not reach day {s.day}")
+    day = fed[s.day]
+    return tuple(day[p].model if p in day else None for p in range(s.config.num_players))
 
 
-def root_step(settings: DaySettings, seed: int) -> Step[DayState]:
-    """The root state of one day: every living seat's model from what it saw before."""
-    root = _root_without_models(settings, seed)
+def seat_model_step(root: DayRoot, p: int) -> Step[OpponentModel]:
+    """A living player's model at the start of the day in the root's seeded rule-based game.
+
+    The arena seat's model (one evidence stream, the seat's decisions
+    included): :func:`~games.werewolf.players.table_replay.day_start_beliefs`
+    over :func:`game_records` of ``root.game_seed``, with the rounds as time steps.
+    """
+    records = game_records(root.settings.config, root.game_seed)
+    models = yield from _models_step(root, records, [p], None)
+    model = models[p]
+    assert model is not None  # the seat was given a model
+    return model
+
+
+def records_root_step(
+    settings: DaySettings,
+    game_seed: int,
+    records: Sequence[Mapping[str, Any]],
+    *,
+    texts: Mapping[int, str] | None = None,
+) -> Step[DayState]:
+    """The root state of one day of a game's records (an arena game's log, or :func:`game_records`).
+
+    Every living seat's model is the arena seat's at the start of the day's
+    debate (module doc); ``texts`` are the statements' words by statement id
+    (:func:`~games.werewolf.players.table_replay.statement_texts`; missing: the
+    act's plain rendering, as in a rule-based game).
+
+    Raises:
+      ValueError: the game ends before the day.
+    """
+    root = _root_of(settings, game_seed, records)
     if root is None:
         raise ValueError(
-            f"python_werewolf_day: the rule-based game of seed {seed} ends before day "
+            f"python_werewolf_day: the game of seed {game_seed} ends before day "
             f"{settings.day}; choose another game_seed or an earlier day"
         )
-    n = settings.config.num_players
-    living = [p for p in range(n) if root.start.alive[p]]
-    built = yield from _together([seat_model_step(root, p) for p in living])
-    by_seat = dict(zip(living, built, strict=True))
-    models: tuple[OpponentModel | None, ...] = tuple(by_seat.get(p) for p in range(n))
+    models = yield from _models_step(root, records, root.living, texts)
     return DayState(root=root, models=models, options=speech_options(root, models, ()))
 
 
-def _together(steps: list[Step[OpponentModel]]) -> Step[list[OpponentModel]]:
-    """Runs several one-batch steps as one batch (each yields at most one list of calls)."""
-    pending: list[tuple[int, Any, list[Any]]] = []
-    out: list[Any] = [None] * len(steps)
-    for i, g in enumerate(steps):
-        try:
-            calls = next(g)
-        except StopIteration as stop:
-            out[i] = stop.value
-            continue
-        pending.append((i, g, calls if isinstance(calls, list) else [calls]))
-    if pending:
-        answers = yield [c for _, _, cs in pending for c in cs]
-        k = 0
-        for i, g, cs in pending:
-            part = answers[k : k + len(cs)]
-            k += len(cs)
-            try:
-                g.send(part)
-            except StopIteration as stop:
-                out[i] = stop.value
-            else:  # pragma: no cover - SeatBeliefs.observe yields once
-                raise RuntimeError("root_step: a seat's observe step yielded twice")
-    return out
+def root_step(settings: DaySettings, seed: int) -> Step[DayState]:
+    """The root state of one day: every living seat's model from what it saw and decided before."""
+    root = yield from records_root_step(settings, seed, game_records(settings.config, seed))
+    return root
 
 
 def day_roots(settings: DaySettings, num_games: int, *, first_seed: int = 0) -> list[int]:

@@ -32,6 +32,7 @@ EXTRACTION: dict[str, tuple[str, ...]] = {
     "none": (),
     "dirichlet": ("identity",),
     "gratr": ("identity", "intent"),
+    "bayes": ("identity", "intent"),
 }
 ORDERS = ("bids", "seats")
 _MAX_SPEAKERS = 6

@@ -10,7 +10,8 @@ the fruit-trading subgames of Lindström et al.):
   opponent model (``opponent_model``: ``none``, ``dirichlet`` or ``gratr``) is
   built from what it knows — its own role, its partners (werewolves) and checks
   (the seer) as certain facts — and has heard every earlier statement (through
-  the same extraction as below). With ``game_seed=-1`` a uniform chance node
+  the same extraction as below) and made every earlier decision, each a
+  consultation of the model, as the arena seat would (:mod:`games.werewolf.day.roots`). With ``game_seed=-1`` a uniform chance node
   picks one of ``num_games`` such days (games that end before day ``day`` are
   skipped; seeds ``0, 1, 2, ...``).
 * **Speakers.** ``speakers=K`` turns, by a fixed order: ``order=bids`` — the K

@@ -118,7 +118,7 @@ __all__ = [
 ]
 
 #: The models that ask the LLM to extract evidence from statements.
-EXTRACTING_MODELS = ("gratr", "dirichlet")
+EXTRACTING_MODELS = ("gratr", "dirichlet", "bayes")
 #: The retrieval baselines (their belief reading comes from what they retrieve).
 RETRIEVAL_MODELS = ("native-rag", "rerank-rag")
 #: Odds factor per net accusation in a retrieved message (:func:`retrieval_reading`).
@@ -427,9 +427,9 @@ def identity_labels(
 ) -> dict[int, str]:
     """Per player the label of its reading (:func:`gt_llm.opponents.identity_label`).
 
-    The role that rose above the model's reference (its prior with what is ruled
-    out for certain) by at least :data:`gt_llm.opponents.IDENTITY_MARGIN`, else
-    ``unsure``: the same rule for every model, on the distribution the stand-in
+    The likeliest role when its odds grew at least
+    :data:`gt_llm.opponents.IDENTITY_ODDS_RATIO` times over the model's reference
+    (its prior with what is ruled out for certain), else ``unsure``: the same rule for every model, on the distribution the stand-in
     reads (a retrieval baseline's retrieval reading included).
     """
     return {
@@ -448,10 +448,12 @@ def seat_events(events: Sequence[Event], seat: int) -> list[Event]:
     The events the seat saw of the kinds the arena gives its providers —
     statements and votes (:class:`~games.werewolf.players.table_beliefs.TableBeliefs`'s
     public observations; a vote for nobody is none) and the seat's checks,
-    partners, deaths and exiles (its private facts and announcements). The day
-    study feeds its roots' models with this and :meth:`SeatBeliefs.observe`, the
-    arena feeds the same events as they happen, so both build every seat's
-    model from the same evidence (tested to agree belief by belief).
+    partners, deaths and exiles (its private facts and announcements): the
+    evidence of every seat's model, in the arena as it happens and in the day
+    study's roots, which replay the arena's table step by step, the seat's
+    decisions included (:mod:`games.werewolf.players.table_replay`; tested to
+    agree belief by belief). This stream alone, without the decisions, is the
+    reference ``benchmarks/day_roots_vs_arena.py`` shows beside them.
     """
     out = []
     for e in events:

@@ -80,6 +80,7 @@ __all__ = [
     "BeliefProvider",
     "LLMTable",
     "PublicObservation",
+    "early_night_asks",
     "play_llm_game",
 ]
 
@@ -283,14 +284,7 @@ class LLMTable:
                 out[r.seat] = self._take(early[2], state.phase, r.seat, emit)
                 continue
             asks.append((r.seat, r.view, r.legal, state.phase))
-        if state.phase == "night_wolves" and not state.wolf_votes:
-            for ph in _EARLY_NIGHT:
-                for p in state.living_with(ph.removeprefix("night_")):
-                    if self.seats[p] is None:
-                        ahead = dataclasses.replace(state, phase=ph, queue=(p,))
-                        legal = rules.legal_actions(ahead, p)
-                        if legal:
-                            asks.append((p, rules.knowledge(ahead, p), legal, ph))
+        asks += [a for a in early_night_asks(state) if self.seats[a[0]] is None]
         rngs = {r.seat: r.rng for r in requests}
         gens = [
             self._decision(state, p, view, legal, phase, rngs.get(p, self._spare_rng(state, p)))
@@ -462,6 +456,28 @@ class LLMTable:
     def _observe(self, obs: PublicObservation) -> None:
         for p in sorted(self.providers):
             self.providers[p].observe(obs)
+
+
+def early_night_asks(state: GameState) -> list[tuple[int, Knowledge, list[Action], str]]:
+    """The seats asked ahead at the first werewolf's night step: ``(seat, view, legal, phase)``.
+
+    When the first werewolf is asked (``night_wolves`` before any werewolf
+    vote), the living doctor, guard and seer are asked in the same batch, each
+    with the view and legal actions of its own coming step (the rules show
+    them nothing of the wolves' votes); :class:`LLMTable` asks the LLM seats
+    among them, and the day study's replay of the arena consults them then
+    (:mod:`games.werewolf.players.table_replay`).
+    """
+    if state.phase != "night_wolves" or state.wolf_votes:
+        return []
+    out = []
+    for ph in _EARLY_NIGHT:
+        for p in state.living_with(ph.removeprefix("night_")):
+            ahead = dataclasses.replace(state, phase=ph, queue=(p,))
+            legal = rules.legal_actions(ahead, p)
+            if legal:
+                out.append((p, rules.knowledge(ahead, p), legal, ph))
+    return out
 
 
 def play_llm_game(

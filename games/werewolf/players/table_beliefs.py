@@ -4,7 +4,8 @@
 behind the LLM game loop's per-seat hook
 (:class:`games.werewolf.players.table.BeliefProvider`): it queues what the seat
 sees, gives it to the model as one step, and renders the model's prompt fields
-as the prompt's belief text (:func:`render_fields`).
+as the prompt's belief text (:func:`render_fields`). Every consultation of a
+decision is :func:`seat_decision`, which the day study's roots and tree call too.
 """
 
 from __future__ import annotations
@@ -27,7 +28,9 @@ __all__ = [
     "RETRIEVED_HEAD",
     "STANCE_TEXT",
     "TableBeliefs",
+    "other_seats",
     "render_fields",
+    "seat_decision",
 ]
 
 #: Sentences of the belief text (appendix 3's per-player reasoning fields, our words).
@@ -92,6 +95,39 @@ def render_fields(fields: PromptFields, known: Mapping[int, str] | None = None) 
     return "\n".join(lines) if lines else NO_FIELDS
 
 
+def other_seats(state: SeatBeliefs) -> list[int]:
+    """Every seat but the observer's: whom the arena's decisions are about."""
+    return [p for p in range(state.config.num_players) if p != state.seat]
+
+
+def seat_decision(
+    state: SeatBeliefs, phase: str, subjects: Sequence[int] | None = None
+) -> tuple[SeatBeliefs, dict[str, Any]]:
+    """One decision of a seat: its model consulted for ``phase``'s kind of decision.
+
+    The one consultation of a Werewolf decision: the arena's provider
+    (:class:`TableBeliefs`, once per decision kind and new evidence), the day
+    study's roots (which replay the arena's feeding,
+    :mod:`games.werewolf.players.table_replay`) and the day tree's own
+    decisions (:func:`games.werewolf.day.ranking.observer_beliefs`) all call
+    it. The goal is the decision kind's (:func:`decision_kind`,
+    :func:`~games.werewolf.players.beliefs.goal_text`), the same for every model.
+
+    Args:
+      state: The seat's provider.
+      phase: A rules phase (``day_bid``, ``night_seer``, ...), or a decision kind.
+      subjects: The seats the decision is about (default :func:`other_seats`, as
+        the arena asks).
+
+    Returns:
+      The provider after the decision (GRATR adds its Eq. 9 feedback; the other
+      models are unchanged) and its fields (:meth:`SeatBeliefs.consult`).
+    """
+    if subjects is None:
+        subjects = other_seats(state)
+    return state.consult(phase=decision_kind(phase), subjects=subjects)
+
+
 class TableBeliefs:
     """One seat's :class:`~games.werewolf.players.beliefs.SeatBeliefs` behind the game loop's provider hook.
 
@@ -102,8 +138,9 @@ class TableBeliefs:
     queue to the model (a runner runs the flushes of all seats as one batch; a
     read with a non-empty queue flushes it alone). ``beliefs(phase)`` /
     ``belief_lines(phase)`` consult the model once per decision kind and new
-    evidence (:func:`decision_kind`: the retrieval baselines retrieve per kind;
-    GRATR's decision adds its Eq. 9 feedback, once per step) and give
+    evidence (:func:`seat_decision` of :func:`decision_kind`: the retrieval
+    baselines retrieve per kind; GRATR's decision adds its Eq. 9 feedback, once
+    per step) and give
     :func:`~games.werewolf.players.beliefs.belief_map` and :func:`render_fields` of the result.
 
     Attributes:
@@ -166,10 +203,9 @@ class TableBeliefs:
             run_sync(self.flush(), self.chat)
         kind = decision_kind(phase)
         if kind not in self._fields:
-            others = [p for p in range(self.state.config.num_players) if p != self.state.seat]
-            self.state, fields = self.state.consult(phase=kind, subjects=others)
+            self.state, fields = seat_decision(self.state, kind)
             self._fields[kind] = fields
-            names = [prompts.player_name(p) for p in others]
+            names = [prompts.player_name(p) for p in other_seats(self.state)]
             rec: dict[str, Any] = {"type": "belief_consult", "subjects": names, "kind": kind}
             floor = self.floor_count()
             if floor is not None:

@@ -28,30 +28,37 @@ def test_brier_and_log_loss_by_hand():
     assert log_loss({"werewolf": 0.0, "villager": 1.0}, "werewolf") == pytest.approx(
         -math.log(1e-6)
     )
-    # Two games, one judgment each: game means 0.78 and 0; mean 0.39, normal interval
-    # 0.39 +- 1.96 * sd / sqrt(2) with sd = 0.78 / sqrt(2).
+    # Two games, one judgment each: game means 0.78 and 0; mean 0.39, Student-t interval
+    # 0.39 +- t(0.975, 1) * sd / sqrt(2) with sd = 0.78 / sqrt(2); with one degree of
+    # freedom t is Cauchy's quantile, tan(0.475 pi) = 12.7062.
     s = probability_score(
         [(0, "villager", "werewolf", d), (1, "werewolf", "werewolf", {"werewolf": 1.0})]
     )
-    half = 1.96 * (0.78 / math.sqrt(2)) / math.sqrt(2)
+    t1 = math.tan(0.475 * math.pi)
+    assert t1 == pytest.approx(12.7062047)
+    half = t1 * (0.78 / math.sqrt(2)) / math.sqrt(2)
     assert s.brier == pytest.approx(0.39)
     assert s.brier_ci95 == pytest.approx((0.39 - half, 0.39 + half))
+    assert (s.ci95_n, s.ci95_kind) == (2, "student_t")
     assert s.log_loss == pytest.approx(-math.log(0.3) / 2)
     assert (s.n, s.games, s.labelled, s.label_accuracy, s.zero_truth) == (2, 2, 2, 0.5, 0)
-    # Calibration: p = 0.5, 0.3, 0.2 and 1.0 in their bins, frequency of the truth.
+    # Calibration: p = 0.5, 0.3 and 0.2 in their bins, frequency of the truth; the
+    # certain p = 1.0 is counted apart, not in a bin.
     bins = {round(lo, 1): (m, f, n) for lo, _, m, f, n in calibration_table(
         [(0, "villager", "x", d), (1, "werewolf", "x", {"werewolf": 1.0})])}  # fmt: skip
     assert bins[0.3] == (0.3, 1.0, 1) and bins[0.5] == (0.5, 0.0, 1)
-    assert bins[0.9] == (1.0, 1.0, 1)
+    assert 0.9 not in bins
 
 
-def test_label_abstains_unless_a_role_rises_by_the_margin():
+def test_label_names_the_likeliest_role_when_its_odds_tripled():
     prior = {"werewolf": 3 / 7, "villager": 2 / 7, "seer": 2 / 7}
     assert identity_label(prior, prior) == UNSURE  # no evidence: never the prior's argmax
-    # The issue's guard: villager 0.286 -> 0.367 (+0.081 < 0.1): unsure, werewolf 0.429.
+    # Villager rose 0.286 -> 0.367 but werewolf (0.429) is likelier: unsure.
     read = {"werewolf": 0.429, "villager": 0.367, "seer": 0.204}
     assert identity_label(read, prior) == UNSURE
-    assert identity_label({"werewolf": 0.2, "villager": 0.5, "seer": 0.3}, prior) == "villager"
+    # Villager 0.5 is the likeliest, odds 1 against 0.4 (x2.5 < 3): unsure; 0.6 (x3.75): named.
+    assert identity_label({"werewolf": 0.2, "villager": 0.5, "seer": 0.3}, prior) == UNSURE
+    assert identity_label({"werewolf": 0.2, "villager": 0.6, "seer": 0.2}, prior) == "villager"
     assert identity_label({"werewolf": 1.0, "villager": 0.0, "seer": 0.0}, prior) == "werewolf"
 
 
