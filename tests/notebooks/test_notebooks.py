@@ -143,7 +143,9 @@ def test_belief_models_notebook(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     assert STAND_IN in wins and "| gratr vs none | gratr | 1 |" in wins
     assert "gratr, village observers" in text_of(cell("identification_by_round("))
     scores = text_of(cell("identification_scores_markdown("))
-    assert STAND_IN in scores and "Brier − bayes" in scores and "| gratr vs none | gratr |" in scores
+    assert (
+        STAND_IN in scores and "Brier − bayes" in scores and "| gratr vs none | gratr |" in scores
+    )
     answers = text_of(cell("report_lines("))
     q1 = [line for line in answers.splitlines() if line.startswith("Q1")]
     q2 = [line for line in answers.splitlines() if line.startswith("Q2")]
