@@ -72,7 +72,7 @@ def observer_beliefs(
     seat = SeatBeliefs(
         seat=observer, role=root.role(observer), config=root.settings.config, model=model
     )
-    consulted, _ = seat_decision(seat, "day_vote", others)
+    consulted, _ = seat_decision(seat, "day_vote", others, readings=False)
     return werewolf_probabilities(consulted.model, others)
 
 

@@ -401,6 +401,16 @@ class SeatBeliefs:
 
     # -- prompt fields ----------------------------------------------------------
 
+    def decide(self, *, phase: str, subjects: Sequence[int]) -> tuple[SeatBeliefs, PromptFields]:
+        """The decision alone: the model consulted for ``phase`` about ``subjects``.
+
+        Returns the provider after it (GRATR adds its Eq. 9 feedback) and the
+        model's prompt fields, without the readings :meth:`consult` adds.
+        """
+        names = [prompts.player_name(p) for p in subjects]
+        c = self.model.consult(goal=goal_text(self.seat, self.role, phase), subjects=names)
+        return dataclasses.replace(self, model=c.model), c.fields
+
     def consult(self, *, phase: str, subjects: Sequence[int]) -> tuple[SeatBeliefs, dict[str, Any]]:
         """The prompt fields for a decision about ``subjects`` (players ids).
 
@@ -410,12 +420,10 @@ class SeatBeliefs:
           "labels": {player: role or "unsure"}, "known": {player: text}}``, all read
           from that provider's model.
         """
-        names = [prompts.player_name(p) for p in subjects]
-        c = self.model.consult(goal=goal_text(self.seat, self.role, phase), subjects=names)
-        new = dataclasses.replace(self, model=c.model)
-        beliefs = belief_map(new, subjects, c.fields)
+        new, opponent = self.decide(phase=phase, subjects=subjects)
+        beliefs = belief_map(new, subjects, opponent)
         return new, {
-            "opponent": c.fields,
+            "opponent": opponent,
             "beliefs": beliefs,
             "labels": identity_labels(new.model, beliefs),
             "known": known_roles(new.model, subjects),

@@ -101,7 +101,11 @@ def other_seats(state: SeatBeliefs) -> list[int]:
 
 
 def seat_decision(
-    state: SeatBeliefs, phase: str, subjects: Sequence[int] | None = None
+    state: SeatBeliefs,
+    phase: str,
+    subjects: Sequence[int] | None = None,
+    *,
+    readings: bool = True,
 ) -> tuple[SeatBeliefs, dict[str, Any]]:
     """One decision of a seat: its model consulted for ``phase``'s kind of decision.
 
@@ -118,13 +122,18 @@ def seat_decision(
       phase: A rules phase (``day_bid``, ``night_seer``, ...), or a decision kind.
       subjects: The seats the decision is about (default :func:`other_seats`, as
         the arena asks).
+      readings: Whether to read the fields a prompt shows (off where only the
+        model after the decision is used: the day tree's ranking).
 
     Returns:
       The provider after the decision (GRATR adds its Eq. 9 feedback; the other
-      models are unchanged) and its fields (:meth:`SeatBeliefs.consult`).
+      models are unchanged) and its fields (:meth:`SeatBeliefs.consult`; empty
+      without ``readings``).
     """
     if subjects is None:
         subjects = other_seats(state)
+    if not readings:
+        return state.decide(phase=decision_kind(phase), subjects=subjects)[0], {}
     return state.consult(phase=decision_kind(phase), subjects=subjects)
 
 
