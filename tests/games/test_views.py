@@ -513,6 +513,7 @@ def solve_dir(tmp_path_factory) -> Path:
     return d / "solve"
 
 
+@pytest.mark.slow  # a two-day solve with GRATR listeners
 def test_decisions_export_agrees_with_the_summary(solve_dir):
     """Reach-weighted, decisions.json's tone and act probabilities per role group are
     summary.json's CFR strategies; second-turn reaches sum to one per day."""
@@ -550,6 +551,7 @@ def test_decisions_export_agrees_with_the_summary(solve_dir):
                         assert m[kind][k] / total == pytest.approx(want[kind][name], abs=1e-9)
 
 
+@pytest.mark.slow  # a two-day solve with GRATR listeners
 def test_view_command_on_every_input(ww, solve_dir, tmp_path):
     out = _gt(
         "werewolf", "view", str(ww / "g.jsonl"), "--out", str(tmp_path / "g.html"), cwd=tmp_path
@@ -579,6 +581,7 @@ def test_view_command_on_every_input(ww, solve_dir, tmp_path):
 
 
 @in_browser
+@pytest.mark.slow  # a two-day solve with GRATR listeners
 def test_solve_page_shows_every_decision_of_a_day(browser, solve_dir, tmp_path):
     from games.werewolf.view.solve import write_solve_page
 

@@ -232,6 +232,7 @@ def _results(out: Path) -> dict[str, bytes]:
     }
 
 
+@pytest.mark.slow  # a whole tournament with a CFR agent (about 15 s)
 def test_tournament_files_and_numbers(tournament) -> None:
     out, _, lines = tournament
     doc = json.loads((out / "tournament.json").read_text())
@@ -263,6 +264,7 @@ def test_tournament_files_and_numbers(tournament) -> None:
     assert log.exists()
 
 
+@pytest.mark.slow  # a whole tournament with a CFR agent (about 15 s)
 def test_tournament_rerun_makes_no_call_and_identical_files(tournament) -> None:
     out, argv, _ = tournament
     before = _results(out)
@@ -272,6 +274,7 @@ def test_tournament_rerun_makes_no_call_and_identical_files(tournament) -> None:
     assert _results(out) == before
 
 
+@pytest.mark.slow  # a whole tournament with a CFR agent (about 15 s)
 def test_tournament_view_page(tournament) -> None:
     out, _, _ = tournament
     rc, _ = cli(["view", str(out)])
@@ -282,6 +285,7 @@ def test_tournament_view_page(tournament) -> None:
 
 @pytest.mark.browser
 @pytest.mark.skipif(find_chromium() is None, reason="no Chromium found (apt-get install chromium)")
+@pytest.mark.slow  # a whole tournament with a CFR agent (about 15 s)
 def test_tournament_page_in_a_browser(tournament, tmp_path: Path) -> None:
     from games.werewolf.view.index import write_folder_pages
 
