@@ -26,12 +26,14 @@ from games.werewolf.players.llm import Decision, statement
 from games.werewolf.players.rule_based import RuleBasedPlayer
 from games.werewolf.players.table import LLMTable
 from games.werewolf.players.table_beliefs import TableBeliefs
+from games.werewolf.players.table_replay import is_debate_start
 from games.werewolf.players.view import PlayerView, view_from_knowledge
 from games.werewolf.rules import Config, Knowledge
 from gt_llm.chat import ChatModel
+from gt_llm.opponents import OpponentModel
 from gt_llm.routing import RoutedModel
 
-__all__ = ["ArenaTable", "SeatedAgent", "WOLF", "check_seating", "seat_models"]
+__all__ = ["ArenaTable", "DayStartTable", "SeatedAgent", "WOLF", "check_seating", "seat_models"]
 
 WOLF = "werewolf"
 
@@ -260,7 +262,7 @@ class ArenaTable(LLMTable):
         Nothing by default. A check reads the seats' models here
         (``self.adapters[p].state.model``): at the first ``day_bid`` step of a
         round they are the models at the start of that day's debate, which the
-        day study's roots rebuild (``benchmarks/day_roots_vs_arena.py``).
+        day study's roots rebuild (:class:`DayStartTable`).
         """
 
     def after_step(
@@ -272,6 +274,22 @@ class ArenaTable(LLMTable):
     ) -> None:
         super().after_step(before, moves, after, emit)
         self._sync(after, emit)
+
+
+class DayStartTable(ArenaTable):
+    """The arena's table, keeping each seat's model at the start of every day's debate.
+
+    ``day_models[round][seat]``: what the day study's roots must equal (the
+    one-stream test and ``benchmarks/day_roots_vs_arena.py`` compare them).
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.day_models: dict[int, dict[int, OpponentModel]] = {}
+
+    def before_decisions(self, state: rules.GameState) -> None:
+        if is_debate_start(state) and state.round not in self.day_models:
+            self.day_models[state.round] = {p: a.state.model for p, a in self.adapters.items()}
 
 
 def _worded(view: PlayerView, act: rules.SpeechAct, seed: int) -> Step[Decision]:

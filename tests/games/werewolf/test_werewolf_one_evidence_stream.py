@@ -21,13 +21,13 @@ import pytest
 
 from games.engine.calls import run_sync
 from games.werewolf import rules
-from games.werewolf.arena.table import ArenaTable
+from games.werewolf.arena.table import DayStartTable
 from games.werewolf.day.roots import records_root_step, root_step
 from games.werewolf.day.state import DaySettings
 from games.werewolf.play.runner import play_game
 from games.werewolf.players.beliefs import BeliefSettings, make_seat_beliefs, seat_events
-from games.werewolf.players.table_replay import is_debate_start, statement_texts
-from gt_llm.opponents import OpponentModel, opponent_models
+from games.werewolf.players.table_replay import statement_texts
+from gt_llm.opponents import opponent_models
 
 #: The models compared, those of them that are registered.
 MODELS = [m for m in ("none", "dirichlet", "gratr", "bayes") if m in opponent_models()]
@@ -42,18 +42,6 @@ GAMES = [
     pytest.param("gratr", 1, marks=_SLOW),
     pytest.param("gratr", 4, marks=_SLOW),
 ]
-
-
-class DayStartTable(ArenaTable):
-    """The arena's table, keeping each seat's model at the start of every day's debate."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.day_models: dict[int, dict[int, OpponentModel]] = {}
-
-    def before_decisions(self, state: rules.GameState) -> None:
-        if is_debate_start(state) and state.round not in self.day_models:
-            self.day_models[state.round] = {p: a.state.model for p, a in self.adapters.items()}
 
 
 def arena_game(config, seed, name, chat):
