@@ -27,6 +27,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
+from scipy import stats  # type: ignore[import-untyped]
 
 from runs.atomic import atomic_path, read_regular_bytes
 from solvers.policy import TreePolicy
@@ -170,12 +171,30 @@ class Curves:
             raise ValueError(f"Curves: unknown metric {metric!r}; use one of {_METRICS}")
         return getattr(self, metric)
 
+    def ci95_half(self, metric: str) -> np.ndarray:
+        """Half-width of the mean's Student-t 95 % interval over trees, per column.
+
+        ``t(0.975, n - 1) * sd / sqrt(n)`` with sd over ``n`` trees (ddof 1; for
+        the ratio, ``n`` is the trees where it is defined); NaN where ``n`` < 2.
+        """
+        n = (
+            self.ratio_count.astype(float)
+            if metric == "ratio"
+            else np.full(self.iterations.shape, float(self.num_trees))
+        )
+        with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
+            warnings.simplefilter("ignore", RuntimeWarning)
+            sd = self.std(metric, ddof=1)
+            t = np.where(n >= 2, stats.t.ppf(0.975, np.maximum(n - 1, 1)), np.nan)
+            return np.where(n >= 2, t * sd / np.sqrt(n), np.nan)
+
     def summary(self) -> dict[str, np.ndarray]:
-        """Column arrays: iteration, and mean/std of each metric, ratio_count."""
+        """Column arrays: iteration; each metric's mean, std and 95 % half-width; ratio_count."""
         out: dict[str, np.ndarray] = {"iteration": self.iterations}
         for metric in _METRICS:
             out[f"{metric}_mean"] = self.mean(metric)
             out[f"{metric}_std"] = self.std(metric)
+            out[f"{metric}_ci95_half"] = self.ci95_half(metric)
         out["ratio_count"] = self.ratio_count
         return out
 

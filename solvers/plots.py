@@ -2,7 +2,8 @@
 
 Drawn from arrays (usually loaded from the CSV files an experiment writes,
 :func:`read_curves_csv`), with matplotlib's object API so callers choose the
-figure and axes: :func:`plot_band` and :func:`plot_metric_panel` for curves,
+figure and axes: :func:`plot_band` and :func:`plot_metric_panel` for curves (a mean with its
+95 % interval band, :func:`band_columns`),
 :func:`plot_grouped_bars` for per-category rates, :func:`to_png` for notebooks.
 """
 
@@ -21,20 +22,31 @@ def plot_band(
     ax,
     iterations: np.ndarray,
     mean: np.ndarray,
-    std: np.ndarray,
+    half: np.ndarray,
     *,
     label: str,
     xmax: int | None = None,
     color: str | None = None,
     linestyle: str = "-",
 ) -> None:
-    """A mean line with a ±1 std band, cut at ``xmax`` iterations."""
+    """A mean line with a band of +- ``half`` (e.g. a 95 % interval's half-width), cut at ``xmax``."""
     it = np.asarray(iterations)
     keep = it <= xmax if xmax is not None else np.ones_like(it, dtype=bool)
     m = np.asarray(mean, dtype=float)[keep]
-    s = np.asarray(std, dtype=float)[keep]
+    h = np.asarray(half, dtype=float)[keep]
     (line,) = ax.plot(it[keep], m, label=label, color=color, linestyle=linestyle, linewidth=1.5)
-    ax.fill_between(it[keep], m - s, m + s, color=line.get_color(), alpha=0.15, linewidth=0)
+    ax.fill_between(it[keep], m - h, m + h, color=line.get_color(), alpha=0.15, linewidth=0)
+
+
+def band_columns(c: Mapping[str, np.ndarray], metric: str) -> tuple[np.ndarray, str]:
+    """A curves table's band for ``metric``: its 95 % half-width, or its std in older tables.
+
+    Returns:
+      ``(half_width, what)``; ``what`` names the band for an axis label.
+    """
+    if f"{metric}_ci95_half" in c:
+        return c[f"{metric}_ci95_half"], "mean, 95 % t-interval"
+    return c[f"{metric}_std"], "mean ± std (a results folder from before intervals)"
 
 
 def plot_metric_panel(
@@ -46,11 +58,11 @@ def plot_metric_panel(
     title: str = "",
     log_x: bool = False,
 ) -> None:
-    """Several labelled (iterations, mean, std) series on one axes."""
+    """Several labelled (iterations, mean, band half-width) series on one axes."""
     styles = ["-", "--", "-.", ":"]
-    for k, (label, (it, mean, std)) in enumerate(series.items()):
+    for k, (label, (it, mean, half)) in enumerate(series.items()):
         plot_band(
-            ax, it, mean, std, label=label, xmax=xmax, linestyle=styles[(k // 2) % len(styles)]
+            ax, it, mean, half, label=label, xmax=xmax, linestyle=styles[(k // 2) % len(styles)]
         )
     ax.set_xlabel("CFR iteration")
     if ylabel:

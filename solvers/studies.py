@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from runs.intervals import mean_ci95
 from solvers.best_response import nash_conv
 from solvers.cfr import CFRSolver
 from solvers.cfr_gain import cfr_gain
@@ -69,14 +70,20 @@ def ess_iterations(curves: Curves) -> list[int | None]:
 
 
 def final_metrics(curves: Curves) -> dict[str, Any]:
-    """Mean and std over trees of NashConv and CFR-Gain at the last recorded iteration."""
-    return {
-        "iteration": int(curves.iterations[-1]),
-        "nash_conv_mean": float(curves.nash_conv[:, -1].mean()),
-        "nash_conv_std": float(curves.nash_conv[:, -1].std()),
-        "cfr_gain_mean": float(curves.cfr_gain[:, -1].mean()),
-        "cfr_gain_std": float(curves.cfr_gain[:, -1].std()),
-    }
+    """NashConv and CFR-Gain over trees at the last recorded iteration.
+
+    Each with its mean, its Student-t 95 % interval over the ``n`` trees
+    (:func:`runs.intervals.mean_ci95`; None for one tree) and the trees'
+    standard deviation (ddof = 0, a spread, not an interval).
+    """
+    out: dict[str, Any] = {"iteration": int(curves.iterations[-1]), "n": curves.num_trees}
+    for metric in ("nash_conv", "cfr_gain"):
+        values = getattr(curves, metric)[:, -1]
+        mean, (lo, hi) = mean_ci95(values)
+        out[f"{metric}_mean"] = mean
+        out[f"{metric}_ci95"] = [lo, hi]
+        out[f"{metric}_std"] = float(values.std())
+    return out
 
 
 def decision_levels(tree: GameTree) -> np.ndarray:

@@ -16,6 +16,7 @@ large trees for benchmarks.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 import numpy as np
@@ -165,3 +166,22 @@ def layered_columns(
 def fruit_shaped_tree(seed: int) -> GameTree:
     """A 512-leaf tree of the fruit-trading shape with random payoffs."""
     return layered_tree(np.random.default_rng(seed), game_name=f"fruit_shaped_{seed}")
+
+
+def planted_action_cost(tree: GameTree, action: int, cost: float) -> GameTree:
+    """``tree`` where choosing ``action`` costs its chooser ``cost`` at every decision.
+
+    A known effect of one action label, for measuring the power of tests that
+    ask whether action labels matter (:mod:`solvers.noise`): each terminal's
+    return of player ``i`` drops by ``cost`` times the number of times ``i``
+    chose ``action`` on the way to it.
+    """
+    returns = tree.returns.copy()
+    chosen = np.zeros((tree.num_nodes, tree.num_players))
+    for n in range(1, tree.num_nodes):  # parents precede children (breadth-first)
+        p = int(tree.parent[n])
+        chosen[n] = chosen[p]
+        if tree.infoset[p] >= 0 and int(tree.action[n]) == action:
+            chosen[n, int(tree.player[p])] += 1
+    returns[tree.terminals] -= cost * chosen[tree.terminals]
+    return dataclasses.replace(tree, returns=returns)

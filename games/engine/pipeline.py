@@ -33,6 +33,7 @@ from gt_llm.parsing import ParsePolicy, ParseStats
 if TYPE_CHECKING:
     from runs.results import ResultsDir
     from solvers import Curves, GameTree, TreePolicy
+    from solvers.noise import NoiseSettings, StudyNoise
     from solvers.policy import PolicyLike
 
 __all__ = ["Solved", "build_and_solve"]
@@ -49,12 +50,16 @@ class Solved(Generic[SG]):
       curves: NashConv, CFR-Gain and their ratio per iteration and tree.
       build_s: Seconds spent building the trees (LLM calls included).
       solve_s: Seconds spent in CFR.
+      noise: Each tree's metrics beside their noise (:mod:`solvers.noise`), when asked.
+      noise_s: Seconds spent on the noise checks (held-out trees included).
     """
 
     subgames: list[SG]
     curves: Curves
     build_s: float
     solve_s: float
+    noise: StudyNoise | None = None
+    noise_s: float = 0.0
 
     @property
     def trees(self) -> list[GameTree]:
@@ -94,6 +99,8 @@ def build_and_solve(
     processes: int | None = None,
     progress: bool = True,
     label: str = "",
+    noise: NoiseSettings | None = None,
+    eval_seeds: int = 0,
 ) -> Solved[SG]:
     """Builds the trees below ``root_steps``, solves each with CFR, writes the curves.
 
@@ -119,6 +126,9 @@ def build_and_solve(
       processes: Worker processes for CFR (:func:`solvers.cfr_curves`).
       progress: Show progress bars.
       label: Progress-bar label, e.g. ``"[tone]"``.
+      noise: The resampling of the noise checks (None: no checks).
+      eval_seeds: Fresh LLM seeds per decision of the held-out trees (0: none;
+        needs ``noise``).
     """
     from solvers import cfr_curves
 
@@ -171,4 +181,86 @@ def build_and_solve(
             )
             with target as tmp:
                 curves.to_csv(tmp, per_tree=per_tree, columns=columns)
-    return Solved(subgames=subgames, curves=curves, build_s=build_s, solve_s=solve_s)
+    study = None
+    noise_s = 0.0
+    if noise is not None:
+        t0 = time.perf_counter()
+        study = _noise(
+            game,
+            subgames,
+            curves,
+            model,
+            baseline=baseline,
+            iterations=iterations,
+            cfr_variant=cfr_variant,
+            settings=noise,
+            eval_seeds=eval_seeds,
+            stats=stats,
+            max_concurrency=max_concurrency,
+            progress=progress,
+            label=label,
+        )
+        noise_s = time.perf_counter() - t0
+    return Solved(
+        subgames=subgames,
+        curves=curves,
+        build_s=build_s,
+        solve_s=solve_s,
+        noise=study,
+        noise_s=noise_s,
+    )
+
+
+def _noise(
+    game: GameLogic[S],
+    subgames: Sequence[Subgame[Any]],
+    curves: Curves,
+    model: ChatModel,
+    *,
+    baseline: Callable[[GameTree], PolicyLike],
+    iterations: int,
+    cfr_variant: str,
+    settings: NoiseSettings,
+    eval_seeds: int,
+    stats: ParseStats | None,
+    max_concurrency: int | None,
+    progress: bool,
+    label: str,
+) -> StudyNoise:
+    """Each tree's label null, seed bootstrap and (with ``eval_seeds``) held-out gain."""
+    from games.engine.heldout import eval_subgames
+    from solvers.noise import study_noise, tree_noise
+
+    eval_trees: list[GameTree | None] = [None] * len(subgames)
+    if eval_seeds > 0:
+        built = eval_subgames(
+            game,
+            [sg.state for sg in subgames],
+            model,
+            count=eval_seeds,
+            stats=stats,
+            max_concurrency=max_concurrency,
+            progress=progress,
+            label=f"{label} held-out trees:".strip(),
+        )
+        eval_trees = [tree for _node, tree in built]
+    out = []
+    with tqdm(
+        total=len(subgames), desc=f"{label} noise checks".strip(), unit="tree", disable=not progress
+    ) as bar:
+        for i, (sg, policy) in enumerate(zip(subgames, curves.average_policies, strict=True)):
+            out.append(
+                tree_noise(
+                    sg.tree,
+                    policy,
+                    baseline,
+                    iterations=iterations,
+                    variant=cfr_variant,
+                    settings=settings,
+                    index=i,
+                    name=curves.tree_names[i],
+                    eval_tree=eval_trees[i],
+                )
+            )
+            bar.update(1)
+    return study_noise(out, settings)

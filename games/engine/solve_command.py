@@ -34,6 +34,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from games.engine import cli_options as cli
+from games.engine.noise_options import add_noise_options
 from games.engine.protocol import GameLogic
 
 if TYPE_CHECKING:
@@ -84,6 +85,8 @@ class SolvePlan:
       iterations: CFR iterations per tree.
       slug: The trees' name in ``curves_<slug>.csv``.
       summary: ``summary(solved) -> fields`` added to ``summary.json`` (optional).
+      num_seeds: LLM seeds per decision of the trees (the held-out trees' default
+        count on a language model, ``--eval-seeds``).
     """
 
     logic: GameLogic[Any]
@@ -92,6 +95,7 @@ class SolvePlan:
     iterations: int
     slug: str
     summary: Callable[[Any], Mapping[str, Any]] | None = None
+    num_seeds: int = 1
 
 
 #: ``plan(args, options)``: a game's trees for the parsed options (may raise ValueError).
@@ -106,10 +110,13 @@ def run_solve_command(args: argparse.Namespace, plan: Planner, *, game: str) -> 
       plan: The game's planner.
       game: The command's game name, for the summary and the closing line.
     """
+    from games.engine.noise_options import eval_seed_count, noise_settings
+    from games.engine.noise_report import metric_text, noise_lines
     from games.engine.pipeline import Solved, build_and_solve
     from games.engine.quality import answer_quality, quality_lines
     from games.engine.results import model_label
     from gt_llm.parsing import ParseStats
+    from solvers import studies
 
     cli.check_backend(args)
     options = RunOptions.from_args(args)
@@ -132,6 +139,10 @@ def run_solve_command(args: argparse.Namespace, plan: Planner, *, game: str) -> 
                 stats=stats,
                 max_concurrency=options.max_concurrency,
                 progress=options.progress,
+                noise=noise_settings(args),
+                eval_seeds=eval_seed_count(
+                    args.eval_seeds, specs=[args.backend], num_seeds=job.num_seeds
+                ),
             )
             curves = solved.curves
             # Each tree's value after the last iteration (rows: trees, columns: iterations).
@@ -143,6 +154,8 @@ def run_solve_command(args: argparse.Namespace, plan: Planner, *, game: str) -> 
                 "nodes": [int(t.num_nodes) for t in solved.trees],
                 "nash_conv": final["nash_conv"],
                 "cfr_gain": final["cfr_gain"],
+                "final": studies.final_metrics(curves),
+                "noise": solved.noise.to_dict() if solved.noise is not None else None,
                 "parse": stats.to_dict(),
                 # Answer quality beside the parse counts: copied answers per task.
                 "quality": answer_quality(stats.to_dict()),
@@ -151,12 +164,15 @@ def run_solve_command(args: argparse.Namespace, plan: Planner, *, game: str) -> 
             run.write_json("summary.json", summary)
     finally:
         model.close()
+    f = summary["final"]
     cli.say(
         f"{game} results in {args.out}  (model: {label.label}): NashConv "
-        f"{_mean(final['nash_conv']):.4g}, CFR-Gain {_mean(final['cfr_gain']):.4g} after "
+        f"{metric_text(f, 'nash_conv')}, CFR-Gain {metric_text(f, 'cfr_gain')} after "
         f"{job.iterations} iterations ({len(solved.subgames)} trees); parse fallbacks "
         f"{stats.to_dict()['total_fallbacks']}"
     )
+    for line in noise_lines(summary["noise"]):
+        cli.say(line)
     for line in quality_lines(summary["quality"]):
         cli.say(line)
     return 0
@@ -198,5 +214,6 @@ def add_solve_command(
     )
     cli.add_common_options(p, out=f"results/{game}", seed_help=seed_help)
     add_options(p)
+    add_noise_options(p)
     p.set_defaults(func=lambda args: run_solve_command(args, plan, game=game))
     return p

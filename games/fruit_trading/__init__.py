@@ -85,6 +85,7 @@ register_game_spec(
                 *("--out", "{tmp}/compare"),
             ),
             ("fruit-trading", "view", "{tmp}/fruit", "--variant", "tone+gratr"),
+            ("fruit-trading", "judge-check", "--no-progress", "--out", "{tmp}/judge"),
         ),
     )
 )

@@ -24,6 +24,8 @@ from games.engine.cli_options import (
     results_folder,
     say,
 )
+from games.engine.noise_options import add_noise_options
+from games.engine.noise_report import metric_text, noise_lines
 from games.engine.quality import quality_lines
 from games.fruit_trading.seats import player_routed_model
 from gt_llm.argtypes import (
@@ -74,8 +76,10 @@ def _labels(text: str) -> str:
 
 def settings_from_args(args: argparse.Namespace) -> ExperimentSettings:
     """The experiment ``fruit-trading run`` runs for these parsed options."""
+    from games.engine.noise_options import eval_seed_count
     from games.fruit_trading.settings import ExperimentSettings
 
+    players = player_specs(args)
     return ExperimentSettings(
         inits=args.inits,
         iterations=args.iterations,
@@ -98,7 +102,13 @@ def settings_from_args(args: argparse.Namespace) -> ExperimentSettings:
         names=args.names,
         pools=args.pools,
         structured=args.structured == "on",
-        player_backends=player_specs(args),
+        player_backends=players,
+        eval_seeds=eval_seed_count(
+            args.eval_seeds, specs=[args.backend, *(players or ())], num_seeds=args.num_seeds
+        ),
+        permutations=args.permutations,
+        bootstrap=args.bootstrap,
+        fdr_q=args.fdr_q,
     )
 
 
@@ -136,6 +146,8 @@ def player_specs(args: argparse.Namespace) -> tuple[str, str] | None:
 def _run(args: argparse.Namespace) -> int:
     from games.fruit_trading.estimate import CALL_SHAPE, check_fits, estimate_work
     from games.fruit_trading.experiment import run_experiment
+    from games.fruit_trading.judge_check import expected_calls, judge_lines
+    from games.fruit_trading.report import payoff_disagreement_text
 
     # Every check before the first model call: flags (argparse types), backend, folder, size.
     check_backend(args)
@@ -148,6 +160,9 @@ def _run(args: argparse.Namespace) -> int:
         max_messages=settings.max_messages,
         num_seeds=settings.num_seeds,
         whole_game=settings.whole_game,
+        eval_seeds=settings.eval_seeds,
+        bootstrap=settings.bootstrap,
+        judge_calls=expected_calls(),
     )
     check_fits(estimate, inits=settings.inits, iterations=settings.iterations)
     if not args.no_progress:
@@ -174,11 +189,12 @@ def _run(args: argparse.Namespace) -> int:
         f = v["final"]
         ess = [x for x in v["ess_first_iteration"] if x is not None]
         lines.append(
-            f"  {variant:14s} NashConv {f['nash_conv_mean']:.4f} ± {f['nash_conv_std']:.4f}   "
-            f"CFR-Gain {f['cfr_gain_mean']:.4f} ± {f['cfr_gain_std']:.4f}   "
+            f"  {variant:14s} NashConv {metric_text(f, 'nash_conv')}   "
+            f"CFR-Gain {metric_text(f, 'cfr_gain')}   "
             f"CFR-Gain > NashConv in {len(ess)}/{len(v['ess_first_iteration'])} subgames   "
             f"parse fallbacks {v['fallbacks']}"
         )
+        lines.extend(noise_lines(v.get("noise"), indent=f"  {'':14s} "))
         d = v["degeneracy"]
         lines.append(
             f"  {'':14s} degeneracy: a tone choice changes some payoff in "
@@ -187,9 +203,15 @@ def _run(args: argparse.Namespace) -> int:
             f"{d['constant_payoff']}/{d['trees']}"
         )
         lines.extend(quality_lines(v["quality"], indent=f"  {'':14s} "))
+        lines.append(
+            f"  {'':14s} "
+            + payoff_disagreement_text(v["payoff_disagreements"], s["settings"]["payoff"])
+        )
     if "llm_calls" in s:
         c = s["llm_calls"]
         lines.append(f"  LLM calls: {c['misses']} made, {c['hits']} from the cache")
+    if "judge" in s:
+        lines.extend(judge_lines(s["judge"]))
     for line in lines:
         say(line)
     return 0
@@ -271,6 +293,67 @@ def _view(args: argparse.Namespace) -> int:
     return 0
 
 
+def _judge_check(args: argparse.Namespace) -> int:
+    """``fruit-trading judge-check``: the run's judge requests on the labelled set, scored."""
+    from pathlib import Path
+
+    from games.engine.cli_options import (
+        attach_cache,
+        cache_path,
+        prepare_model,
+        result_settings,
+    )
+    from games.fruit_trading.judge_check import (
+        ScoreStore,
+        judge_lines,
+        load_judge_set,
+        prompts_sha256,
+        run_judge_check,
+        scores_path,
+        stored_scores,
+    )
+
+    # Every check before the first model call: flags (argparse), backend, folder, the set.
+    check_backend(args)
+    check_out(args)
+    judge_set = load_judge_set()
+    settings = {
+        **result_settings(args, also_ignore=("fruit_command",)),
+        "judge_set_sha256": judge_set.sha256,
+        "prompts_sha256": prompts_sha256(),
+    }
+    if not args.no_progress:
+        n = len(judge_set.dialogues)
+        sys.stderr.write(
+            f"judge check: {n} labelled dialogues, {4 * n} model calls (2 agreement questions "
+            "and 2 trade summaries each; re-asks add some, cached answers cost none)\n"
+        )
+    model = prepare_model(args)
+    try:
+        with results_folder(args, settings, model) as run:
+            model = attach_cache(args, model)
+            result, rows = run_judge_check(
+                model,
+                structured=args.structured == "on",
+                seed=args.seed,
+                judge_set=judge_set,
+                max_concurrency=args.concurrency,
+                progress=not args.no_progress,
+            )
+            ScoreStore(scores_path(cache_path(args))).put(result["key"], stored_scores(result))
+            run.write_json("judge_check.json", {**result, "dialogues": [r.to_json() for r in rows]})
+    finally:
+        model.close()
+    for line in judge_lines(result, indent=""):
+        say(line)
+    calls = result.get("llm_calls", {})
+    say(
+        f"  LLM calls: {calls.get('made', 0)} made, {calls.get('cached', 0)} from the cache; "
+        f"written {Path(args.out) / 'judge_check.json'}"
+    )
+    return 0
+
+
 def _add_figure_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--format", choices=("png", "pdf", "svg"), default="png", help="file format (png)"
@@ -338,9 +421,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     run.add_argument(
         "--payoff",
-        choices=("llm", "exact"),
-        default="llm",
-        help="payoffs from the LLM calls (paper) or exact",
+        choices=("exact", "llm"),
+        default="exact",
+        help="exact (default): each player's payoff computed from the agreed trade and its "
+        "valuations; llm: the payoff the LLM's calculation ends in (the paper's choice). The "
+        "default is exact because a model's payoffs can be made up (SmolLM2-135M's differed "
+        "from the exact payoff in all 16 agreements of a study run); the LLM payoff is still "
+        "asked, and how often it differs from the exact one is reported either way",
     )
     run.add_argument(
         "--cfr",
@@ -374,6 +461,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="worker threads for the CFR solves (the compiled kernels release the GIL; default: "
         f"all cores when worth it; 1 = none; at most {MAX_WORKERS})",
     )
+    add_noise_options(run)
     run.set_defaults(func=_run)
     fig = sub.add_parser("figures", help="redraw the figures of a results folder")
     fig.add_argument(
@@ -422,4 +510,21 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="page to write (default DIR/view/<variant>_init<N>.html)",
     )
     view.set_defaults(func=_view)
+    jc = sub.add_parser(
+        "judge-check",
+        help="score the agreement judge and the trade summary on a labelled set of dialogues",
+        description="Asks --backend the agreement requests every run asks (the question in "
+        "both label orders, the trade summary in both orders of its cases; the same prompts "
+        "and combining rules) on each dialogue of the labelled set shipped with gt-llm, and "
+        "reports the verdict's precision, recall and accuracy and the trade summary's "
+        "accuracy, with Wilson 95 % intervals and n. Writes OUT/judge_check.json (one row per "
+        "dialogue) and stores the scores beside the call cache, where a `fruit-trading run` "
+        "with the same cache, backend and answer mode finds them.",
+    )
+    add_common_options(
+        jc,
+        out="results/judge-check",
+        seed_help="seed of the judge's calls (default 0, the seed every run's judge uses)",
+    )
+    jc.set_defaults(func=_judge_check)
     group.set_defaults(func=lambda args: (group.print_help(), 2)[1])

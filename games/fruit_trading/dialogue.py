@@ -14,21 +14,21 @@ LLM calls per message (after Lindström et al., Sect. 3.1 and Fig. 3): the
 message; once both players have spoken, the agreement judge, which reads the
 dialogue itself and is asked twice, with its two labels offered in both orders
 (the players agreed only when both answers say so, so the verdict cannot follow
-the labels' order); on a verdict of agreement, the paper's three payoff calls
-(summarise the trade, compute each player's payoff from its private
-information, extract the number), of which the last two run only when the
-summarised trade is a real exchange (:meth:`~games.fruit_trading.rules.Trade.is_exchange`:
+the labels' order); on a verdict of agreement, the trade summary, also asked in
+both orders of its two cases (the accepted trade, or no trade), then the paper's
+two payoff calls (compute each player's payoff from its private information,
+extract the number). The payoff calls run only when both summaries give the same
+trade, it is a real exchange (:meth:`~games.fruit_trading.rules.Trade.is_exchange`:
 each side gives what the other receives, something each way, within the
-endowments) -- otherwise the negotiation goes on and the verdict is counted
-(``DialogueState.not_exchanges``); with beliefs, one guess by the receiver of
-what the sender wants. A structured summary is an exchange by construction: its
-JSON names what each player gives, from baskets within the giver's endowment,
-the second player's without the first player's fruits
-(:func:`~games.fruit_trading.prompts.trade_answer`), so the check refuses only
-a free-text summary or one that fell back after its re-asks. (Until then the JSON held four free baskets of 0-4
-per fruit, and SmolLM2-135M filled them with counts that never made an
-exchange: 35 verdicts refused, no agreement, in a 1-initialisation run.)
-(Formerly the judge was asked after every message, the opening
+endowments) and the dialogue states it (one message names every quantity of it,
+:func:`~games.fruit_trading.rules.trade_stated`) -- otherwise the negotiation
+goes on and the verdict is counted (``DialogueState.not_exchanges``). The verdict
+and the trade are read by :mod:`games.fruit_trading.judge`, which the judge's
+check on a labelled set (``gt-llm fruit-trading judge-check``) shares. With
+beliefs, one guess by the receiver of what the sender wants. (A summary that
+could not say "no trade" was an exchange by construction; SmolLM2-135M's summaries
+then named trades that appear nowhere in the dialogue in 23 of 24 accepted
+dialogues. Formerly the judge was asked after every message, the opening
 included, with the labels in one order, from an LLM summary of the dialogue.)
 Each request's parser, fallback and JSON reading are in
 :mod:`games.fruit_trading.parsing`.
@@ -42,7 +42,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from games.engine.calls import Step
-from games.fruit_trading import prompts
+from games.fruit_trading import judge, prompts
 from games.fruit_trading.parsing import call
 from games.fruit_trading.rules import (
     FRUITS,
@@ -51,9 +51,7 @@ from games.fruit_trading.rules import (
     POOLINGS,
     TONES,
     Scenario,
-    Trade,
     make_scenario,
-    parse_trade_lines,
 )
 from gt_llm.chat import ChatRequest
 from gt_llm.opponents import Evidence, OpponentContext, OpponentModel, make_opponent_model
@@ -185,8 +183,10 @@ class DialogueState:
     agreement: bool = False
     payoff: PayoffRecord | None = None
     guesses: tuple[GuessRecord, ...] = ()
-    #: Messages after which the judge saw an agreement whose summarised trade was not a
-    #: real exchange (so the negotiation went on).
+    #: Messages after which the judge saw an agreement but the summaries gave no trade the
+    #: game pays for (no trade, the two orders' trades differ, no real exchange, or one
+    #: the dialogue does not state: :func:`games.fruit_trading.judge.read_trade`), so the
+    #: negotiation went on.
     not_exchanges: tuple[int, ...] = ()
 
     @property
@@ -374,47 +374,26 @@ def step(state: DialogueState, tone: str, seed: int) -> Step[DialogueState]:
 
     agreed = False
     if {t.sender for t in state.turns} == {0, 1}:  # both players have spoken
-        verdicts = yield [
-            call(
-                prompts.AGREEMENT.render(
-                    {
-                        "dialogue": dialogue,
-                        "turns": turns,
-                        "labels": list(order),
-                        "labels_text": prompts.labels_text(order),
-                    },
-                    **ask,
-                )
-            )
-            for order in prompts.LABEL_ORDERS
-        ]
-        agreed = all(verdicts)
+        verdicts = yield judge.agreement_calls(dialogue, turns, **ask)
+        agreed = judge.agreed(verdicts)
     if agreed:
         names = state.names
-        trade_req = prompts.SUMMARIZE_TRADE.render(
-            {
-                "dialogue": dialogue,
-                "turns": turns,
-                "player_a": names[0],
-                "player_b": names[1],
-                # The structured answer's bounds: each side gives at most what it has.
-                "endowments": [list(p.endowment) for p in state.scenario.players],
-            },
-            **ask,
+        infos = state.scenario.players
+        summaries = yield judge.summary_calls(
+            dialogue, turns, names, [p.endowment for p in infos], **ask
         )
-        trade_text = yield call(trade_req)
-        trade_text = trade_text if trade_text is not None else ""
-        trade = _parsed_trade(trade_text, state)
-        if trade is not None and trade.is_exchange(state.scenario.players):
+        reading = judge.read_trade(summaries, names, infos, [t.text for t in state.turns])
+        if reading.trade is not None:
+            trade = reading.trade
             calc = yield [
                 call(
                     prompts.COMPUTE_PAYOFF.render(
                         {
                             "player": p,
                             "name": names[p],
-                            "private_info": state.scenario.players[p].describe(),
-                            "trade": trade_text,
-                            "valuation": list(state.scenario.players[p].valuation),
+                            "private_info": infos[p].describe(),
+                            "trade": reading.text,
+                            "valuation": list(infos[p].valuation),
                         },
                         **ask,
                     )
@@ -429,12 +408,11 @@ def step(state: DialogueState, tone: str, seed: int) -> Step[DialogueState]:
                 )
                 for p in range(2)
             ]
-            infos = state.scenario.players
             record = PayoffRecord(
                 message=m,
                 llm=(float(values[0]), float(values[1])),
                 exact=(trade.payoff(0, infos[0]), trade.payoff(1, infos[1])),
-                trade_text=trade_text,
+                trade_text=reading.text,
                 feasible=trade.feasible(infos),
             )
             return dataclasses.replace(state, agreement=True, payoff=record)
@@ -485,14 +463,6 @@ def step(state: DialogueState, tone: str, seed: int) -> Step[DialogueState]:
             state, beliefs=(beliefs[0], beliefs[1]), guesses=state.guesses + (guess_record,)
         )
     return state
-
-
-def _parsed_trade(text: str, state: DialogueState) -> Trade | None:
-    """The trade of a summary's lines, or None when they do not match each other."""
-    try:
-        return parse_trade_lines(text, state.names)
-    except ValueError:
-        return None
 
 
 def opening_step(state: DialogueState) -> Step[DialogueState]:

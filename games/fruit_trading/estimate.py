@@ -87,8 +87,15 @@ def estimate_work(
     max_messages: int,
     num_seeds: int,
     whole_game: bool = False,
+    eval_seeds: int = 0,
+    bootstrap: int = 0,
+    judge_calls: int = 0,
 ) -> WorkEstimate:
     """Estimates a run from its settings (see the module docstring).
+
+    The held-out trees (``eval_seeds`` per decision) add their nodes and calls;
+    each seed-bootstrap replicate re-solves a tree, adding its CFR work; the
+    judge's check adds ``judge_calls``.
 
     Raises:
       ValueError: a subgame would exceed :data:`MAX_TREE_NODES` (names ``--max-messages``).
@@ -102,16 +109,22 @@ def estimate_work(
         )
     trees = inits * variants
     nodes = trees * per_tree
+    held = trees * max_nodes(max_messages, eval_seeds, cap=MAX_TREE_NODES) if eval_seeds else 0
     # Trees fill less of the maximum as dialogues lengthen; the whole game asks again.
-    calls_per_node = CALLS_PER_NODE * 2 ** (-(max_messages - 2) / 2) * (2 if whole_game else 1)
+    calls_per_node = CALLS_PER_NODE * 2 ** (-(max_messages - 2) / 2)
+    calls = nodes * calls_per_node * (2 if whole_game else 1) + held * calls_per_node + judge_calls
     # Trees are built per variant and all kept until the end; so are the curves.
-    memory = BASE_BYTES + nodes * BYTES_PER_NODE + curves_bytes(trees, iterations, groups=variants)
+    memory = (
+        BASE_BYTES
+        + (nodes + held) * BYTES_PER_NODE
+        + curves_bytes(trees, iterations, groups=variants)
+    )
     return WorkEstimate(
         trees=trees,
         nodes_per_tree=per_tree,
-        nodes=nodes,
-        model_calls=round(nodes * calls_per_node),
-        node_iterations=nodes * iterations,
+        nodes=nodes + held,
+        model_calls=round(calls),
+        node_iterations=nodes * iterations * (1 + bootstrap),
         memory_bytes=memory,
     )
 

@@ -8,7 +8,8 @@ materialised (all LLM calls batched and cached) and solved with CFR for
 ``iterations`` iterations; NashConv, CFR-Gain (against always playing tone
 "any") and their ratio are recorded at every iteration. Written to ``out``:
 
-* ``summary.json`` — settings, backend and model, call and parse counters,
+* ``summary.json`` — settings, backend and model, the agreement judge's scores
+  on the labelled set (``judge``, :mod:`games.fruit_trading.judge_check`), call and parse counters,
   tree sizes, Tables 1–3, Fig. 6 data, final metrics, the iteration at which
   CFR-Gain first exceeds NashConv per subgame (approximate ESS), the
   generalisation and whole-game studies, the degeneracy counts per variant
@@ -54,7 +55,7 @@ from typing import Any
 
 from games.engine.pipeline import Solved, build_and_solve
 from games.engine.results import ModelLabel, model_label
-from games.fruit_trading import exports, report
+from games.fruit_trading import exports, judge_check, report
 from games.fruit_trading.dialogue import Config, DialogueLogic
 from games.fruit_trading.settings import (
     DEFAULT_VARIANTS,
@@ -172,6 +173,8 @@ def run_experiment(
             "settings": settings.public(),
             "variants": {},
         }
+        # The agreement judge's scores on the labelled set, first: a weak judge warns early.
+        summary["judge"] = judge_check.judge_for_run(settings, model)
         subgames: dict[str, list[Subgame]] = {}
         for variant in settings.variants:
             summary["variants"][variant], subgames[variant] = _run_variant(
@@ -238,9 +241,12 @@ def _run_variant(
         processes=settings.processes,
         progress=settings.progress,
         label=f"[{variant}]",
+        noise=settings.noise,
+        eval_seeds=settings.eval_seeds,
     )
     timings[f"build_{variant}_s"] = solved.build_s
     timings[f"solve_{variant}_s"] = solved.solve_s
+    timings[f"noise_{variant}_s"] = solved.noise_s
     sgs = solved.subgames
     v = _variant_summary(settings, solved, stats, opponent)
     # The final average policies come with the curves: no second CFR run per tree.
@@ -308,6 +314,8 @@ def _variant_summary(
         ),
         "payoff_disagreements": report.payoff_disagreements(sgs),
         "final": studies.final_metrics(curves),
+        # Each subgame's CFR-Gain and NashConv beside their noise (solvers.noise).
+        "noise": solved.noise.to_dict() if solved.noise is not None else None,
         "ess_first_iteration": studies.ess_iterations(curves),
         "opponent_model": opponent,
         "degeneracy": degeneracy_counts(solved.trees, baseline_action=ANY).to_dict(),

@@ -20,7 +20,7 @@ which is what ``gt-llm fruit-trading compare`` draws.
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ from matplotlib.figure import Figure
 
 from runs.atomic import ResultsError, atomic_path, read_json, write_csv, write_text
 from solvers.plots import (
+    band_columns,
     plot_grouped_bars,
     plot_metric_panel,
     read_csv_rows,
@@ -171,7 +172,11 @@ def fig7_metrics(
     log_x: bool = False,
     log_y: bool = False,
 ):
-    """Fig. 7: mean ± std of NashConv (top) and CFR-Gain (bottom) over iterations.
+    """Fig. 7: NashConv (top) and CFR-Gain (bottom) over iterations, mean with 95 % interval.
+
+    The band is the mean's Student-t 95 % interval over the subgames; the
+    CFR-Gain panels add, per series, the 5-95 % band of the mean CFR-Gain's
+    label-shuffled null when the run computed it.
 
     Columns: iterations 1–``short`` and all of them; only the second when the
     run has no more than ``short`` iterations (no duplicate panels).
@@ -180,12 +185,19 @@ def fig7_metrics(
     runs = _runs(out, labels)
     several = len(runs) > 1
     nash, gain = {}, {}
+    nulls: dict[str, tuple[float, float]] = {}
+    band = ""
     for name, d, s in runs:
         for v in s["variants"]:
             c = load_curves(d, v)
             lab = _series_label(name, v, several)
-            nash[lab] = (c["iteration"], c["nash_conv_mean"], c["nash_conv_std"])
-            gain[lab] = (c["iteration"], c["cfr_gain_mean"], c["cfr_gain_std"])
+            half_nc, band = band_columns(c, "nash_conv")
+            half_gain, band = band_columns(c, "cfr_gain")
+            nash[lab] = (c["iteration"], c["nash_conv_mean"], half_nc)
+            gain[lab] = (c["iteration"], c["cfr_gain_mean"], half_gain)
+            m = ((s["variants"][v].get("noise") or {}).get("mean_null_cfr_gain")) or None
+            if m is not None:
+                nulls[lab] = (m["q05"], m["q95"])
     last = _last_iteration(runs)
     windows = ([short] if last > short else []) + [None]
     fig = Figure(figsize=(6 * len(windows), 7))
@@ -198,10 +210,12 @@ def fig7_metrics(
                 ax,
                 series,
                 xmax=xmax,
-                ylabel=f"{metric} (mean ± std over subgames)",
-                title=f"{metric}, {span}",
+                ylabel=metric,
+                title=f"{metric}, {span}\n({band} over subgames)",
                 log_x=log_x,
             )
+            if metric == "CFR-Gain":
+                _null_bands(ax, nulls)
             if log_y:
                 if metric == "NashConv":
                     ax.set_yscale("log")
@@ -214,6 +228,29 @@ def fig7_metrics(
     return fig
 
 
+def _null_bands(ax, nulls: Mapping[str, tuple[float, float]]) -> None:
+    """The 5-95 % null of the mean CFR-Gain per series, a hatched horizontal band.
+
+    The null is the final policy's mean CFR-Gain over subgames with the tone
+    labels shuffled at every decision (:mod:`solvers.noise`); a curve inside
+    its band is not above what relabelling alone gives.
+    """
+    colors = {line.get_label(): line.get_color() for line in ax.get_lines()}
+    for lab, (lo, hi) in nulls.items():
+        ax.axhspan(
+            lo,
+            hi,
+            facecolor="none",
+            edgecolor=colors.get(lab, "grey"),
+            hatch="//",
+            alpha=0.35,
+            linewidth=0.6,
+            label=f"{lab}: null 5-95 % (tones shuffled)",
+        )
+    if nulls:
+        ax.legend(fontsize=7)
+
+
 def fig8_ratio(
     out: Runs,
     short: int = 50,
@@ -221,7 +258,7 @@ def fig8_ratio(
     labels: Sequence[str] | None = None,
     log_x: bool = False,
 ):
-    """Fig. 8: mean ± std of CFR-Gain / NashConv over iterations 1–``short``.
+    """Fig. 8: CFR-Gain / NashConv over iterations 1–``short``, mean with 95 % interval.
 
     The lower panel gives the number of subgames that enter the mean at each
     iteration: a subgame whose NashConv is 0 there has no ratio and is left out.
@@ -237,7 +274,7 @@ def fig8_ratio(
             if not np.any(np.isfinite(c["ratio_mean"][keep])):
                 continue  # nothing to draw: no subgame has a ratio (legends list drawn lines)
             lab = _series_label(name, v, several)
-            series[lab] = (c["iteration"], c["ratio_mean"], c["ratio_std"])
+            series[lab] = (c["iteration"], c["ratio_mean"], band_columns(c, "ratio")[0])
             counts[lab] = (c["iteration"][keep], c["ratio_count"][keep], s["settings"]["inits"])
     fig = Figure(figsize=(6.5 + (1.5 if several else 0), 5.5))
     ax, ax_n = fig.subplots(2, 1, sharex=True, gridspec_kw={"height_ratios": [3, 1]})

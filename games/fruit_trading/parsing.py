@@ -35,15 +35,23 @@ def parse_fruit(text: str) -> str:
 
 
 def parse_payoff(text: str) -> float:
+    """The first number of the answer, decimals kept (``"1.5"`` is 1.5, never 15)."""
     return parse_number(text)
 
 
+_NO_TRADE = re.compile(r"\W*no\s+trade\b\W*$", re.IGNORECASE)
+
+
 def parse_trade_text(text: str) -> str:
-    """Accepts a trade summary that has a well-formed line for each player.
+    """Accepts a trade summary that has a well-formed line for each player, or says no trade.
 
     The player names are not known to the parser, so it checks the form only;
-    the dialogue step matches the names afterwards.
+    the dialogue step matches the names afterwards. The summary of no trade is
+    both players giving nothing; an answer of only the words "no trade" is read
+    as that too (:data:`~games.fruit_trading.prompts.NO_TRADE_TEXT`).
     """
+    if _NO_TRADE.match(text):
+        return prompts.NO_TRADE_TEXT
     if len(re.findall(r"Player\s+\S+\s*:\s*Receives\b.*\bGives\b", text, re.I)) < 2:
         raise ParseError("two lines 'Player [Name]: Receives ... Gives ...'", text)
     return text.strip()
@@ -85,7 +93,9 @@ def _structured_trade(obj: Mapping[str, Any], fields: Mapping[str, Any]) -> str:
     """The trade summary lines ``Player X: Receives ... Gives ...`` of a JSON trade.
 
     The JSON names what each player gives (:func:`~games.fruit_trading.prompts.trade_answer`);
-    each receives what the other gives, so the two lines always match.
+    each receives what the other gives, so the two lines always match. No trade
+    (:data:`~games.fruit_trading.prompts.NOTHING` for both) gives the lines of
+    nobody giving anything.
     """
     names = (str(fields["player_a"]), str(fields["player_b"]))
     a, b = (parse_basket(obj[prompts.gives_key(n)]) for n in names)

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from games.fruit_trading.rules import FRUITS, PAYOFF_BOUND, basket_text
-from gt_llm.answers import AnswerFormat, choice, integer, text
+from gt_llm.answers import AnswerFormat, choice, number, text
 from gt_llm.prompts import PromptBook, PromptTemplate
 
 #: What one player gives: a count per fruit.
@@ -22,8 +22,14 @@ Basket = tuple[int, int, int]
 
 # --- structured answers: one format per task (the schema and the validator) ----------
 
-#: Legal payoff values: whole numbers within what any trade can pay.
-PAYOFF_VALUES = range(-PAYOFF_BOUND, PAYOFF_BOUND + 1)
+#: The range of the structured payoff answer: any number from ``-PAYOFF_RANGE`` to
+#: ``PAYOFF_RANGE``, decimals included (a calculation ending "1.5" is read as 1.5). It is
+#: one wider than what any trade can pay (:data:`PAYOFF_BOUND`, the game clips to that)
+#: because the ``local`` backend narrows a number range to hundredths of it for its
+#: grammar (:func:`gt_llm.answers.grammar_schema`): hundredths of -25..25 are steps of
+#: 0.5, so every whole number and every half a calculation can end in stays writable.
+#: (A whole-number schema turned SmolLM2-135M's "Value for Olivia: 1.5" into 15.)
+PAYOFF_RANGE = PAYOFF_BOUND + 1
 #: The two answers of the agreement question.
 YES_NO = ("Yes", "No")
 #: The orders in which the agreement judge is offered its two labels. The judge is
@@ -35,6 +41,49 @@ LABEL_ORDERS: tuple[tuple[str, str], ...] = (YES_NO, (YES_NO[1], YES_NO[0]))
 def agreement_answer(fields: Mapping[str, Any]) -> AnswerFormat:
     """``{"answer": label}`` with the labels in the order the request offers them."""
     return AnswerFormat((choice("answer", [str(x) for x in fields["labels"]]),))
+
+
+#: The trade summary's two cases: the accepted trade, or none. The summary is asked
+#: once with each case first (:data:`SUMMARY_ORDERS`), and a trade counts only when
+#: both answers give the same one (:mod:`games.fruit_trading.judge`), so the answer
+#: cannot follow the order in which the cases are offered.
+TRADE_CASE, NO_TRADE_CASE = "trade", "no trade"
+SUMMARY_ORDERS: tuple[tuple[str, str], ...] = (
+    (TRADE_CASE, NO_TRADE_CASE),
+    (NO_TRADE_CASE, TRADE_CASE),
+)
+#: What a player gives in the summary of no trade (both players, in both answer modes:
+#: no trade is the trade in which nobody gives anything).
+NOTHING = "nothing"
+#: A free-text summary may also say no trade in these words (read as nobody giving anything).
+NO_TRADE_TEXT = "No trade"
+
+_CASE_TEXT = {
+    TRADE_CASE: (
+        "If the last message accepts, unchanged, a specific trade that the other person "
+        "proposed earlier, report that trade: what each player gives the other."
+    ),
+    NO_TRADE_CASE: (
+        "If the last message accepts no specific trade that the other person proposed "
+        "earlier (it asks a question, makes a counter-proposal or rejects, or there is no "
+        "such proposal), report no trade: each player gives nothing."
+    ),
+}
+
+
+def summary_cases(order: Sequence[str]) -> dict[str, Any]:
+    """The summary request's fields that offer its two cases in ``order``.
+
+    ``cases`` (the two instructions of the user message, in ``order``) and
+    ``order`` (the cases' names, which the structured answer's options follow).
+
+    Raises:
+      ValueError: ``order`` is not one of :data:`SUMMARY_ORDERS`.
+    """
+    order = tuple(order)
+    if order not in SUMMARY_ORDERS:
+        raise ValueError(f"summary_cases: order must be one of {SUMMARY_ORDERS}, got {order}")
+    return {"cases": "\n".join(_CASE_TEXT[c] for c in order), "order": list(order)}
 
 
 def labels_text(labels: Sequence[str]) -> str:
@@ -62,18 +111,19 @@ def baskets(endowment: Sequence[int], *, without: Sequence[int] = ()) -> list[Ba
 
 
 def trade_answer(fields: Mapping[str, Any]) -> AnswerFormat:
-    """The trade summary: what each player gives the other, an exchange by construction.
+    """The trade summary: what each player gives the other -- an exchange, or no trade.
 
     ``{"<player_a> gives": basket, "<player_b> gives": basket}``, each basket one of
     the texts :func:`~games.fruit_trading.rules.basket_text` writes (``"1 apple and
     2 oranges"``): a union on the first player's basket (the discriminator), each
     branch listing the second player's baskets without that basket's fruits. Every
-    legal answer is therefore an exchange (:meth:`~games.fruit_trading.rules.Trade.is_exchange`):
+    legal answer but one is therefore an exchange (:meth:`~games.fruit_trading.rules.Trade.is_exchange`):
     each side gives something, no fruit goes both ways, and nobody gives more than
     its endowment (``fields["endowments"]``, the players' endowments in order). A
     basket of every fruit kind is left out of the first player's options: the other
-    could then give nothing. Whether there is a trade at all is the judge's question
-    (asked before, in both label orders), not this one's.
+    could then give nothing. The one other answer is no trade: :data:`NOTHING` for
+    both. Its option comes first or last as the request offers the no-trade case
+    (``fields["order"]``, :func:`summary_cases`).
 
     Raises:
       ValueError: the endowments leave no exchange at all.
@@ -87,6 +137,11 @@ def trade_answer(fields: Mapping[str, Any]) -> AnswerFormat:
     }
     if not variants:
         raise ValueError(f"trade_answer: no exchange fits the endowments {own} and {other}")
+    none = {NOTHING: (choice(gives_key(b), [NOTHING]),)}
+    if list(fields["order"])[0] == NO_TRADE_CASE:
+        variants = {**none, **variants}
+    else:
+        variants = {**variants, **none}
     return AnswerFormat(
         (choice(gives_key(a), list(variants)),), discriminator=gives_key(a), variants=variants
     )
@@ -97,7 +152,7 @@ def trade_answer(fields: Mapping[str, Any]) -> AnswerFormat:
 # calculation.
 MESSAGE_ANSWER = AnswerFormat((text("message", 400),))
 CALCULATION_ANSWER = AnswerFormat((text("calculation", 240),))
-PAYOFF_ANSWER = AnswerFormat((integer("value", PAYOFF_VALUES),))
+PAYOFF_ANSWER = AnswerFormat((number("value", -PAYOFF_RANGE, PAYOFF_RANGE),))
 GUESS_ANSWER = AnswerFormat((choice("fruit", FRUITS),))
 
 MESSAGE_HEADER = "#####\nTrade Proposal Message:\nfrom: {sender}\nto: {receiver}\n#####\n\n{text}"
@@ -173,21 +228,22 @@ AGREEMENT = PromptTemplate(
 SUMMARIZE_TRADE = PromptTemplate(
     task="fruit_trading.summarize_trade",
     system="You record agreed fruit trades exactly.",
+    # {cases}: the trade case and the no-trade case, in the order the request offers them
+    # (summary_cases); the format below serves both (no trade: each gives nothing).
     user=(
-        "The negotiation:\n{dialogue}\n\n"
-        "The last message accepts a trade. Report that trade with one line per player, in "
-        "exactly this format:\n"
+        "The negotiation:\n{dialogue}\n\n{cases}\n\n"
+        "Report it with one line per player, in exactly this format:\n"
         "Player [Name]: Receives [fruit] Gives [fruit]\n"
         "using the players {player_a} and {player_b} and numbers of apples, bananas and "
         "oranges (write 'nothing' for no fruit)."
     ),
-    extra_fields=("turns", "endowments"),
+    extra_fields=("turns", "endowments", "order"),
     temperature=0.0,
     max_tokens=80,
     answer=trade_answer,
     answer_line=(
         'Answer with a JSON object with the keys "{player_a} gives" and "{player_b} gives": '
-        "the fruit each of them gives the other in that trade."
+        "the fruit each of them gives the other (write 'nothing' for no fruit)."
     ),
 )
 

@@ -12,7 +12,8 @@ every distinct history (as the paper counts over its game trees):
 * :func:`payoff_signs` — Tables 2 and 3: among agreements at message m, % with
   a positive (negative) payoff for player 1, player 2 and both;
 * :func:`payoff_disagreements` — agreed trades whose LLM-computed payoff
-  differs from the payoff computed exactly from the parsed trade.
+  differs from the payoff computed exactly from the parsed trade
+  (:func:`payoff_disagreement_text`: the end-of-run line).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from games.engine.noise_report import metric_text, noise_table
 from games.engine.quality import answer_quality
 from games.fruit_trading.dialogue import DialogueState
 from games.fruit_trading.tree import Subgame
@@ -182,6 +184,52 @@ def payoff_disagreements(subgames: Sequence[Subgame]) -> dict[str, Any]:
     }
 
 
+def payoff_disagreement_text(counts: Mapping[str, Any], payoff: str) -> str:
+    """One line of :func:`payoff_disagreements`' counts, naming the payoffs the run used."""
+    n, differ = counts["agreements"], counts["llm_vs_exact_differ"]
+    share = f" ({100.0 * differ / n:.0f} %)" if n else ""
+    return (
+        f"LLM payoff differs from the exact payoff in {differ} of {n} agreed histories{share}; "
+        f"payoffs used: {payoff}"
+    )
+
+
+def _judge_markdown(judge: Mapping[str, Any]) -> list[str]:
+    """The agreement judge's scores on the labelled set as a Markdown table."""
+
+    def cell(p: Mapping[str, Any]) -> str:
+        if p["value"] is None:
+            return f"– | – | {p['n']}"
+        return f"{p['value']:.2f} | [{p['low']:.2f}, {p['high']:.2f}] | {p['n']}"
+
+    v, t = judge["verdict"], judge["trade_summary"]
+    rows = [
+        ("verdict precision", v["precision"]),
+        ("verdict recall", v["recall"]),
+        ("verdict accuracy", v["accuracy"]),
+        ("trade summary accuracy", t["accuracy"]),
+        ("trade summary accuracy on agreements", t["on_agreements"]),
+        ("trade summary accuracy on non-agreements", t["on_non_agreements"]),
+    ]
+    out = [
+        "",
+        f"**The agreement judge ({judge.get('spec', '?')}) on the labelled set** "
+        f"({judge['judge_set']['dialogues']} dialogues; Wilson 95 % intervals; "
+        "`gt-llm fruit-trading judge-check`).",
+        "",
+        "| measure | value | 95 % interval | n |",
+        "|---|---|---|---|",
+    ]
+    out += [f"| {name} | {cell(p)} |" for name, p in rows]
+    if judge.get("below_floor"):
+        out += [
+            "",
+            f"The verdict precision's lower end is below {judge['precision_floor']:.2f}: "
+            "the agreements above are not to be trusted.",
+        ]
+    return out
+
+
 def _fmt(x: Any) -> str:
     if x is None or (isinstance(x, float) and x != x):
         return "–"
@@ -241,7 +289,8 @@ def markdown_tables(summary: dict[str, Any]) -> str:
             )
     out += [
         "",
-        "**CFR after the last iteration and the approximate-ESS test.**",
+        "**CFR after the last iteration and the approximate-ESS test** (mean over "
+        "subgames [Student-t 95 % interval], n).",
         "",
         "| Prompting | NashConv | CFR-Gain | subgames with CFR-Gain > NashConv | median first iteration |",
         "|---|---|---|---|---|",
@@ -251,9 +300,22 @@ def markdown_tables(summary: dict[str, Any]) -> str:
         ess = sorted(x for x in d["ess_first_iteration"] if x is not None)
         med = ess[len(ess) // 2] if ess else "–"
         out.append(
-            f"| {v} | {f['nash_conv_mean']:.4f} ± {f['nash_conv_std']:.4f} | "
-            f"{f['cfr_gain_mean']:.4f} ± {f['cfr_gain_std']:.4f} | {len(ess)}/{len(d['ess_first_iteration'])} | {med} |"
+            f"| {v} | {metric_text(f, 'nash_conv')} | {metric_text(f, 'cfr_gain')} "
+            f"| {len(ess)}/{len(d['ess_first_iteration'])} | {med} |"
         )
+    noise = {v: d.get("noise") for v, d in variants.items()}
+    if any(n is not None for n in noise.values()):
+        out += [
+            "",
+            "**Above noise?** In-sample CFR-Gain and NashConv with their intervals over "
+            "subgames; the solved policy scored on held-out LLM seeds (carried over by "
+            "each player's own earlier tones) and, beside it, the same carried-over policy "
+            "on the solved samples; subgames whose CFR-Gain beats its label-shuffled null "
+            "(Benjamini-Hochberg); the permutation p-value of the mean CFR-Gain. Method: "
+            "the noise page of the docs.",
+            "",
+            *noise_table(noise),
+        ]
     if any("degeneracy" in d for d in variants.values()):
         out += [
             "",
@@ -271,4 +333,6 @@ def markdown_tables(summary: dict[str, Any]) -> str:
                     f"| {v} | {g['trees']} | {g['decision_changes_outcome']} | "
                     f"{g['baseline_nash_conv_positive']} | {g['constant_payoff']} |"
                 )
+    if "judge" in summary:
+        out += _judge_markdown(summary["judge"])
     return "\n".join(out)

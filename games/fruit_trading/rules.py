@@ -214,6 +214,53 @@ def parse_basket(text: str) -> tuple[int, int, int]:
     return (counts[0], counts[1], counts[2])
 
 
+#: Words a count may be written as in a dialogue (``"two apples"``, ``"an orange"``).
+NUMBER_WORDS: dict[str, int] = {
+    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+    "seven": 7, "eight": 8, "nine": 9, "ten": 10,
+}  # fmt: skip
+#: ``<count> <fruit>`` (:func:`quantities`): group 1 the count, group 2 the fruit word.
+QUANTITY_PATTERN = re.compile(
+    r"\b(\d+|" + "|".join(NUMBER_WORDS) + r")\s+(apples?|bananas?|oranges?)\b", re.IGNORECASE
+)
+
+
+def count_value(word: str) -> int:
+    """The number a count of :data:`QUANTITY_PATTERN` stands for (``"two"`` -> 2, ``"an"`` -> 1)."""
+    n = NUMBER_WORDS.get(word.lower())
+    return int(word) if n is None else n
+
+
+def quantities(text: str) -> set[tuple[int, str]]:
+    """The quantities of fruit a text names: ``(count, fruit)`` for each ``<count> <fruit>``.
+
+    A count is a number in digits or a word of :data:`NUMBER_WORDS` (``a`` and
+    ``an`` count one), directly followed by a fruit in the singular or plural,
+    any case; the fruit is given by its name in :data:`FRUITS`. ``"I give you
+    an apple for 2 bananas"`` names ``{(1, "apples"), (2, "bananas")}``; ``"some
+    apples"`` or ``"2 of my apples"`` name none.
+    """
+    return {
+        (count_value(count), FRUITS[fruit_index(word)])
+        for count, word in QUANTITY_PATTERN.findall(text)
+    }
+
+
+def trade_stated(trade: Trade, messages: Sequence[str]) -> bool:
+    """Whether the dialogue states ``trade``: one message names every quantity of it.
+
+    The quantities of a trade are ``(count, fruit)`` for every fruit either
+    player gives (a fruit goes one way only in an exchange); the trade is
+    stated when some single message names all of them (:func:`quantities`),
+    so a trade pieced together from several proposals, or one whose counts
+    appear nowhere, is not. Who gives which is not checked: the words around
+    the counts decide that, and no pattern reads them reliably. A trade in
+    which nobody gives anything is never stated.
+    """
+    wanted = {(n, FRUITS[i]) for basket in trade.gives for i, n in enumerate(basket) if n > 0}
+    return bool(wanted) and any(wanted <= quantities(m) for m in messages)
+
+
 def trade_summary_lines(trade: Trade, names: Sequence[str]) -> str:
     """The trade in the chat-games format ``Player X: Receives ... Gives ...``."""
     return "\n".join(

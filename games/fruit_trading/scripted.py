@@ -48,9 +48,17 @@ as it would change an LLM's:
   fruit the opponent asked for count for it, fruit it offered count against
   it, fruit it accepted count a little for it; the guess is drawn from a
   softmax of the scores, so it is uncertain when the dialogue says little.
-* **Evaluation calls** (agreement, trade, payoffs) are exact readings of the
-  texts: the judge sees an agreement exactly when the last message accepts the
-  other player's standing offer, whatever order its labels are offered in.
+* **Evaluation calls** (agreement, trade, payoffs) are rule-based readings of
+  the texts (:mod:`games.fruit_trading.scripted_reader`): the judge sees an
+  agreement when the last message accepts the other player's standing
+  proposal, whatever order its labels are offered in, and the summary gives
+  that proposal's trade, or no trade (nobody gives anything), whatever order
+  its cases are offered in. The same rules read any dialogue, so the stand-in
+  also answers the judge's check on the labelled set
+  (``gt-llm fruit-trading judge-check --backend scripted``); on its own
+  messages they give what its earlier reading of its fixed phrases gave, so
+  its runs are unchanged (and its model name stays ``rules-v2``). The payoff
+  calculation is exact, and the number is read as written, decimals included.
 """
 
 from __future__ import annotations
@@ -73,6 +81,7 @@ from games.fruit_trading.rules import (
     parse_trade_lines,
     trade_summary_lines,
 )
+from games.fruit_trading.scripted_reader import accepted_proposal
 from games.fruit_trading.scripted_trades import (
     CANDIDATES,
     STYLES,
@@ -301,38 +310,31 @@ def message(fields: Mapping[str, Any], rng: np.random.Generator) -> str:
 # --- evaluation tasks --------------------------------------------------------------------
 
 
-def _accepted_offer(turns: Sequence[Mapping[str, Any]]) -> tuple[str, Basket, Basket] | None:
-    """(proposer, gives, receives) of the offer the last message accepts, if it accepts one."""
-    if not turns or not _ACCEPTED.search(str(turns[-1]["text"])):
-        return None
-    offer = _last_offer(turns[:-1])
-    if offer is None or offer[0] == turns[-1]["sender"]:
-        return None
-    return offer
-
-
 def agreement(fields: Mapping[str, Any], rng: np.random.Generator) -> str:
-    """Yes exactly when the last message accepts the other player's standing offer.
+    """Yes when the last message accepts the other player's standing proposal.
 
-    Reads the dialogue's turns, never the order of the offered labels: both
-    orders of the question get the same verdict.
+    Reads the dialogue's turns (:func:`~games.fruit_trading.scripted_reader.accepted_proposal`),
+    never the order of the offered labels: both orders of the question get the
+    same verdict.
     """
-    if _accepted_offer(list(fields["turns"])) is not None:
+    if accepted_proposal(list(fields["turns"])) is not None:
         return "Yes. The last message accepts a specific proposal."
     return "No. The last message does not accept a specific proposal."
 
 
 def summarize_trade(fields: Mapping[str, Any], rng: np.random.Generator) -> str:
-    """The trade the last message accepts, as one line per player (empty lines if none)."""
+    """The trade the last message accepts, one line per player; no trade: nobody gives anything.
+
+    Never reads the order in which the request offers its two cases.
+    """
     names = [str(fields["player_a"]), str(fields["player_b"])]
-    offer = _accepted_offer(list(fields["turns"]))
+    offer = accepted_proposal(list(fields["turns"]))
     if offer is None:
         return trade_summary_lines(Trade(((0, 0, 0), (0, 0, 0))), names)
-    who, give, recv = offer
-    proposer = names.index(who) if who in names else 0
+    proposer = names.index(offer.sender) if offer.sender in names else 0
     gives = [(0, 0, 0), (0, 0, 0)]
-    gives[proposer] = give
-    gives[1 - proposer] = recv
+    gives[proposer] = offer.gives
+    gives[1 - proposer] = offer.receives
     return trade_summary_lines(Trade((gives[0], gives[1])), names)
 
 
@@ -364,7 +366,7 @@ def compute_payoff(fields: Mapping[str, Any], rng: np.random.Generator) -> str:
     return "\n".join(lines)
 
 
-_VALUE_FOR = re.compile(r"Value for [A-Za-z]+:\s*([-+]?\d+)")
+_VALUE_FOR = re.compile(r"Value for [A-Za-z]+:\s*([-+]?\d+(?:\.\d+)?)")
 
 
 def extract_payoff(fields: Mapping[str, Any], rng: np.random.Generator) -> str:
@@ -419,9 +421,7 @@ def _trade_json(text: str, fields: Mapping[str, Any]) -> dict[str, Any]:
 
 def _payoff_json(text: str, fields: Mapping[str, Any]) -> dict[str, Any]:
     value = parse_number(text)
-    if not value.is_integer():
-        raise ValueError(f"not a whole number: {value}")
-    return {"value": int(value)}
+    return {"value": int(value) if value.is_integer() else value}
 
 
 AS_JSON: dict[str, Any] = {

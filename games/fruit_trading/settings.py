@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from games.fruit_trading.rules import NAMINGS, POOLINGS
 from gt_llm.safety import public_spec
 from solvers.cfr import resolve_variant
+
+if TYPE_CHECKING:
+    from solvers.noise import NoiseSettings
 
 __all__ = [
     "DEFAULT_VARIANTS",
@@ -84,7 +87,9 @@ class ExperimentSettings:
       max_messages: Messages per negotiation.
       num_seeds: LLM seeds per message.
       scenario_seed: Master seed of the initialisations.
-      payoff: ``"llm"`` or ``"exact"`` payoffs.
+      payoff: ``"exact"`` (the default: computed from the agreed trade and the
+        valuations) or ``"llm"`` (the paper's: from the LLM's payoff calls, which
+        are made and compared with the exact payoff either way).
       cfr_variant: CFR variant for :class:`solvers.CFRSolver`.
       max_concurrency: Bound on concurrent LLM calls (default: the backend's).
       requests_per_minute: Rate limit of a remote backend (e.g. Groq's
@@ -103,6 +108,11 @@ class ExperimentSettings:
       structured: Ask for JSON answers under each task's schema (``--structured on``).
       player_backends: The two players' backend specs (None: both on ``backend``, which
         stays the agreement judge's and the trade summary's; :mod:`games.fruit_trading.seats`).
+      eval_seeds: Fresh LLM seeds per decision of the held-out trees (0: none;
+        :mod:`solvers.noise`).
+      permutations: Label permutations per subgame for CFR-Gain's null (0: none).
+      bootstrap: Seed-bootstrap replicates per subgame, each re-solved (0: none).
+      fdr_q: False-discovery rate of the "above noise" count (Benjamini-Hochberg).
     """
 
     inits: int = 30
@@ -114,7 +124,7 @@ class ExperimentSettings:
     max_messages: int = 4
     num_seeds: int = 2
     scenario_seed: int = 0
-    payoff: str = "llm"
+    payoff: str = "exact"
     cfr_variant: str = "cfr"
     max_concurrency: int | None = None
     requests_per_minute: float | None = None
@@ -128,6 +138,10 @@ class ExperimentSettings:
     pools: str = "per_init"
     structured: bool = True
     player_backends: tuple[str, str] | None = None
+    eval_seeds: int = 0
+    permutations: int = 999
+    bootstrap: int = 200
+    fdr_q: float = 0.05
 
     def __post_init__(self) -> None:
         if self.inits < 1:
@@ -160,6 +174,13 @@ class ExperimentSettings:
             raise ValueError(f"run_experiment: max_messages must be >= 2, got {self.max_messages}")
         if self.num_seeds < 1:
             raise ValueError(f"run_experiment: num_seeds must be >= 1, got {self.num_seeds}")
+        if self.eval_seeds < 0 or self.permutations < 0 or self.bootstrap < 0:
+            raise ValueError(
+                "run_experiment: eval_seeds, permutations and bootstrap must be >= 0 "
+                f"(got {self.eval_seeds}, {self.permutations}, {self.bootstrap}); 0 turns one off"
+            )
+        if not 0.0 < self.fdr_q < 1.0:
+            raise ValueError(f"run_experiment: fdr_q must be in (0, 1), got {self.fdr_q}")
         if self.requests_per_minute is not None and not self.requests_per_minute > 0:
             raise ValueError(
                 "run_experiment: requests_per_minute must be > 0 (or None for no limit), "
@@ -180,6 +201,18 @@ class ExperimentSettings:
                 "run_experiment: whole_game_iterations must be >= 1 (or None), "
                 f"got {self.whole_game_iterations}"
             )
+
+    @property
+    def noise(self) -> NoiseSettings:
+        """The resampling of the noise checks, seeded by the scenario seed."""
+        from solvers.noise import NoiseSettings
+
+        return NoiseSettings(
+            permutations=self.permutations,
+            bootstrap=self.bootstrap,
+            q=self.fdr_q,
+            seed=self.scenario_seed,
+        )
 
     @property
     def cache_path(self) -> str:

@@ -48,6 +48,7 @@ def _plan(args: argparse.Namespace, options: RunOptions) -> SolvePlan:
         baseline=uniform_policy,  # CFR-Gain against playing uniformly at random
         iterations=args.iterations,
         slug="ultimatum",
+        num_seeds=args.num_seeds,
     )
 
 

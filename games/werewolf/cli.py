@@ -323,8 +323,7 @@ def _play(args: argparse.Namespace, *, stdin=None, write: Writer = say) -> int:
         if model is not None:
             model.close()
     if result.extra and "model_calls" in result.extra:
-        from games.engine.quality import quality_lines
-        from games.werewolf.play.quality import series_quality
+        from games.werewolf.play.quality import quality_lines, series_quality
 
         fb = result.extra["parse_stats"]["total_fallbacks"]
         write(f"{result.extra['model_calls']} model calls, {fb} fallback(s)")

@@ -129,6 +129,17 @@ class Config:
         """What the seer can learn (and claim to have learnt)."""
         return ROLES if self.seer_reveals == "role" else TEAM_RESULTS
 
+    @property
+    def roles_in_play(self) -> tuple[str, ...]:
+        """The roles at least one player holds, in ``ROLES`` order."""
+        return tuple(r for r in ROLES if self.roles.count(r) > 0)
+
+    @property
+    def results_in_play(self) -> tuple[str, ...]:
+        """The :attr:`check_results` a check of this table can give: a role nobody holds
+        is never one (with ``seer_reveals="team"`` both results stay)."""
+        return tuple(r for r in self.check_results if r not in ROLES or r in self.roles_in_play)
+
     def as_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
         d["roles"] = self.roles.as_dict()

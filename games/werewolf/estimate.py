@@ -153,8 +153,13 @@ def estimate_solve(
     speakers: int,
     living: int,
     iterations: int,
+    eval_seeds: int = 0,
+    bootstrap: int = 0,
 ) -> WorkEstimate:
     """Work and memory of ``werewolf solve`` (see the module docstring).
+
+    Held-out trees (``eval_seeds`` per statement) add their nodes and calls; each
+    seed-bootstrap replicate re-solves a tree.
 
     Args:
       days: Days solved.
@@ -166,19 +171,28 @@ def estimate_solve(
       iterations: CFR iterations per tree.
     """
     per_tree = day_tree_nodes(actions=actions, seeds=seeds, speakers=speakers)
-    branch = actions * seeds
-    statements = actions * seeds * sum(branch**k for k in range(speakers))
-    leaves = branch**speakers
-    calls_per_day = sum(
-        statements * (1 + (living - 1) * EXTRACTIONS[m]) + leaves * living for m in models
-    )
     trees = days * len(models)
+    calls = days * _calls_per_day(models, actions, seeds, speakers, living)
+    held = 0
+    if eval_seeds:
+        held = trees * day_tree_nodes(actions=actions, seeds=eval_seeds, speakers=speakers)
+        calls += days * _calls_per_day(models, actions, eval_seeds, speakers, living)
     return WorkEstimate(
         trees=trees,
         nodes_per_tree=per_tree,
-        nodes=trees * per_tree,
-        model_calls=round(days * calls_per_day * DISTINCT_SHARE),
-        node_iterations=trees * per_tree * iterations,
+        nodes=trees * per_tree + held,
+        model_calls=round(calls * DISTINCT_SHARE),
+        node_iterations=trees * per_tree * iterations * (1 + bootstrap),
         memory_bytes=solve_bytes(trees, iterations),
         unit="day trees",
     )
+
+
+def _calls_per_day(
+    models: tuple[str, ...], actions: int, seeds: int, speakers: int, living: int
+) -> int:
+    """Requests of one day's trees, one per model, before de-duplication."""
+    branch = actions * seeds
+    statements = actions * seeds * sum(branch**k for k in range(speakers))
+    leaves = branch**speakers
+    return sum(statements * (1 + (living - 1) * EXTRACTIONS[m]) + leaves * living for m in models)

@@ -194,7 +194,7 @@ def _write_series_files(run, summary: dict, seeds: list[int], results: list) -> 
 def _print_summary(args, summary: dict, llm: bool, write: Writer, out) -> None:
     """The summary's lines: win rates, rounds, and for LLM players calls, deception, answers
     and their quality (:mod:`games.werewolf.play.quality`)."""
-    from games.engine.quality import quality_lines
+    from games.werewolf.play.quality import quality_lines
 
     write(f"{args.games} games, players: {summary['players']}, preset {args.preset}:")
     for team, w in summary["win_rates"].items():

@@ -53,7 +53,7 @@ def test_werewolf_tally_counts_contradictions_of_certain_knowledge():
     c = t.counts()
     assert c["contradictions"] == {
         "seer_defends_werewolf": 1, "seer_accuses_cleared": 1, "wolf_votes_partner": 1,
-        "self_vote": 1,
+        "self_vote": 1, "seer_votes_cleared": 0, "witch_votes_attacked": 0,
     }  # fmt: skip
     assert c["night_targets"] == {"3": 2}  # the day vote is not a night action
     assert c["votes"] == {"5": 1, "1": 1, "2": 1}

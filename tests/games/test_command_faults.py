@@ -241,6 +241,10 @@ def _other_value(action):
         return ["tone"]
     if action.dest == "player_backends":
         return ["scripted,scripted:rules-v2/b"]
+    if action.dest == "eval_seeds":  # default None: as many as the solve's on a model
+        return ["1"]
+    if action.dest == "fdr_q":  # bounded to (0, 0.5]
+        return ["0.1"]
     if isinstance(action.default, (int, float)) and not isinstance(action.default, bool):
         return [str(action.default + 1)]
     return None

@@ -23,7 +23,8 @@ import pytest
 import games  # noqa: F401  (registers every game)
 from games.engine.quality import answer_quality, quality_lines
 from games.engine.registry import registered_game_specs
-from games.werewolf.play.quality import series_quality
+from games.werewolf.play.quality import CONTRADICTIONS, series_quality
+from games.werewolf.play.quality import quality_lines as werewolf_quality_lines
 from gt_llm.cli import main
 
 SPECS = {s.name: s for s in registered_game_specs()}
@@ -98,8 +99,10 @@ def test_every_results_file_prints_its_quality_and_parse_counts(runs):
     for name, (_argv, output, written) in runs.items():
         for path in written:
             doc = json.loads(path.read_text())
+            # Werewolf's lines add where the chosen players stood in the offered lists.
+            printer = werewolf_quality_lines if name.startswith("werewolf") else quality_lines
             for quality in _blocks(doc, "quality"):
-                for line in quality_lines(quality, indent=""):
+                for line in printer(quality, indent=""):
                     assert line in output, f"{name}: {path.name}'s line {line!r} not printed"
                 checked += 1
             for parse in _blocks(doc, "parse"):
@@ -157,10 +160,10 @@ def test_werewolf_series_and_single_game(runs, tmp_path):
     quality = series_quality(result["parse_stats"], [result["quality"]])
     assert quality["answers"] > 0
     lines = output.splitlines()
-    for line in quality_lines(quality):
+    for line in werewolf_quality_lines(quality):
         assert line in lines, (line, lines[-6:])
     calls = next(i for i, s in enumerate(lines) if s.endswith("fallback(s)"))
-    assert lines[calls + 1] == quality_lines(quality)[0]
+    assert lines[calls + 1] == werewolf_quality_lines(quality)[0]
 
 
 def test_werewolf_arena_quality_per_pair_in_total_and_on_the_index(runs):
@@ -169,12 +172,8 @@ def test_werewolf_arena_quality_per_pair_in_total_and_on_the_index(runs):
     (pair,) = report["pairs"]
     q = pair["quality"]
     assert q["answers"] > 0 and q["largest_share"]["votes"] is not None
-    assert set(q["contradictions"]) == {
-        "seer_defends_werewolf",
-        "seer_accuses_cleared",
-        "wolf_votes_partner",
-        "self_vote",
-    }
+    assert set(q["contradictions"]) == set(CONTRADICTIONS)
+    assert q["listed"]["all"]["choices"] > 0  # where the chosen players stood in the lists
     # In total: one pair, so the same games and the same counts.
     assert report["quality"] == q
     # Pooled from the games' own logs: the report is their sum.
@@ -187,10 +186,10 @@ def test_werewolf_arena_quality_per_pair_in_total_and_on_the_index(runs):
     parsed = sum(sum(r["parse_stats"]["parsed"].values()) for r in results)
     votes = sum(sum(r["quality"]["votes"].values()) for r in results)
     assert q["answers"] == parsed and q["largest_share"]["votes"]["total"] == votes
-    for line in quality_lines(q):
+    for line in werewolf_quality_lines(q):
         assert line in output.splitlines()
     index = _page_data(folder / "view" / "index.html")
-    assert index["quality"] == ["gratr vs none:", *quality_lines(q)]
+    assert index["quality"] == ["gratr vs none:", *werewolf_quality_lines(q)]
 
 
 def test_an_arena_of_three_models_reports_every_pair_and_the_total(tmp_path):

@@ -208,9 +208,10 @@ def ww(tmp_path_factory) -> Path:
         "--backend",
         "scripted",
         # A seed whose game runs to the round limit (the stand-in's draws depend on the
-        # prompts, so the seed moves when they change: 18 since the chronological history).
+        # prompts, so the seed moves when they change: 6 since claims offer only the roles
+        # in play and choices are listed in each request's own order).
         "--seed",
-        "18",
+        "6",
         "--roles",
         "werewolf:3,villager:16,seer:1,doctor:1",
         "--log",

@@ -382,6 +382,8 @@ def test_every_command_runs_on_a_server_refusing_json_schema(command, tmp_path, 
     assert 1 <= refused <= 8, server.formats[:10]
     assert server.formats.count("json_object") == len(server.formats) - refused > refused
     warnings = [line for line in proc.stderr.splitlines() if line.startswith("WARNING")]
+    # Fruit trading also checks its judge, and this server's answers make a poor judge.
+    warnings = [w for w in warnings if "fruit-trading judge-check" not in w]
     assert len(warnings) == 1 and "refuses response_format json_schema" in warnings[0], warnings
 
 

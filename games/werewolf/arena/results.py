@@ -420,7 +420,8 @@ class PairSummary:
         LLM seats' self and peer analyses), when the arena recorded it.
       quality: The answer quality of the pair's games (
         :func:`games.werewolf.play.quality.series_quality`: copied answers, the
-        largest share of one night target, vote and peer label, contradictions);
+        largest share of one night target, vote and peer label, contradictions,
+        the first / second places of the chosen players in the offered lists);
         None in a file written before it.
     """
 

@@ -52,8 +52,10 @@ Reported per pair (JSON, CSV, bar chart):
 * **Answer quality** (``quality`` per pair and in total in ``arena.json``, and
   the end-of-run lines) — parsed answers that repeat a value their
   prompt names, the largest share of one seat among night targets and votes,
-  of one peer-analysis label and answer, and the contradictions of a player's
-  own knowledge (:mod:`games.werewolf.play.quality`). Results, not gates.
+  of one peer-analysis label and answer, the contradictions of a player's
+  own knowledge, and how often the chosen player was listed first or second
+  beside what a uniform choice gives (:mod:`games.werewolf.play.quality`).
+  Results, not gates.
 
 Resuming: every call goes through the SQLite cache (``--cache``, default
 ``OUT/llm_cache.sqlite``), so re-running a finished or interrupted arena replays
@@ -77,7 +79,6 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from games.engine.cli_options import Writer, result_settings, say
-from games.engine.quality import quality_lines
 from games.engine.resources import WorkEstimate
 from games.engine.results import model_label
 from games.werewolf import rules
@@ -96,6 +97,7 @@ from games.werewolf.arena.results import ArenaReport, PairSummary, ProbabilitySc
 from games.werewolf.arena.scoring import REFERENCE_MODEL
 from games.werewolf.arena.table import SeatedAgent, check_seating
 from games.werewolf.deception.summary import pooled_summary
+from games.werewolf.play.quality import quality_lines
 from games.werewolf.players.beliefs import BeliefSettings
 from games.werewolf.players.cfr_policy import DayPolicy, load_day_policy
 from games.werewolf.rules import Config

@@ -68,7 +68,6 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
-from scipy import stats  # type: ignore[import-untyped]
 
 from games.werewolf.arena.results import (
     CertainProbabilities,
@@ -77,6 +76,7 @@ from games.werewolf.arena.results import (
     SideScores,
 )
 from gt_llm.opponents import UNSURE
+from runs.intervals import Interval, mean_ci95, t_quantile
 
 __all__ = [
     "CALIBRATION_BINS",
@@ -114,8 +114,6 @@ Judgment = tuple[int, str, str, Mapping[str, float]]
 #: Per game seed, the game's mean (Brier score, log-loss).
 GameScores = Mapping[int, tuple[float, float]]
 
-Interval = tuple[float | None, float | None]
-
 
 def brier_score(distribution: Mapping[str, float], truth: str) -> float:
     """Sum over roles of (p(role) - [role == truth])^2 (the truth counts even if absent)."""
@@ -126,24 +124,6 @@ def brier_score(distribution: Mapping[str, float], truth: str) -> float:
 def log_loss(distribution: Mapping[str, float], truth: str) -> float:
     """-ln p(truth), with p floored at :data:`PROB_FLOOR`."""
     return -math.log(max(float(distribution.get(truth, 0.0)), PROB_FLOOR))
-
-
-def t_quantile(df: float) -> float:
-    """The 0.975 quantile of Student's t with ``df`` degrees of freedom."""
-    return float(stats.t.ppf(0.975, df))
-
-
-def mean_ci95(values: Sequence[float]) -> tuple[float, Interval]:
-    """The mean and its Student-t 95 % interval (None with fewer than two values).
-
-    The interval is mean +- t(0.975, n - 1) * sd / sqrt(n), sd with ddof = 1.
-    """
-    x = np.asarray(values, dtype=float)
-    mean = float(x.mean())
-    if len(x) < 2:
-        return mean, (None, None)
-    half = t_quantile(len(x) - 1) * float(x.std(ddof=1)) / math.sqrt(len(x))
-    return mean, (mean - half, mean + half)
 
 
 def game_scores(judgments: Iterable[Judgment]) -> dict[int, tuple[float, float]]:

@@ -43,7 +43,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from games.engine.cli_options import Writer, result_settings, say
-from games.engine.quality import quality_lines
 from games.engine.results import model_label
 from games.werewolf import rules
 from games.werewolf.agents import Agent
@@ -59,6 +58,7 @@ from games.werewolf.arena.runner import (
     csv_rows,
     play_pairs,
 )
+from games.werewolf.play.quality import quality_lines
 from games.werewolf.play.runner import wilson_interval
 from games.werewolf.players.beliefs import BeliefSettings
 from runs.atomic import finite_or_none

@@ -19,6 +19,7 @@ from games.engine.cli_options import (
     result_settings,
     say,
 )
+from games.engine.noise_options import add_noise_options, eval_seed_count
 from games.werewolf import rules
 from games.werewolf.day.abstraction import DEFAULT_ACTS, DEFAULT_TONES, Abstraction
 from games.werewolf.day.roots import day_roots
@@ -111,6 +112,10 @@ def _run(args: argparse.Namespace) -> int:
         max_answer_bytes=args.max_answer_bytes,
         progress=not args.no_progress,
         structured=args.structured == "on",
+        eval_seeds=eval_seed_count(args.eval_seeds, specs=[args.backend], num_seeds=args.num_seeds),
+        permutations=args.permutations,
+        bootstrap=args.bootstrap,
+        fdr_q=args.fdr_q,
     )
     # The game's precondition (enough games reach the day), the backend, key and cache,
     # all before the folder is touched; then the manifest (complete: false), refusal of a
@@ -124,6 +129,8 @@ def _run(args: argparse.Namespace) -> int:
         speakers=args.speakers,
         living=max(rules.preset(args.preset).num_players - args.day, 1),
         iterations=args.iterations,
+        eval_seeds=settings.eval_seeds,
+        bootstrap=settings.bootstrap,
     )
     if not args.no_progress:
         sys.stderr.write(estimate.describe() + "\n")
@@ -222,5 +229,6 @@ def add_solve_parser(subparsers: argparse._SubParsersAction) -> None:
     add_common_options(
         p, out="results/werewolf_day", seed_help="seed of the first rule-based game (default 0)"
     )
+    add_noise_options(p)
     add_check(p, _check_acts)
     p.set_defaults(func=_run)

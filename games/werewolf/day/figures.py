@@ -9,7 +9,13 @@ from matplotlib.figure import Figure
 
 from games.werewolf.day.summary import GROUPS, DaySolveSummary, load_summary
 from runs.atomic import atomic_path
-from solvers.plots import plot_grouped_bars, plot_metric_panel, read_csv_rows, read_curves_csv
+from solvers.plots import (
+    band_columns,
+    plot_grouped_bars,
+    plot_metric_panel,
+    read_csv_rows,
+    read_curves_csv,
+)
 
 __all__ = [
     "draw_all",
@@ -29,16 +35,21 @@ def _title(fig: Figure, summary: DaySolveSummary, what: str) -> None:
 
 
 def fig_curves(out: Path) -> Figure:
-    """NashConv and CFR-Gain (mean ± std over days) per opponent model."""
+    """NashConv and CFR-Gain (mean with 95 % interval over days) per opponent model."""
     summary = load_summary(out)
     fig = Figure(figsize=(7, 4.5))
     ax = fig.subplots()
     series = {}
     for m in summary.models:
         c = read_curves_csv(out / f"curves_{m}.csv")
-        series[f"NashConv, {m}"] = (c["iteration"], c["nash_conv_mean"], c["nash_conv_std"])
-        series[f"CFR-Gain, {m}"] = (c["iteration"], c["cfr_gain_mean"], c["cfr_gain_std"])
-    plot_metric_panel(ax, series, ylabel="value (mean ± std over days)", log_x=True)
+        half_nc, band = band_columns(c, "nash_conv")
+        series[f"NashConv, {m}"] = (c["iteration"], c["nash_conv_mean"], half_nc)
+        series[f"CFR-Gain, {m}"] = (
+            c["iteration"],
+            c["cfr_gain_mean"],
+            band_columns(c, "cfr_gain")[0],
+        )
+    plot_metric_panel(ax, series, ylabel=f"value ({band} over days)", log_x=True)
     _title(fig, summary, "NashConv and CFR-Gain over CFR iterations")
     fig.tight_layout()
     return fig

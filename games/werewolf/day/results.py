@@ -35,20 +35,39 @@ Distribution = Mapping[str, Mapping[str, float | None]]
 Strategies = Mapping[str, Mapping[str, Distribution]]
 
 
+def _pair(value: Any) -> tuple[float | None, float | None]:
+    """An interval read back from JSON (a two-item list, or nothing)."""
+    lo, hi = value if value else (None, None)
+    return lo, hi
+
+
 @dataclasses.dataclass(frozen=True)
 class MeanStd:
-    """Mean and standard deviation of ``n`` values (None for both when ``n`` is 0)."""
+    """Mean, standard deviation and Student-t 95 % interval of ``n`` values.
+
+    None for all when ``n`` is 0; the interval is ``(None, None)`` for ``n`` < 2
+    (:func:`runs.intervals.mean_ci95`).
+    """
 
     n: int
     mean: float | None
     std: float | None
+    ci95: tuple[float | None, float | None] = (None, None)
 
     def to_json(self) -> dict[str, Any]:
-        return {"n": self.n, "mean": self.mean, "std": self.std}
+        return {"n": self.n, "mean": self.mean, "std": self.std, "ci95": list(self.ci95)}
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> MeanStd:
-        return cls(n=int(d["n"]), mean=d["mean"], std=d["std"])
+        return cls(n=int(d["n"]), mean=d["mean"], std=d["std"], ci95=_pair(d.get("ci95")))
+
+    def text(self) -> str:
+        """``mean [lo, hi] (n=N)``: the mean beside its interval."""
+        if self.mean is None:
+            return "n/a (n=0)"
+        lo, hi = self.ci95
+        ci = f"[{lo:.3f}, {hi:.3f}]" if lo is not None and hi is not None else "[no interval]"
+        return f"{self.mean:.3f} {ci} (n={self.n})"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,6 +102,8 @@ class ModelResult:
       trees: Per day, its root (``DayRoot.to_dict``) and tree sizes.
       parse: Parse counters (``ParseStats.to_dict``); the JSON adds their answer
         quality (:func:`games.engine.quality.answer_quality`).
+      noise: Each day's CFR-Gain and NashConv beside their noise
+        (:meth:`solvers.noise.StudyNoise.to_dict`; None when the checks were off).
     """
 
     final: Mapping[str, Any]
@@ -93,10 +114,12 @@ class ModelResult:
     strategies: Strategies
     trees: tuple[Mapping[str, Any], ...]
     parse: Mapping[str, Any]
+    noise: Mapping[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
             "final": dict(self.final),
+            "noise": self.noise,
             "ess_first_iteration": list(self.ess_first_iteration),
             "ess_days": self.ess_days,
             "side_gain": {
@@ -123,6 +146,7 @@ class ModelResult:
             strategies=d["strategies"],
             trees=tuple(d["trees"]),
             parse=d["parse"],
+            noise=d.get("noise"),
         )
 
 
@@ -195,6 +219,8 @@ class GainQuestion:
       falls: The answer as a value (None: no answer).
       answer: ``yes`` / ``no`` or why there is no answer.
       difference_gratr_minus_none: The difference of the means, when both exist.
+      difference_ci95: Its Welch 95 % interval (unpaired, so wider than a paired
+        one over the same days); ``falls`` is True only when the interval lies below 0.
     """
 
     label: str
@@ -202,6 +228,7 @@ class GainQuestion:
     falls: bool | None
     answer: str
     difference_gratr_minus_none: float | None = None
+    difference_ci95: tuple[float | None, float | None] = (None, None)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -211,6 +238,7 @@ class GainQuestion:
         }
         if self.difference_gratr_minus_none is not None:
             out["difference_gratr_minus_none"] = self.difference_gratr_minus_none
+            out["difference_ci95"] = list(self.difference_ci95)
         out["answer"] = self.answer
         return out
 
@@ -222,6 +250,7 @@ class GainQuestion:
             falls=d["falls"],
             answer=d["answer"],
             difference_gratr_minus_none=d.get("difference_gratr_minus_none"),
+            difference_ci95=_pair(d.get("difference_ci95")),
         )
 
 

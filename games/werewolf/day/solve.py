@@ -73,6 +73,7 @@ from gt_llm.safety import public_spec
 from runs.atomic import finite_or_none
 from runs.results import ResultsDir
 from solvers import GameTree, TreePolicy, pure_policy, studies
+from solvers.noise import NoiseSettings
 from solvers.writers import check_writable, write_csv, write_json
 
 __all__ = [
@@ -112,6 +113,10 @@ class SolveSettings:
       max_answer_bytes: Largest answer accepted (remote backends).
       progress: Show progress bars.
       structured: Ask for JSON answers under each task's schema (``--structured on``).
+      eval_seeds: Fresh LLM seeds per statement of the held-out trees (0: none).
+      permutations: Label permutations per day for CFR-Gain's null (0: none).
+      bootstrap: Seed-bootstrap replicates per day, each re-solved (0: none).
+      fdr_q: False-discovery rate of the "above noise" count.
     """
 
     preset: str = "arena"
@@ -136,9 +141,16 @@ class SolveSettings:
     max_answer_bytes: int | None = None
     progress: bool = True
     structured: bool = True
+    eval_seeds: int = 0
+    permutations: int = 999
+    bootstrap: int = 200
+    fdr_q: float = 0.05
 
     def __post_init__(self) -> None:
         where = "run_solve"
+        _ = self.noise  # validates permutations, bootstrap and fdr_q
+        if self.eval_seeds < 0:
+            raise ValueError(f"{where}: eval_seeds must be >= 0, got {self.eval_seeds}")
         if self.days < 1:
             raise ValueError(f"{where}: days must be >= 1, got {self.days}")
         if self.iterations < 1:
@@ -162,6 +174,19 @@ class SolveSettings:
         for m in self.models:
             self.day_settings(m)  # validates preset, day, speakers, order, abstraction
         self.abstraction.baseline_action()
+
+    @property
+    def noise(self) -> NoiseSettings:
+        """The resampling of the noise checks, seeded by the first game's seed."""
+        try:
+            return NoiseSettings(
+                permutations=self.permutations,
+                bootstrap=self.bootstrap,
+                q=self.fdr_q,
+                seed=self.first_seed,
+            )
+        except ValueError as err:
+            raise ValueError(f"run_solve: {err}") from None
 
     @property
     def abstraction(self) -> Abstraction:
@@ -261,9 +286,13 @@ def run_solve(
             processes=1,  # a handful of small trees: no worker processes
             progress=settings.progress,
             label=f"[{m}]",
+            noise=settings.noise,
+            eval_seeds=settings.eval_seeds,
         )
         timings[f"build_{m}_s"] = solved.build_s
         timings[f"solve_{m}_s"] = solved.solve_s
+        timings[f"noise_{m}_s"] = solved.noise_s
+        noise = solved.noise.to_dict() if solved.noise is not None else None
         # The CFR average policies come with the curves: nothing is solved twice.
         subgames, curves, policies = solved.subgames, solved.curves, solved.policies
         per_model.append((m, subgames, policies))
@@ -288,8 +317,11 @@ def run_solve(
                 for sg in subgames
             ),
             parse=stats.to_dict(),
+            noise=noise,
         )
         for t, (sg, side) in enumerate(zip(subgames, sides, strict=True)):
+            tree_noise = noise["per_tree"][t] if noise is not None else {}
+            held = tree_noise.get("held_out") or {}
             root = sg.day_root
             day_rows.append(
                 {
@@ -304,6 +336,8 @@ def run_solve(
                     "werewolf_gain": side["werewolf_gain"],
                     "village_gain": side["village_gain"],
                     "ess_first_iteration": ess[t],
+                    "cfr_gain_p_value": tree_noise.get("p_value"),
+                    "held_out_cfr_gain": held.get("cfr_gain"),
                     **tag,
                 }
             )

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from games.engine.noise_report import metric_text, noise_lines
 from games.engine.quality import answer_quality, quality_lines
 from games.werewolf.day.abstraction import Abstraction
 from games.werewolf.day.build import DaySubgame
@@ -26,6 +27,7 @@ from games.werewolf.day.results import (
     StrategyQuestion,
     load_summary,
 )
+from runs.intervals import mean_ci95, t_quantile
 from solvers import CHANCE, TERMINAL, Curves, GameTree, TreePolicy
 from solvers.values import reach_probabilities
 
@@ -164,7 +166,23 @@ def _mean_std(xs: Sequence[float]) -> MeanStd:
     a = np.asarray(xs, dtype=float)
     if a.size == 0:
         return MeanStd(n=0, mean=None, std=None)
-    return MeanStd(n=int(a.size), mean=float(a.mean()), std=float(a.std()))
+    mean, ci = mean_ci95(a)
+    return MeanStd(n=int(a.size), mean=mean, std=float(a.std()), ci95=ci)
+
+
+def _welch_difference(a: MeanStd, b: MeanStd) -> tuple[float | None, float | None]:
+    """Welch's 95 % interval of ``b.mean - a.mean`` from the two summaries (None if n < 2)."""
+    if a.n < 2 or b.n < 2 or a.std is None or b.std is None or a.mean is None or b.mean is None:
+        return None, None
+    va = a.std**2 * a.n / (a.n - 1) / a.n  # ddof 0 -> 1, over n
+    vb = b.std**2 * b.n / (b.n - 1) / b.n
+    se2 = va + vb
+    d = b.mean - a.mean
+    if se2 == 0.0:
+        return d, d
+    df = se2**2 / (va**2 / (a.n - 1) + vb**2 / (b.n - 1))
+    half = t_quantile(df) * float(np.sqrt(se2))
+    return d - half, d + half
 
 
 def side_gains(rows: Sequence[Mapping[str, Any]]) -> SideGains:
@@ -206,15 +224,34 @@ def _questions(per_model: Mapping[str, ModelResult], label: str) -> Questions:
     )
     gains = {m: v.side_gain_werewolf_days.werewolf for m, v in per_model.items()}
     difference = None
+    ci: tuple[float | None, float | None] = (None, None)
     if "none" in per_model and "gratr" in per_model:
         a, b = gains["none"], gains["gratr"]
         if a.mean is None or b.mean is None:
             falls = None
             answer = "no day with a werewolf speaker: nothing to compare"
         else:
-            falls = bool(b.mean < a.mean)
             difference = b.mean - a.mean
-            answer = "yes" if falls else "no"
+            ci = _welch_difference(a, b)
+            lo, hi = ci
+            if lo is None or hi is None:
+                falls, answer = None, "too few days for an interval (n < 2)"
+            elif hi < 0:
+                falls, answer = (
+                    True,
+                    f"yes (gratr - none {difference:.3f}, 95% CI [{lo:.3f}, {hi:.3f}])",
+                )
+            elif lo > 0:
+                falls, answer = (
+                    False,
+                    f"no, it rises ({difference:.3f}, 95% CI [{lo:.3f}, {hi:.3f}])",
+                )
+            else:
+                falls = None
+                answer = (
+                    f"not distinguishable from noise (gratr - none {difference:.3f}, "
+                    f"95% CI [{lo:.3f}, {hi:.3f}] contains 0)"
+                )
     else:
         falls = None
         answer = "needs both models none and gratr in --models"
@@ -224,6 +261,7 @@ def _questions(per_model: Mapping[str, ModelResult], label: str) -> Questions:
         falls=falls,
         answer=answer,
         difference_gratr_minus_none=difference,
+        difference_ci95=ci,
     )
     return Questions(strategy=q1, gain=q2)
 
@@ -235,15 +273,16 @@ def report_lines(summary: DaySolveSummary, out: Path | str) -> list[str]:
     for m, v in summary.models.items():
         f = v.final
         w = v.side_gain_werewolf_days.werewolf
-        wtxt = f"{w.mean:.3f} ± {w.std:.3f} (n={w.n})" if w.n else "n/a (no werewolf speaker)"
+        wtxt = w.text() if w.n else "n/a (no werewolf speaker)"
         lines.append(
-            f"  {m:10s} NashConv {f['nash_conv_mean']:.4f} ± {f['nash_conv_std']:.4f}   "
-            f"CFR-Gain {f['cfr_gain_mean']:.4f} ± {f['cfr_gain_std']:.4f}   "
+            f"  {m:10s} NashConv {metric_text(f, 'nash_conv')}   "
+            f"CFR-Gain {metric_text(f, 'cfr_gain')}   "
             f"CFR-Gain > NashConv in {v.ess_days}/{len(v.ess_first_iteration)} days   "
             f"werewolf-side CFR-Gain {wtxt}"
         )
-        # Answer quality beside the parse counts, from the model's ``parse``.
+        # Answer quality beside the parse counts, from the model's ``parse``; then the noise.
         lines.extend(quality_lines(answer_quality(v.parse), indent=f"  {'':10s} "))
+        lines.extend(noise_lines(v.noise, indent=f"  {'':10s} "))
     q = summary.questions
     lines.append(f"Q1 does a werewolf's CFR strategy differ from a villager's? [{label}]")
     for m, a in q.strategy.per_model.items():

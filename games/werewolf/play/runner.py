@@ -33,7 +33,6 @@ calls, statements, analyses, scratchpads) through the same log.
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -63,6 +62,7 @@ from games.werewolf.rules import (
     action_to_json,
     encode_action,
 )
+from runs.intervals import wilson_interval
 
 __all__ = [
     "SCHEMA",
@@ -343,17 +343,6 @@ def play_game(
         log_path=glog.path if glog is not None else None,
         extra=extra,
     )
-
-
-def wilson_interval(successes: int, n: int, z: float = 1.959964) -> tuple[float, float]:
-    """The Wilson score interval of a binomial proportion (95 % by default)."""
-    if n <= 0:
-        raise ValueError(f"wilson_interval: n must be >= 1, got {n}")
-    p = successes / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def summarize(results: Sequence[GameResult]) -> dict[str, Any]:

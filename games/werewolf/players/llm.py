@@ -30,6 +30,10 @@ Steps (each returns the parsed value or the task's documented fallback, see
   answer mapped back to a legal ``rules`` action.
 
 Seeds are explicit: the runner derives one per call with :func:`call_seed`.
+
+Players to choose from (night targets, protections, checks, the witch's poison,
+vote candidates, speech-act targets) are listed in an order seeded by the rest of
+the request (:mod:`games.werewolf.players.order`); the schema's enum follows it.
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ import numpy as np
 from games.engine.calls import Call, Step
 from games.werewolf.deception.tracking import PeerAnalysis, SelfAnalysis
 from games.werewolf.players import parsing, prompts
+from games.werewolf.players.order import offer_order
 from games.werewolf.players.view import (
     PlayerView,
     PublicStatement,
@@ -123,6 +128,26 @@ def _check_options(fn: str, view: PlayerView, options: Sequence[int]) -> list[in
     return opts
 
 
+def _listed(
+    template: PromptTemplate, fields: Mapping[str, Any], key: str, choices: Sequence[int], seed: int
+) -> list[int]:
+    """``choices`` in the order ``template``'s request lists them under ``key``.
+
+    The order is seeded by the request's other ``fields``, the choices themselves
+    (ascending) and ``seed`` (:func:`~games.werewolf.players.order.offer_order`).
+    """
+    canonical = {**fields, key: sorted(int(p) for p in choices)}
+    return offer_order(choices, task=template.task, fields=canonical, seed=seed)
+
+
+def _with_options(
+    template: PromptTemplate, fields: Mapping[str, Any], options: Sequence[int], seed: int
+) -> dict[str, Any]:
+    """``fields`` with ``options`` and ``options_text``, the players in the request's order."""
+    listed = _listed(template, fields, "options", options, seed)
+    return {**fields, "options": listed, "options_text": prompts.players_text(listed)}
+
+
 # --- steps -------------------------------------------------------------------------
 
 
@@ -138,8 +163,6 @@ def night_kill(
     opts = _check_options("night_kill", view, options)
     votes = dict(partner_votes or {})
     fields = context_fields(view) | {
-        "options": opts,
-        "options_text": prompts.players_text(opts),
         "partner_votes": {str(p): t for p, t in votes.items()},
         "partner_votes_text": "; ".join(
             f"{prompts.player_name(p)} -> {prompts.player_name(t)}"
@@ -147,6 +170,7 @@ def night_kill(
         )
         or "none yet",
     }
+    fields = _with_options(prompts.NIGHT_KILL, fields, opts, seed)
     return (yield make_call(prompts.NIGHT_KILL, fields, seed=seed, structured=view.structured))
 
 
@@ -154,7 +178,7 @@ def night_protect(view: PlayerView, options: Sequence[int], *, seed: int) -> Ste
     """The doctor's or guard's protection (the rules leave out a guard's repeat)."""
     _check_role("night_protect", view, ("doctor", "guard"))
     opts = _check_options("night_protect", view, options)
-    fields = context_fields(view) | {"options": opts, "options_text": prompts.players_text(opts)}
+    fields = _with_options(prompts.NIGHT_PROTECT, context_fields(view), opts, seed)
     return (yield make_call(prompts.NIGHT_PROTECT, fields, seed=seed, structured=view.structured))
 
 
@@ -162,11 +186,8 @@ def night_check(view: PlayerView, options: Sequence[int], *, seed: int) -> Step[
     """The seer's check."""
     _check_role("night_check", view, ("seer",))
     opts = _check_options("night_check", view, options)
-    fields = context_fields(view) | {
-        "options": opts,
-        "options_text": prompts.players_text(opts),
-        "check_kind": prompts.check_kind_text(view.check_results),
-    }
+    fields = context_fields(view) | {"check_kind": prompts.check_kind_text(view.check_results)}
+    fields = _with_options(prompts.NIGHT_CHECK, fields, opts, seed)
     return (yield make_call(prompts.NIGHT_CHECK, fields, seed=seed, structured=view.structured))
 
 
@@ -188,14 +209,13 @@ def night_witch(
     opts = _check_options("night_witch", view, options) if can_poison else []
     victim_text, potions_text = prompts.witch_texts(victim, can_save, can_poison)
     fields = context_fields(view) | {
-        "options": opts,
-        "options_text": prompts.players_text(opts) if can_poison else "nobody",
         "victim": victim,
         "can_save": bool(can_save),
         "can_poison": bool(can_poison),
         "victim_text": victim_text,
         "potions_text": potions_text,
     }
+    fields = _with_options(prompts.NIGHT_WITCH, fields, opts, seed)  # none: "nobody"
     return (yield make_call(prompts.NIGHT_WITCH, fields, seed=seed, structured=view.structured))
 
 
@@ -239,9 +259,12 @@ def speak(
     fields = context_fields(view) | {
         "acts": list(acts),
         "tones": list(tones),
-        "targets": targets,
         "roles": roles,
         "results": results,
+    }
+    targets = _listed(prompts.SPEECH_ACT, fields, "targets", targets, seed)
+    fields |= {
+        "targets": targets,
         "options_text": prompts.speech_options_text(acts, tones, targets, roles, results),
     }
     act = yield make_call(prompts.SPEECH_ACT, fields, seed=seed, structured=view.structured)
@@ -264,7 +287,7 @@ def statement(view: PlayerView, act: SpeechAct, *, seed: int) -> Step[str]:
 def vote(view: PlayerView, options: Sequence[int], *, seed: int) -> Step[int | None]:
     """The player's vote to exile one of ``options``."""
     opts = _check_options("vote", view, options)
-    fields = context_fields(view) | {"options": opts, "options_text": prompts.players_text(opts)}
+    fields = _with_options(prompts.VOTE, context_fields(view), opts, seed)
     return (yield make_call(prompts.VOTE, fields, seed=seed, structured=view.structured))
 
 
@@ -369,11 +392,15 @@ class Decision:
         speech: use :func:`prompts.plain_statement` of the act).
       defaulted: True when the model's answer fell back and no legal action
         followed from it, so a seeded random legal action was taken instead.
+      offered: The players the prompt listed to choose from, in the order it
+        listed them (night targets, protections, checks and votes; empty for
+        other decisions).
     """
 
     action: Action
     text: str | None = None
     defaulted: bool = False
+    offered: tuple[int, ...] = ()
 
 
 _TARGET_STEPS = {
@@ -383,6 +410,18 @@ _TARGET_STEPS = {
     "night_seer": "check",
     "day_vote": "vote",
 }
+
+
+def _and_offered(step: Step[int | None]) -> Step[tuple[int | None, tuple[int, ...]]]:
+    """Runs a one-call target step; also returns the players its request listed, in order."""
+    call = next(step)
+    assert isinstance(call, Call)  # a target step asks one call
+    answer = yield call
+    try:
+        step.send(answer)
+    except StopIteration as stop:
+        return stop.value, tuple(int(p) for p in call.request.fields["options"])
+    raise RuntimeError("_and_offered: a target step asked a second call")
 
 
 def decide(
@@ -453,8 +492,8 @@ def decide(
             step = night_check(view, targets, seed=seed)
         else:
             step = vote(view, targets, seed=seed)
-        choice = yield from step
-        return Decision(Target(choice)) if choice in targets else default()
+        choice, offered = yield from _and_offered(step)
+        return Decision(Target(choice), offered=offered) if choice in targets else default()
     if phase == "night_witch_save":
         witch = yield from night_witch(
             view,
@@ -480,7 +519,8 @@ def decide(
         return Decision(Bid(amount)) if Bid(amount) in legal else default()
     if phase == "day_speak":
         acts = [a for a in legal if isinstance(a, SpeechAct)]  # every legal action here
-        speech = yield from speak(view, **speech_menu(acts), seed=seed)
+        menu = speech_menu(acts, in_play=knowledge.config.roles_in_play)
+        speech = yield from speak(view, **menu, seed=seed)
         if speech.act not in legal:
             return default()
         return Decision(speech.act, text=speech.text)

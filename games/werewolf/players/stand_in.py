@@ -34,6 +34,12 @@ How the stand-in plays, so that games do not end at random:
 * **Analyses**: a self-analysis reports truthfully whether the act contradicts
   what the speaker knows; a peer analysis looks for contradictions with what
   the observer knows and otherwise reports its wolf score of the speaker.
+
+**Order.** Prompts list the players to choose from in an order of their own
+(:mod:`games.werewolf.players.order`). The stand-in chooses by content, never
+by place in a list: every handler sorts the players it picks among, and the
+fields that carry the request's order (:data:`ORDERED_FIELDS`) do not seed its
+generator, so permuting the choices never changes an answer.
 """
 
 from __future__ import annotations
@@ -49,7 +55,7 @@ from games.werewolf.players import prompts
 from gt_llm.backends.scripted import register_scripted_task
 from gt_llm.parsing import parse_json_object
 
-__all__ = ["HANDLERS", "deception_of", "wolf_scores"]
+__all__ = ["HANDLERS", "ORDERED_FIELDS", "deception_of", "seeding_fields", "wolf_scores"]
 
 #: Roles that exactly one player holds (claiming one you do not hold is a lie someone may see).
 UNIQUE_ROLES = ("seer", "doctor", "witch", "guard")
@@ -58,6 +64,10 @@ WOLF = "werewolf"
 PRIOR = 0.3
 #: Weight of the opponent model's belief in the wolf score (the rest is the own signal).
 BELIEF_WEIGHT = 0.5
+#: Fields that list the choices in the request's own order: left out of the seed.
+#: The set of choices follows from the fields that stay (who lives, the seat, its
+#: role, partners and private notes), so no content is lost from the seed.
+ORDERED_FIELDS = ("options", "options_text", "targets")
 
 
 # --- reading typed fields -----------------------------------------------------------
@@ -315,7 +325,7 @@ def _act(
 def _wolf_act(fields: Mapping[str, Any], rng: np.random.Generator) -> list[dict | None]:
     me = int(fields["player"])
     partners = {int(p) for p in fields["partners"]}
-    innocents = [int(p) for p in fields["targets"] if int(p) not in partners | {me}]
+    innocents = sorted(int(p) for p in fields["targets"] if int(p) not in partners | {me})
     accusers = [
         int(s["speaker"])
         for s in fields["statements"]
@@ -562,5 +572,14 @@ def as_json(text: str, fields: Mapping[str, Any]) -> dict[str, Any]:
     return parse_json_object(text)
 
 
+def seeding_fields(task: str) -> tuple[str, ...] | None:
+    """The fields that seed ``task``'s generator: all but :data:`ORDERED_FIELDS`
+    (None: all of them, for a task that lists no choices)."""
+    fields = prompts.BOOK[task].fields
+    if not fields & set(ORDERED_FIELDS):
+        return None
+    return tuple(sorted(fields - set(ORDERED_FIELDS)))
+
+
 for _task, _handler in HANDLERS.items():
-    register_scripted_task(_task, _handler, as_json=as_json)
+    register_scripted_task(_task, _handler, seeded_by=seeding_fields(_task), as_json=as_json)

@@ -40,7 +40,11 @@ server's endpoint (remote models), messages, seed, temperature and max_tokens;
 ``answer`` = the raw text;
 ``cached``; with ``log_prompts`` also ``messages``), ``parse`` (re-asks and
 fallbacks of a batch, by task), ``defaulted`` (a fallback that gave no legal
-action: a seeded random legal action was taken), ``scratchpad``, the
+action: a seeded random legal action was taken), ``offered`` (``seat``,
+``phase``, ``players`` = the players a night target's or vote's prompt listed,
+in its order, and ``choice``; the position counts of
+:mod:`games.werewolf.play.quality`; not written for a defaulted action),
+``scratchpad``, the
 tracker's ``deception_statement`` / ``self_analysis`` / ``peer_analysis``
 (:mod:`games.werewolf.deception.tracking`), and in the result ``model_calls``,
 ``parse_stats``, ``defaulted`` and ``deception`` (the game's summary).
@@ -402,6 +406,8 @@ class LLMTable:
         if d.defaulted:
             self.defaulted += 1
             emit("defaulted", seat=seat, phase=phase, action=rules.action_to_json(d.action))
+        elif d.offered and isinstance(d.action, rules.Target):
+            emit("offered", seat=seat, phase=phase, players=list(d.offered), choice=d.action.player)
         if phase == "day_speak":
             self._spoken[seat] = d.text
         return d.action

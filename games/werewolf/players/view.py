@@ -92,8 +92,9 @@ class PlayerView:
       round: The current round (a night, then a day; the rules' ``round``).
       partners: The other werewolves (werewolves only).
       checks: The seer's results so far, ``{player: result}``.
-      check_results: The results a check can give (``rules`` decides per preset,
-        e.g. the roles, or ``("werewolf", "not werewolf")``).
+      check_results: The results a check can give at this table (``rules`` decides
+        per preset, e.g. the roles in play, or ``("werewolf", "not_werewolf")``;
+        :attr:`~games.werewolf.config.Config.results_in_play`).
       statements: Public statements so far, in order.
       votes: Past day votes ``(round, voter, target or None)``, in order.
       announcements: Public announcements ``(round, text)`` (deaths, exiles), in order.
@@ -284,7 +285,7 @@ def view_from_knowledge(
         round=knowledge.round,
         partners=knowledge.partners,
         checks=dict(knowledge.checks),
-        check_results=tuple(knowledge.config.check_results),
+        check_results=knowledge.config.results_in_play,
         statements=tuple(statements),
         votes=tuple(votes),
         announcements=tuple(announcements),
@@ -319,13 +320,22 @@ def tonight_victim(knowledge: Knowledge) -> int | None:
     return victim
 
 
-def speech_menu(legal: Sequence[SpeechAct]) -> dict[str, list[Any]]:
+def speech_menu(
+    legal: Sequence[SpeechAct], *, in_play: Sequence[str] | None = None
+) -> dict[str, list[Any]]:
     """``acts``, ``tones``, ``targets`` and ``roles`` for :func:`speak` from the legal speech acts.
 
     Targets are those of accuse / defend (the living others); a share_check is
     offered about the same players, with the results of the view's
     ``check_results``. The tone ``any`` (no steering) is offered only when it is
     the only legal tone: a model choosing its own tone picks a concrete one.
+
+    Args:
+      legal: The legal speech acts.
+      in_play: The roles some player holds at this table
+        (:attr:`~games.werewolf.config.Config.roles_in_play`): only these are
+        offered as claims, since a claim of a role nobody holds is a lie every
+        player can see (the rules still allow it). None: every legal claim.
     """
     kinds = {x.kind for x in legal}
     acts = [a for a in SPEECH_ACTS if a in kinds]
@@ -335,7 +345,12 @@ def speech_menu(legal: Sequence[SpeechAct]) -> dict[str, list[Any]]:
     targets = sorted(
         {x.target for x in legal if x.kind in ("accuse", "defend") and x.target is not None}
     )
-    roles = [r for r in ROLES if any(x.kind == "claim" and x.role == r for x in legal)]
+    roles = [
+        r
+        for r in ROLES
+        if (in_play is None or r in in_play)
+        and any(x.kind == "claim" and x.role == r for x in legal)
+    ]
     return {"acts": acts, "tones": tones, "targets": targets, "roles": roles}
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from games.engine.html_page import asset, href, render_page, write_page
-from games.engine.quality import quality_lines
+from games.werewolf.play.quality import quality_lines
 from games.werewolf.view.page import log_page
 from games.werewolf.view.timeline import log_counts, read_records
 from runs.atomic import TMP_PREFIX, read_json_as

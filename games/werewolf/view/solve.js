@@ -18,7 +18,8 @@
   // The days, one row each; click one to see its decisions.
   const table = h("table", {class: "days", id: "days"});
   table.appendChild(h("tr", {}, h("th", {text: "game seed"}), h("th", {text: "speakers"}),
-    models.map(m => h("th", {class: "num", text: m + " NashConv / CFR-Gain"}))));
+    models.map(m => h("th", {class: "num", title: "p: CFR-Gain's label-permutation p-value (docs: Above noise?)",
+      text: m + " NashConv / CFR-Gain (p)"}))));
   const rows = {};
   for (const seed of seeds) {
     const any = models.map(m => byKey[m + "/" + seed]).find(Boolean);
@@ -26,7 +27,8 @@
       h("td", {text: String(seed)}),
       h("td", {text: any.speakers.map((p, i) => "P" + p + " (" + any.speaker_roles[i] + ")").join(", ")}),
       models.map(m => { const d = byKey[m + "/" + seed]; const x = d ? d.metrics : {};
-        return h("td", {class: "num", text: d ? fmt(x.nash_conv, 3) + " / " + fmt(x.cfr_gain, 3) : "–"}); }));
+        const p = x.cfr_gain_p_value == null ? "" : " (p " + fmt(x.cfr_gain_p_value, 3) + ")";
+        return h("td", {class: "num", text: d ? fmt(x.nash_conv, 3) + " / " + fmt(x.cfr_gain, 3) + p : "–"}); }));
     rows[seed] = tr;
     table.appendChild(tr);
   }

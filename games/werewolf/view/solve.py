@@ -53,7 +53,7 @@ _DAY = {
     "decisions": list_of(OBJECT),
 }
 _HISTORY = {"speaker": INT, "tone": TEXT, "act": TEXT, "text": optional(TEXT)}
-_METRICS = ("nash_conv", "cfr_gain", "werewolf_gain", "village_gain")
+_METRICS = ("nash_conv", "cfr_gain", "werewolf_gain", "village_gain", "cfr_gain_p_value")
 
 
 def _decisions(doc: Any) -> dict[str, Any]:

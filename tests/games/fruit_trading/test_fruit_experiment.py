@@ -366,9 +366,12 @@ def test_compare_overlays_runs_and_figures_follow_the_options(run_dir, tmp_path,
     fig = figures.fig7_metrics(out)  # 30 iterations: one column, NashConv and CFR-Gain rows
     assert len(fig.axes) == 2
     assert [ax.get_title() for ax in fig.axes] == [
-        "NashConv, iterations 1–30",
-        "CFR-Gain, iterations 1–30",
+        "NashConv, iterations 1–30\n(mean, 95 % t-interval over subgames)",
+        "CFR-Gain, iterations 1–30\n(mean, 95 % t-interval over subgames)",
     ]
+    # The CFR-Gain panel shows each variant's label null beside its curve.
+    gain_legend = [t.get_text() for t in fig.axes[1].get_legend().get_texts()]
+    assert sum("null 5-95 %" in t for t in gain_legend) == 2
     legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
     assert legend == ["tone (σ_CFR)", "tone + belief (σ_CFR-B)"]
     fig8 = figures.fig8_ratio(out)

@@ -44,9 +44,21 @@ def _assert_same(expected: Any, actual: Any, where: str = "summary") -> None:
 
 
 #: Settings added since the reference was produced; at their defaults they change nothing.
-NEW_SETTINGS = {"timeout": None, "processes": None, "names": "random", "pools": "per_init"}
+NEW_SETTINGS = {
+    "timeout": None,
+    "processes": None,
+    "names": "random",
+    "pools": "per_init",
+    # The noise checks (no held-out trees on the stand-in by default): reports, no new calls.
+    "eval_seeds": 0,
+    "permutations": 999,
+    "bootstrap": 200,
+    "fdr_q": 0.05,
+}
 #: Per-variant keys added since (reports of the same trees, not new numbers for old ones).
-NEW_VARIANT_KEYS = ("degeneracy", "opponent_model", "guesses_distinct", "quality")
+NEW_VARIANT_KEYS = ("degeneracy", "opponent_model", "guesses_distinct", "quality", "noise")
+#: Keys of the final metrics added since: the intervals of the same means.
+NEW_FINAL_KEYS = ("n", "nash_conv_ci95", "cfr_gain_ci95")
 #: Keys of the whole-game study added since (fixed names, leak, per-subgame NashConv).
 NEW_WHOLE_GAME_KEYS = ("names", "pools", "per_subgame_in_whole_game")
 
@@ -78,9 +90,16 @@ def _summary(tmp_path: Path, structured: bool = True, **settings: Any) -> dict[s
     return _normalised(r.out)
 
 
+#: Summary keys added since: the agreement judge's scores on its labelled set (tested in
+#: test_fruit_judge_check.py; the trees' numbers do not depend on them).
+NEW_SUMMARY_KEYS = ("judge",)
+
+
 def _normalised(out: Path) -> dict[str, Any]:
     s = json.loads((out / "summary.json").read_text())
     s.pop("timings")
+    for k in NEW_SUMMARY_KEYS:
+        s.pop(k, None)
     s["settings"].pop("out")
     s["settings"].pop("cache")
     # The stand-in answers structured requests with the JSON of the value its free text
@@ -94,6 +113,8 @@ def _normalised(out: Path) -> dict[str, Any]:
     for v in s["variants"].values():
         for k in NEW_VARIANT_KEYS:
             v.pop(k, None)
+        for k in NEW_FINAL_KEYS:
+            v["final"].pop(k, None)
         for k in NEW_WHOLE_GAME_KEYS:
             v.get("whole_game", {}).pop(k, None)
     return s

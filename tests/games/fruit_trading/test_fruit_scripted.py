@@ -375,11 +375,17 @@ def test_evaluation_chain_on_an_accepted_offer(scripted):
         ]  # fmt: skip
 
     assert judge(turns) == [True, True]
-    trade = ask(
-        prompts.SUMMARIZE_TRADE,
-        {"dialogue": dialogue_text, "turns": turns, "player_a": "Alice", "player_b": "Bob",
-         "endowments": [[2, 2, 2], [2, 2, 2]]},
-    )  # fmt: skip
+    trades = [
+        ask(
+            prompts.SUMMARIZE_TRADE,
+            {"dialogue": dialogue_text, "turns": turns, "player_a": "Alice", "player_b": "Bob",
+             "endowments": [[2, 2, 2], [2, 2, 2]], **prompts.summary_cases(order)},
+        )
+        for order in prompts.SUMMARY_ORDERS
+    ]  # fmt: skip
+    # The same trade whichever case the request offers first.
+    assert trades[0] == trades[1]
+    trade = trades[0]
     assert trade == (
         "Player Alice: Receives 2 apples Gives 1 banana\n"
         "Player Bob: Receives 1 banana Gives 2 apples"

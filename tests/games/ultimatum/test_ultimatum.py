@@ -11,6 +11,7 @@ exactly 0 by Gambit's, and its values are those of the stand-in's offers.
 from __future__ import annotations
 
 import io
+import json
 from fractions import Fraction
 
 import numpy as np
@@ -22,6 +23,7 @@ import games  # noqa: F401  (registers every game)
 import solvers
 from games.ultimatum.game import ACCEPT, TONES
 from solvers.efg import sanitize_label
+from tests.cli_runner import run_cli
 
 
 @pytest.fixture(scope="module")
@@ -139,3 +141,35 @@ def test_a_model_whose_every_offer_falls_back_still_builds_a_tree():
     (sg,) = build_subgames(Ultimatum(10, 2), [Deal(10)], NoOffer(), stats=stats, progress=False)
     assert sg.tree.num_nodes == 22 and sum(stats.fallbacks.values()) == 6
     assert solvers.nash_conv(sg.tree, solvers.uniform_policy(sg.tree)).nash_conv >= 0
+
+
+def test_solve_reports_noise_and_says_a_uniform_baseline_leaves_the_label_null_empty(tmp_path):
+
+    out = tmp_path / "u"
+    proc = run_cli(
+        [
+            "ultimatum",
+            "solve",
+            "--iterations",
+            "20",
+            "--out",
+            str(out),
+            "--no-progress",
+            "--permutations",
+            "49",
+            "--bootstrap",
+            "10",
+            "--eval-seeds",
+            "1",
+        ]
+    )
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    noise = summary["noise"]
+    # Relabelling cannot move a uniform baseline: every permuted gain equals the observed one.
+    assert noise["null_degenerate"] is True
+    assert noise["per_tree"][0]["p_value"] == 1.0
+    assert noise["per_tree"][0]["held_out"]["infosets"] > 0
+    assert summary["final"]["n"] == 1 and summary["final"]["cfr_gain_ci95"] == [None, None]
+    assert "cannot tell CFR-Gain from noise" in proc.stdout
+    assert "held-out CFR-Gain" in proc.stdout

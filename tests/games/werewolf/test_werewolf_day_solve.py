@@ -62,7 +62,13 @@ def test_files_and_summary(run):
         for g in ("werewolf", "village"):
             probs = [p for p in v["strategies"][g]["all"]["acts"].values() if p is not None]
             assert not probs or math.isclose(sum(probs), 1.0, rel_tol=1e-9)
+    for m in ("none", "dirichlet", "gratr"):
+        noise = s["models"][m]["noise"]
+        assert noise["cfr_gain"]["n"] == 2 and noise["above_noise"]["of"] == 2
+        assert all(0 < t["p_value"] <= 1 for t in noise["per_tree"])
+        assert s["models"][m]["final"]["n"] == 2
     rows = read_csv_rows(out / "days.csv")
+    assert all(0 < float(r["cfr_gain_p_value"]) <= 1 for r in rows)
     assert len(rows) == 6 and {r["opponent_model"] for r in rows} == {"none", "dirichlet", "gratr"}
     # Per day: CFR-Gain is the sum of the two sides' gains.
     for r in rows:
@@ -83,6 +89,19 @@ def test_the_two_questions_are_answered_and_labelled(run):
     lines = summary.report_lines(result.summary, out)
     assert any(line.startswith("Q1") for line in lines)
     assert any(line.startswith("Q2") and label in line for line in lines)
+
+
+def test_held_out_days_are_scored_on_fresh_seeds(tmp_path, capsys):
+    settings = {**TINY, "models": ("none",), "days": 1, "permutations": 49, "bootstrap": 5}
+    result = run_solve(SolveSettings(out=str(tmp_path), eval_seeds=1, **settings))
+    noise = result.summary.models["none"].noise
+    assert noise is not None
+    held = noise["per_tree"][0]["held_out"]
+    assert held is not None and held["infosets"] > 0
+    assert noise["held_out_cfr_gain"]["n"] == 1
+    lines = summary.report_lines(result.summary, tmp_path)
+    assert any("held-out CFR-Gain" in line for line in lines)
+    assert any("above noise in" in line for line in lines)
 
 
 def test_a_rerun_makes_no_new_calls(run):
@@ -135,6 +154,9 @@ def test_bad_flags_fail_in_argparse(argv, match, capsys):
         (dict(speakers=9), "speakers"),
         (dict(acts=("nothing", "check:most:not_werewolf")), "check result"),
         (dict(cfr_variant="magic"), "cfr_variant"),
+        (dict(permutations=-1), "permutations"),
+        (dict(fdr_q=1.5), "q must"),
+        (dict(eval_seeds=-2), "eval_seeds"),
     ],
 )
 def test_bad_settings_fail_before_any_call(tmp_path, kw, match):

@@ -117,7 +117,9 @@ def test_views_from_rules_knowledge_hide_what_a_player_cannot_know():
     state = rules.apply(state, 3, Target(4))  # the doctor protects 4
     state = rules.apply(state, 2, Target(0))  # the seer checks a werewolf
     seer = view_from_knowledge(rules.knowledge(state, 2))
-    assert seer.checks == {0: "werewolf"} and seer.check_results == rules.ROLES
+    assert seer.checks == {0: "werewolf"}
+    # The arena's table has no witch or guard: no check can find one.
+    assert seer.check_results == ("villager", "werewolf", "seer", "doctor")
     villager = view_from_knowledge(rules.knowledge(state, 5))
     assert villager.partners == () and not villager.checks and not villager.private_notes
     assert villager.announcements == ((1, "Nobody died last night."),)
@@ -128,6 +130,9 @@ def test_views_from_rules_knowledge_hide_what_a_player_cannot_know():
     menu = speech_menu(legal)
     assert menu["acts"] == list(rules.SPEECH_ACTS) and "any" not in menu["tones"]
     assert menu["targets"] == [0, 1, 3, 4, 5, 6, 7] and menu["roles"] == list(rules.ROLES)
+    # Claims offered to a model: only the roles some player holds at this table.
+    in_play = speech_menu(legal, in_play=state.config.roles_in_play)["roles"]
+    assert in_play == ["villager", "werewolf", "seer", "doctor"]
     act = rules.SpeechAct("share_check", "assertive", target=0, result="werewolf")
     state = rules.apply(state, 2, act)
     v5 = view_from_knowledge(rules.knowledge(state, 5), texts={0: "P1 is a wolf!"})

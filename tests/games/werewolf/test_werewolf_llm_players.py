@@ -18,6 +18,7 @@ from fake_server import Canned, FakeChatServer, completion_body  # noqa: E402
 import gt_llm  # noqa: E402
 from games.engine.calls import run_batched, run_sync  # noqa: E402
 from games.werewolf.players import llm as players  # noqa: E402
+from games.werewolf.players import prompts  # noqa: E402
 from games.werewolf.players.view import PlayerView, PublicStatement
 from games.werewolf.rules import SPEECH_ACTS, SpeechAct  # noqa: E402
 from gt_llm.parsing import ParsePolicy, ParseStats  # noqa: E402
@@ -35,6 +36,12 @@ VIEW = PlayerView(
 
 def say(*texts: str) -> list[Canned]:
     return [Canned(body=completion_body(t)) for t in texts]
+
+
+def listed(prompt: str, label: str) -> list[str]:
+    """The players a prompt lists after ``label`` (in the prompt's own order)."""
+    line = next(x for x in prompt.splitlines() if x.startswith(label))
+    return line.removeprefix(label).strip().rstrip(".").split(", ")
 
 
 @pytest.fixture
@@ -66,7 +73,7 @@ def test_vote_bad_answers_are_reasked_then_fall_back(server, model):
     seeds = [r.body["seed"] for r in server.requests]
     assert len(seeds) == 3 and len(set(seeds)) == 3  # re-asked with new, derived seeds
     prompt = server.requests[0].body["messages"][-1]["content"]
-    assert "Valid votes: Player 1, Player 3, Player 5." in prompt
+    assert sorted(listed(prompt, "Valid votes:")) == ["Player 1", "Player 3", "Player 5"]
     assert "P3 is quiet." in prompt  # the scratchpad is fed back
 
 
@@ -146,7 +153,7 @@ def test_decide_on_a_rules_state_defaults_to_a_legal_action_after_fallback(serve
     assert d.defaulted and d.action in legal
     assert stats.fallbacks["werewolf.night_kill"] == 1
     prompt = server.requests[0].body["messages"][-1]["content"]
-    assert "Valid targets: Player 3, Player 4, Player 5, Player 6, Player 7, Player 8." in prompt
+    assert sorted(listed(prompt, "Valid targets:")) == [f"Player {n}" for n in range(3, 9)]
     system = server.requests[0].body["messages"][0]["content"]
     assert "Your fellow werewolves: Player 2." in system
     # A good answer is used as is.
@@ -155,4 +162,9 @@ def test_decide_on_a_rules_state_defaults_to_a_legal_action_after_fallback(serve
         players.decide(rules.knowledge(state, 0), legal, seed=2, rng=np.random.default_rng(0)),
         model,
     )
-    assert d == players.Decision(rules.Target(4))
+    assert d.action == rules.Target(4) and not d.defaulted
+    assert sorted(d.offered) == [2, 3, 4, 5, 6, 7]  # what the prompt listed, in its order
+    assert (
+        f"Valid targets: {prompts.players_text(d.offered)}."
+        in server.requests[-1].body["messages"][-1]["content"]
+    )

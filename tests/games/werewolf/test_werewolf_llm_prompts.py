@@ -69,7 +69,7 @@ def requests():
                 players.night_witch(witch, [0, 2], victim=4, can_save=True, can_poison=True, seed=1)
             ),
             ('"save"', '"poison"'),
-            ["Player 5", "Player 1, Player 3"],
+            ["Player 5", "Player 1", "Player 3"],  # the choices in the request's order
         ),
         "werewolf.bid": (first_call(players.bid(v, seed=1)), ('"bid"',), ["0", "10"]),
         "werewolf.speech_act": (
@@ -84,12 +84,12 @@ def requests():
                 )
             ),
             ('"act"', '"tone"', '"target"', '"role"', '"result"'),
-            [*SPEECH_ACTS, *TONES[:3], "Player 2, Player 3", "villager, seer", "not_werewolf"],
+            [*SPEECH_ACTS, *TONES[:3], "Player 2", "Player 3", "villager, seer", "not_werewolf"],
         ),
         "werewolf.vote": (
             first_call(players.vote(v, [1, 2], seed=1)),
             ('"vote"',),
-            ["Player 2, Player 3"],
+            ["Player 2", "Player 3"],
         ),
         "werewolf.scratchpad": (
             first_call(players.update_scratchpad(v, "day 2", seed=1)),
