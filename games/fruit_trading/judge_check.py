@@ -398,10 +398,17 @@ def _judge_model(model: ChatModel) -> ChatModel:
 
 
 def score_key(
-    backend: str, model: str, *, structured: bool, seed: int, set_sha256: str, prompts_hash: str
+    backend: str,
+    model: str,
+    *,
+    structured: bool,
+    seed: int,
+    set_sha256: str,
+    prompts_hash: str,
+    endpoint: str = "",
 ) -> str:
-    """The key stored scores are kept under: what decides them."""
-    ident = [backend, model, bool(structured), int(seed), set_sha256, prompts_hash]
+    """The key stored scores are kept under: what decides them (the server too)."""
+    ident = [backend, model, endpoint, bool(structured), int(seed), set_sha256, prompts_hash]
     return hashlib.sha256(json.dumps(ident).encode("utf-8")).hexdigest()
 
 
@@ -462,6 +469,7 @@ def run_judge_check(
         "key": score_key(
             judge_model.backend,
             judge_model.model,
+            endpoint=str(getattr(judge_model, "endpoint", "") or ""),
             structured=structured,
             seed=seed,
             set_sha256=js.sha256,
@@ -586,6 +594,7 @@ def judge_for_run(settings: ExperimentSettings, model: ChatModel) -> dict[str, A
     key = score_key(
         jm.backend,
         jm.model,
+        endpoint=str(getattr(jm, "endpoint", "") or ""),
         structured=settings.structured,
         seed=RUN_SEED,
         set_sha256=js.sha256,
