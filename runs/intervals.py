@@ -21,11 +21,11 @@ Every mean a study shows comes with one of these, and with its n:
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import stats  # type: ignore[import-untyped]
 
 __all__ = [
     "Interval",
@@ -46,8 +46,12 @@ Interval = tuple[float | None, float | None]
 TIE_TOLERANCE = 1e-9
 
 
+@functools.lru_cache(maxsize=256)
 def t_quantile(df: float) -> float:
     """The 0.975 quantile of Student's t with ``df`` degrees of freedom."""
+    # scipy.stats costs most of a second to import: only where an interval is drawn.
+    from scipy import stats  # type: ignore[import-untyped]
+
     return float(stats.t.ppf(0.975, df))
 
 

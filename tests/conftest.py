@@ -11,6 +11,7 @@ selects and which fails (``tests/games/engine/test_conformance.py``).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -54,3 +55,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     aliases = game_aliases()
     for item in items:
         item.extra_keyword_matches.update(keywords_for(item.nodeid, aliases))
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: two workers per core.
+
+    Many tests wait (on a fake server's latency, a timeout, a subprocess, a
+    signal): two workers per core keep the cores busy meanwhile. Measured on 2
+    cores: 172 s against 195-203 s with one worker per core.
+    """
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return 2 * (cores or 1)

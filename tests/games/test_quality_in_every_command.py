@@ -23,7 +23,7 @@ import pytest
 import games  # noqa: F401  (registers every game)
 from games.engine.quality import answer_quality, quality_lines
 from games.engine.registry import registered_game_specs
-from games.werewolf.play.quality import CONTRADICTIONS, series_quality
+from games.werewolf.play.quality import CONTRADICTIONS, listed_report, series_quality
 from games.werewolf.play.quality import quality_lines as werewolf_quality_lines
 from gt_llm.cli import main
 
@@ -141,8 +141,10 @@ def test_werewolf_day_solve_prints_each_models_quality(runs):
     assert set(summary["models"]) == {"none", "gratr"}
     for model, m in summary["models"].items():
         q = answer_quality(m["parse"])
-        assert m["quality"] == q, model  # the summary carries it beside the parse counts
-        assert q["answers"] > 0, model
+        # The summary carries it beside the parse counts, with where the votes' choices stood.
+        listed = {"votes": listed_report(m["listed_votes"])}
+        assert m["quality"] == {**q, "listed": listed}, model
+        assert q["answers"] > 0 and listed["votes"] is not None, model
         head = next(i for i, s in enumerate(lines) if s.startswith(f"  {model:10s} NashConv"))
         assert _first_line(q) in lines[head + 1], (model, lines[head : head + 2])
 

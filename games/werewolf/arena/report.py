@@ -6,15 +6,18 @@ from __future__ import annotations
 
 from collections import defaultdict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-from matplotlib.figure import Figure
 
 from games.werewolf.arena.graph import rebuild_trust_graph
 from games.werewolf.arena.results import ArenaReport, ProbabilityScore, ScoreGap, WinRate
 from games.werewolf.arena.table import WOLF
 from games.werewolf.play import runner
 from games.werewolf.players import prompts
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = [
     "fig_identification",
@@ -141,6 +144,8 @@ def fig_win_rates(report: ArenaReport) -> Figure:
     summaries = report.pairs
     ncols = min(3, len(summaries))
     nrows = -(-len(summaries) // ncols)
+    from matplotlib.figure import Figure
+
     fig = Figure(figsize=(4.4 * ncols, 3.6 * nrows + 0.6))
     axes = np.asarray(fig.subplots(nrows, ncols, squeeze=False))
     for ax in axes.flat[len(summaries) :]:
@@ -194,6 +199,8 @@ def identification_by_round(report: ArenaReport) -> dict[str, list[tuple[int, fl
 def fig_identification(report: ArenaReport) -> Figure:
     """Role-identification accuracy over the days, per model and observer's team."""
     data = identification_by_round(report)
+    from matplotlib.figure import Figure
+
     fig = Figure(figsize=(7, 4.2))
     ax = fig.subplots()
     styles = ("-", "--", "-.", ":")

@@ -13,6 +13,7 @@ from typing import Any
 
 from games.engine.quality import answer_quality
 from games.engine.results import ModelLabel
+from games.werewolf.play.quality import listed_report
 
 __all__ = [
     "DaySolveSummary",
@@ -104,6 +105,8 @@ class ModelResult:
         quality (:func:`games.engine.quality.answer_quality`).
       noise: Each day's CFR-Gain and NashConv beside their noise
         (:meth:`solvers.noise.StudyNoise.to_dict`; None when the checks were off).
+      listed_votes: Over the trees' votes, ``{"length:position": count}`` of where
+        the chosen player stood in the list the vote prompt offered.
     """
 
     final: Mapping[str, Any]
@@ -115,6 +118,13 @@ class ModelResult:
     trees: tuple[Mapping[str, Any], ...]
     parse: Mapping[str, Any]
     noise: Mapping[str, Any] | None = None
+    listed_votes: Mapping[str, int] = dataclasses.field(default_factory=dict)
+
+    def quality(self) -> dict[str, Any]:
+        """Answer quality: the parse counts' report and the votes' listed positions."""
+        return answer_quality(
+            self.parse, counts={"listed": {"votes": listed_report(self.listed_votes)}}
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -129,8 +139,9 @@ class ModelResult:
             "strategies": self.strategies,
             "trees": list(self.trees),
             "parse": self.parse,
+            "listed_votes": dict(self.listed_votes),
             # Answer quality beside the parse counts; derived, so not read back.
-            "quality": answer_quality(self.parse),
+            "quality": self.quality(),
         }
 
     @classmethod
@@ -147,6 +158,7 @@ class ModelResult:
             trees=tuple(d["trees"]),
             parse=d["parse"],
             noise=d.get("noise"),
+            listed_votes=d.get("listed_votes", {}),
         )
 
 

@@ -62,6 +62,7 @@ from games.werewolf.day.summary import (
     ModelResult,
     _questions,
     _side_gains,
+    listed_votes,
     side_gains,
     strategy_by_role,
 )
@@ -318,6 +319,7 @@ def run_solve(
             ),
             parse=stats.to_dict(),
             noise=noise,
+            listed_votes=listed_votes(subgames),
         )
         for t, (sg, side) in enumerate(zip(subgames, sides, strict=True)):
             tree_noise = noise["per_tree"][t] if noise is not None else {}

@@ -184,6 +184,9 @@ class DayState:
         (None: not legal).
       votes: ``(voter, target)`` once the votes are cast (then the state is terminal).
       exiled: The exiled seat, or None.
+      vote_listed: Per vote (in ``votes``' order), how many players its prompt listed
+        and where the model's choice stood among them (1 = first; None when the
+        answer fell back): answer quality's listed-position counts.
     """
 
     root: DayRoot
@@ -192,6 +195,7 @@ class DayState:
     options: tuple[SpeechAct | None, ...] = ()
     votes: tuple[tuple[int, int], ...] | None = None
     exiled: int | None = None
+    vote_listed: tuple[tuple[int, int | None], ...] = ()
 
     def __deepcopy__(self, memo: dict) -> DayState:
         # Immutable: OpenSpiel's state cloning may share it.

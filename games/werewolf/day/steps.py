@@ -92,6 +92,7 @@ from games.werewolf.day.roots import day_roots, day_start, root_step
 from games.werewolf.day.state import DayRoot, DaySettings, DayState, Statement
 from games.werewolf.players import llm as players
 from games.werewolf.players.llm import call_seed
+from games.werewolf.players.order import listed_position
 from games.werewolf.players.view import PlayerView, PublicStatement
 from games.werewolf.rules import Target
 
@@ -147,8 +148,10 @@ def _vote_step(state: DayState) -> Step[DayState]:
         beliefs = observer_beliefs(root, model, p) if model is not None else {}
         view = _view(root, state.statements, p, beliefs=beliefs)
         options = [q for q in living if q != p]
-        steps.append(players.vote(view, options, seed=call_seed(root.game_seed, "vote", p)))
-    choices = yield from _together(steps)
+        vote = players.vote(view, options, seed=call_seed(root.game_seed, "vote", p))
+        steps.append(players.with_offered(vote))
+    answers = yield from _together(steps)
+    choices = [choice for choice, _ in answers]
     # The rules resolve the exile: a vote phase over the living, one vote each.
     s = dataclasses.replace(root.start, phase="day_vote", queue=living, votes=(), speaker=None)
     votes = []
@@ -161,7 +164,16 @@ def _vote_step(state: DayState) -> Step[DayState]:
         votes.append((p, int(choice)))
         s = rules.apply(s, p, Target(int(choice)))
     exile = [e for e in s.events if e.kind == "exile"][-1]
-    return dataclasses.replace(state, votes=tuple(votes), exiled=exile.data["player"], options=())
+    return dataclasses.replace(
+        state,
+        votes=tuple(votes),
+        exiled=exile.data["player"],
+        options=(),
+        vote_listed=tuple(
+            (len(offered), listed_position(offered, c) if c is not None else None)
+            for c, offered in answers
+        ),
+    )
 
 
 def statement_step(state: DayState, action: int, outcome: int) -> Step[DayState]:

@@ -6,6 +6,7 @@ The summary's typed values are :mod:`games.werewolf.day.results` (re-exported he
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from games.engine.noise_report import metric_text, noise_lines
-from games.engine.quality import answer_quality, quality_lines
+from games.engine.quality import quality_lines
 from games.werewolf.day.abstraction import Abstraction
 from games.werewolf.day.build import DaySubgame
 from games.werewolf.day.results import (
@@ -27,6 +28,7 @@ from games.werewolf.day.results import (
     StrategyQuestion,
     load_summary,
 )
+from games.werewolf.play.quality import listed_lines
 from runs.intervals import mean_ci95, t_quantile
 from solvers import CHANCE, TERMINAL, Curves, GameTree, TreePolicy
 from solvers.values import reach_probabilities
@@ -41,6 +43,7 @@ __all__ = [
     "SideGains",
     "StrategyAnswer",
     "StrategyQuestion",
+    "listed_votes",
     "load_summary",
     "report_lines",
     "strategy_by_role",
@@ -134,6 +137,20 @@ def strategy_by_role(
                 "acts": dist(ab.acts, m["acts"]),
             }
     return out
+
+
+def listed_votes(subgames: Sequence[DaySubgame]) -> dict[str, int]:
+    """Where each vote's choice stood in its prompt's list, over every tree's vote leaves.
+
+    Returns:
+      ``{"length:position": count}`` (a vote whose answer fell back is not counted).
+    """
+    counts: Counter[str] = Counter()
+    for sg in subgames:
+        for state in sg.states():
+            if state.is_terminal():
+                counts.update(f"{n}:{pos}" for n, pos in state.vote_listed if pos is not None)
+    return dict(sorted(counts.items()))
 
 
 def _tv(p: Mapping[str, float | None], q: Mapping[str, float | None]) -> float | None:
@@ -281,7 +298,9 @@ def report_lines(summary: DaySolveSummary, out: Path | str) -> list[str]:
             f"werewolf-side CFR-Gain {wtxt}"
         )
         # Answer quality beside the parse counts, from the model's ``parse``; then the noise.
-        lines.extend(quality_lines(answer_quality(v.parse), indent=f"  {'':10s} "))
+        quality = v.quality()
+        lines.extend(quality_lines(quality, indent=f"  {'':10s} "))
+        lines.extend(listed_lines(quality, indent=f"  {'':10s} "))
         lines.extend(noise_lines(v.noise, indent=f"  {'':10s} "))
     q = summary.questions
     lines.append(f"Q1 does a werewolf's CFR strategy differ from a villager's? [{label}]")

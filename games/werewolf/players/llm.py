@@ -87,6 +87,7 @@ __all__ = [
     "night_witch",
     "speak",
     "statement",
+    "with_offered",
     "update_scratchpad",
     "vote",
 ]
@@ -412,7 +413,7 @@ _TARGET_STEPS = {
 }
 
 
-def _and_offered(step: Step[int | None]) -> Step[tuple[int | None, tuple[int, ...]]]:
+def with_offered(step: Step[int | None]) -> Step[tuple[int | None, tuple[int, ...]]]:
     """Runs a one-call target step; also returns the players its request listed, in order."""
     call = next(step)
     assert isinstance(call, Call)  # a target step asks one call
@@ -421,7 +422,7 @@ def _and_offered(step: Step[int | None]) -> Step[tuple[int | None, tuple[int, ..
         step.send(answer)
     except StopIteration as stop:
         return stop.value, tuple(int(p) for p in call.request.fields["options"])
-    raise RuntimeError("_and_offered: a target step asked a second call")
+    raise RuntimeError("with_offered: a target step asked a second call")
 
 
 def decide(
@@ -492,7 +493,7 @@ def decide(
             step = night_check(view, targets, seed=seed)
         else:
             step = vote(view, targets, seed=seed)
-        choice, offered = yield from _and_offered(step)
+        choice, offered = yield from with_offered(step)
         return Decision(Target(choice), offered=offered) if choice in targets else default()
     if phase == "night_witch_save":
         witch = yield from night_witch(

@@ -114,6 +114,46 @@ def test_hand_day_payoff_table(hand_day):
     assert game.utility_of(ARENA) == pyspiel.GameType.Utility.GENERAL_SUM
 
 
+class ListingHandModel(HandModel):
+    """The hand model, keeping each vote prompt's list and the seat it voted for."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.votes: list[tuple[int, tuple[int, ...], int]] = []
+
+    def complete(self, request: ChatRequest) -> ChatResponse:
+        response = super().complete(request)
+        if request.task == "werewolf.vote":
+            offered = tuple(int(p) for p in request.fields["options"])
+            target = json.loads(response.text)["vote"] - 1
+            self.votes.append((int(request.fields["player"]), offered, target))
+        return response
+
+
+def test_day_votes_count_where_the_chosen_seat_stood_in_the_prompts_list(hand_day):
+    from collections import Counter
+
+    from games.werewolf.day.summary import listed_votes
+
+    sg, settings, wolf, villager, innocent = hand_day
+    living = sg.day_root.living
+    model = ListingHandModel(wolf, villager, innocent, living)
+    (again,) = build.build_days(settings, [sg.day_root.game_seed], model, progress=False)
+    # Each prompt lists the voter's choices in an order of its own, not by seat.
+    assert any(list(offered) != sorted(offered) for _, offered, _ in model.votes)
+    asked = Counter()
+    for voter, offered, target in model.votes:
+        assert voter not in offered and sorted(offered) == [p for p in living if p != voter]
+        asked[len(offered), offered.index(target) + 1] += 1
+    leaves = [st for st in again.states() if st.is_terminal()]
+    counted = Counter(listed for st in leaves for listed in st.vote_listed)
+    assert all(len(st.vote_listed) == len(st.votes) == len(living) for st in leaves)
+    assert counted == asked and sum(counted.values()) == 4 * len(living)
+    tally = listed_votes([again])
+    assert tally == {f"{n}:{pos}": c for (n, pos), c in sorted(counted.items())}
+    assert len({pos for _, pos in counted}) > 1  # the chosen seat stands at several places
+
+
 def test_hand_day_nash_conv_and_cfr_gain_by_hand(hand_day):
     """u_wolf = a_w - a_v and u_villager = a_v - a_w (accuse = 1): accusing dominates.
 

@@ -67,6 +67,13 @@ def test_files_and_summary(run):
         assert noise["cfr_gain"]["n"] == 2 and noise["above_noise"]["of"] == 2
         assert all(0 < t["p_value"] <= 1 for t in noise["per_tree"])
         assert s["models"][m]["final"]["n"] == 2
+    for m in ("none", "dirichlet", "gratr"):
+        # Where each vote's choice stood in its prompt's list, beside a uniform choice.
+        listed = s["models"][m]["quality"]["listed"]["votes"]
+        assert listed["choices"] == sum(s["models"][m]["listed_votes"].values()) > 0
+        assert 0 < listed["uniform_first"] < 1 and listed["first"] <= listed["choices"]
+    lines = summary.report_lines(result.summary, out)
+    assert sum("choices listed first / second: votes" in line for line in lines) == 3
     rows = read_csv_rows(out / "days.csv")
     assert all(0 < float(r["cfr_gain_p_value"]) <= 1 for r in rows)
     assert len(rows) == 6 and {r["opponent_model"] for r in rows} == {"none", "dirichlet", "gratr"}
