@@ -34,6 +34,7 @@ __all__ = [
     "percentile_interval",
     "permutation_p_value",
     "t_quantile",
+    "welch_half_width",
     "wilson_interval",
 ]
 
@@ -53,6 +54,27 @@ def t_quantile(df: float) -> float:
     from scipy import stats  # type: ignore[import-untyped]
 
     return float(stats.t.ppf(0.975, df))
+
+
+def welch_half_width(var_a: float, n_a: int, var_b: float, n_b: int) -> tuple[float, float] | None:
+    """Welch's 95 % interval for a difference of two means: its half-width and df.
+
+    Args:
+      var_a, var_b: Each sample's variance (``ddof=1``).
+      n_a, n_b: Each sample's size.
+
+    Returns:
+      ``(half_width, df)``; a zero width (df ``n_a + n_b - 2``) when both samples
+      are constant; None when either has fewer than two values.
+    """
+    if n_a < 2 or n_b < 2:
+        return None
+    va, vb = var_a / n_a, var_b / n_b
+    se2 = va + vb
+    if se2 == 0.0:
+        return 0.0, float(n_a + n_b - 2)
+    df = se2**2 / (va**2 / (n_a - 1) + vb**2 / (n_b - 1))
+    return t_quantile(df) * math.sqrt(se2), df
 
 
 def mean_ci95(values: Sequence[float] | np.ndarray) -> tuple[float, Interval]:

@@ -24,13 +24,13 @@ so its CFR-Gain partly fits their noise. Three checks, each per tree:
   CFR for the same iterations and records NashConv and CFR-Gain. The 2.5 and
   97.5 percentiles are their intervals. Chance nodes with unequal
   probabilities are a model's stated probabilities, not samples, and are kept.
-* **Held-out samples** (:func:`held_out_gain`). The same decision structure
+* **Held-out samples** (:func:`solvers.held_out.held_out_gain`). The same decision structure
   expanded with LLM seeds not used for solving gives an evaluation tree. A
   solved policy conditions on the sampled messages, which the fresh samples
   do not repeat, so it is carried over by what both trees share: at a decision
   of player ``i`` with its own earlier actions ``h`` at decision level ``l``,
   play the reach-weighted mean of the solved policy over the solved tree's
-  information sets with the same ``(i, l, h)`` (:func:`path_policy`). Its
+  information sets with the same ``(i, l, h)`` (:func:`solvers.held_out.path_policy`). Its
   CFR-Gain on the evaluation tree, both profiles scored on the fresh samples,
   is the held-out CFR-Gain; the same mapped policy on the solved tree
   separates what the mapping loses from what the samples gave.
@@ -62,20 +62,16 @@ from runs.intervals import (
 from solvers.best_response import nash_conv
 from solvers.cfr import CFRSolver
 from solvers.cfr_gain import cfr_gain
-from solvers.policy import PolicyLike, TreePolicy, check_policy
+from solvers.held_out import HeldOut, held_out_gain
+from solvers.policy import PolicyLike, check_policy
+from solvers.resampling import bootstrap_tree, sample_nodes
 from solvers.tree import CHANCE, GameTree
-from solvers.values import reach_probabilities
 
 __all__ = [
-    "HeldOut",
     "NoiseSettings",
     "StudyNoise",
     "TreeNoise",
-    "bootstrap_tree",
-    "held_out_gain",
     "label_permutation_test",
-    "path_keys",
-    "path_policy",
     "permuted_baseline",
     "random_relabelling",
     "relabel_actions",
@@ -109,35 +105,6 @@ class NoiseSettings:
             )
         if not 0.0 < self.q < 1.0:
             raise ValueError(f"NoiseSettings: q must be in (0, 1), got {self.q}")
-
-
-@dataclasses.dataclass(frozen=True)
-class HeldOut:
-    """A solved policy scored on fresh samples (:func:`held_out_gain`).
-
-    Attributes:
-      cfr_gain: CFR-Gain of the mapped policy on the evaluation tree.
-      ci95: Its seed-bootstrap 95 % interval over the evaluation tree's samples.
-      in_sample_mapped: CFR-Gain of the same mapped policy on the solved tree.
-      unmatched: Information sets of the evaluation tree without a counterpart
-        (they play the baseline).
-      infosets: Information sets of the evaluation tree.
-    """
-
-    cfr_gain: float
-    ci95: Interval
-    in_sample_mapped: float
-    unmatched: int
-    infosets: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "cfr_gain": self.cfr_gain,
-            "ci95": list(self.ci95),
-            "in_sample_mapped": self.in_sample_mapped,
-            "unmatched_infosets": self.unmatched,
-            "infosets": self.infosets,
-        }
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -375,45 +342,6 @@ def random_relabelling(tree: GameTree, rng: np.random.Generator) -> list[np.ndar
 # --- the seed bootstrap ---------------------------------------------------------------
 
 
-def _sample_nodes(tree: GameTree) -> np.ndarray:
-    """Chance nodes whose outcomes are equally likely (samples), with more than one child."""
-    chance = np.nonzero((tree.kind == CHANCE) & (tree.num_children > 1))[0]
-    keep = []
-    for c in chance:
-        a = tree.first_child[c]
-        p = tree.chance_prob[a : a + tree.num_children[c]]
-        if np.allclose(p, p[0], rtol=0.0, atol=1e-12):
-            keep.append(c)
-    return np.asarray(keep, dtype=np.int64)
-
-
-def bootstrap_tree(
-    tree: GameTree, rng: np.random.Generator, nodes: np.ndarray | None = None
-) -> GameTree:
-    """``tree`` with the outcomes of its sample chance nodes drawn again with replacement.
-
-    Each chance node with ``k`` equally likely outcomes gets multinomial(k, 1/k)
-    counts, divided by ``k``, as its children's probabilities (an outcome drawn
-    twice weighs 2/k, one not drawn 0). Other nodes keep theirs.
-
-    Args:
-      tree: The tree.
-      rng: The random stream.
-      nodes: The sample chance nodes (default: found again; pass them when
-        resampling one tree many times).
-    """
-    nodes = _sample_nodes(tree) if nodes is None else nodes
-    probs = tree.chance_prob.copy()
-    for k in np.unique(tree.num_children[nodes]):
-        group = nodes[tree.num_children[nodes] == k]
-        counts = rng.multinomial(int(k), np.full(int(k), 1.0 / k), size=group.size)
-        idx = tree.first_child[group][:, None] + np.arange(int(k))[None, :]
-        probs[idx] = counts / float(k)
-    # Derived arrays (the collapsed tree the kernels walk) are cached per instance and
-    # rebuilt for the copy: only the chance probabilities differ.
-    return dataclasses.replace(tree, chance_prob=probs)
-
-
 def seed_bootstrap(
     tree: GameTree,
     baseline: PolicyLike,
@@ -422,8 +350,11 @@ def seed_bootstrap(
     variant: str = "cfr",
     replicates: int,
     rng: np.random.Generator,
+    nodes: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """NashConv and CFR-Gain of CFR re-solved on bootstrap replicates of ``tree``.
+
+    ``nodes`` are the tree's sample chance nodes (default: found here).
 
     Returns:
       ``(nash_conv, cfr_gain)`` arrays, one value per replicate.
@@ -436,7 +367,7 @@ def seed_bootstrap(
             f"seed_bootstrap: replicates and iterations must be >= 1, got {replicates}, {iterations}"
         )
     base = check_policy(tree, baseline, caller="seed_bootstrap", name="the baseline")
-    nodes = _sample_nodes(tree)
+    nodes = sample_nodes(tree) if nodes is None else nodes
     nc = np.empty(replicates)
     gain = np.empty(replicates)
     for r in range(replicates):
@@ -445,126 +376,6 @@ def seed_bootstrap(
         m = solver.evaluate(base)
         nc[r], gain[r] = m.nash_conv, m.cfr_gain
     return nc, gain
-
-
-# --- held-out samples ------------------------------------------------------------------
-
-#: What a carried-over policy conditions on: (player, decision level, own earlier actions).
-PathKey = tuple[int, int, tuple[int, ...]]
-
-
-def path_keys(tree: GameTree) -> list[PathKey]:
-    """Per information set, its (player, decision level, own earlier actions) key.
-
-    Raises:
-      ValueError: A node listed before its parent (trees are breadth-first).
-    """
-    own: list[tuple[tuple[int, ...], ...]] = [()] * tree.num_nodes
-    level = np.zeros(tree.num_nodes, dtype=np.int64)
-    is_dec = tree.infoset >= 0
-    n_players = tree.num_players
-    own[0] = tuple(() for _ in range(n_players))
-    for n in range(1, tree.num_nodes):
-        p = int(tree.parent[n])
-        if p >= n:
-            raise ValueError("path_keys: a node precedes its parent; build the tree breadth-first")
-        level[n] = level[p] + int(is_dec[p])
-        hist = own[p]
-        if is_dec[p]:
-            who = int(tree.player[p])
-            hist = hist[:who] + (hist[who] + (int(tree.action[n]),),) + hist[who + 1 :]
-        own[n] = hist
-    keys: list[PathKey] = []
-    for s in range(tree.num_infosets):
-        node = int(tree.infoset_nodes[tree.infoset_node_ptr[s]])
-        who = int(tree.player[node])
-        keys.append((who, int(level[node]), own[node][who]))
-    return keys
-
-
-def path_policy(tree: GameTree, policy: PolicyLike) -> dict[PathKey, np.ndarray]:
-    """The policy's reach-weighted mean per (player, level, own earlier actions).
-
-    An information set weighs by the probability of reaching it when everybody
-    plays ``policy``; a key reached with probability 0 gets the plain mean.
-    """
-    probs = check_policy(tree, policy, caller="path_policy")
-    reach = reach_probabilities(tree, probs)
-    ptr, nodes = tree.infoset_node_ptr, tree.infoset_nodes
-    weight = np.array([reach[nodes[ptr[s] : ptr[s + 1]]].sum() for s in range(tree.num_infosets)])
-    groups: dict[PathKey, list[int]] = {}
-    for s, key in enumerate(path_keys(tree)):
-        groups.setdefault(key, []).append(s)
-    out: dict[PathKey, np.ndarray] = {}
-    for key, sets in groups.items():
-        w = weight[sets]
-        rows = probs[sets]
-        out[key] = (w @ rows) / w.sum() if w.sum() > 0 else rows.mean(axis=0)
-    return out
-
-
-def _apply_path_policy(
-    tree: GameTree, dists: dict[PathKey, np.ndarray], baseline: np.ndarray
-) -> tuple[TreePolicy, int]:
-    probs = baseline.copy()
-    unmatched = 0
-    for s, key in enumerate(path_keys(tree)):
-        d = dists.get(key)
-        n = int(tree.infoset_num_actions[s])
-        if d is None or d.shape[0] < n:
-            unmatched += 1
-            continue
-        row = np.asarray(d[:n], dtype=float)
-        total = row.sum()
-        if total <= 0:
-            unmatched += 1
-            continue
-        probs[s, :] = 0.0
-        probs[s, :n] = row / total
-    return TreePolicy(probs), unmatched
-
-
-def held_out_gain(
-    solved_tree: GameTree,
-    policy: PolicyLike,
-    eval_tree: GameTree,
-    baseline: Callable[[GameTree], PolicyLike],
-    *,
-    replicates: int,
-    rng: np.random.Generator,
-) -> HeldOut:
-    """CFR-Gain of ``policy`` carried to ``eval_tree`` by (player, level, own actions).
-
-    Args:
-      solved_tree: The tree ``policy`` was solved on.
-      policy: The solved profile.
-      eval_tree: The same decisions expanded with other LLM seeds.
-      baseline: ``tree -> profile`` of the baseline (on both trees).
-      replicates: Bootstrap replicates of the evaluation tree's samples for the
-        interval (the policy fixed; 0: no interval).
-      rng: The random stream.
-    """
-    dists = path_policy(solved_tree, policy)
-    base_solved = check_policy(solved_tree, baseline(solved_tree), caller="held_out_gain")
-    base_eval = check_policy(eval_tree, baseline(eval_tree), caller="held_out_gain")
-    mapped_solved, _ = _apply_path_policy(solved_tree, dists, base_solved)
-    mapped_eval, unmatched = _apply_path_policy(eval_tree, dists, base_eval)
-    gain = cfr_gain(eval_tree, mapped_eval, base_eval).cfr_gain
-    ci: Interval = (None, None)
-    if replicates > 0:
-        nodes = _sample_nodes(eval_tree)
-        reps = [
-            cfr_gain(bootstrap_tree(eval_tree, rng, nodes), mapped_eval, base_eval).cfr_gain
-            for _ in range(replicates)
-        ]
-        ci = percentile_interval(reps)
-    return HeldOut(
-        cfr_gain=float(gain),
-        ci95=ci,
-        in_sample_mapped=float(cfr_gain(solved_tree, mapped_solved, base_solved).cfr_gain),
-        unmatched=unmatched,
-        infosets=eval_tree.num_infosets,
-    )
 
 
 # --- per tree and per study --------------------------------------------------------------
@@ -597,7 +408,6 @@ def tree_noise(
     """
     base = baseline(tree)
     streams = np.random.SeedSequence([settings.seed, index]).spawn(3)
-    observed = cfr_gain(tree, policy, base).cfr_gain
     nc = nash_conv(tree, policy).nash_conv
     null = np.empty(0)
     p_value = None
@@ -609,10 +419,13 @@ def tree_noise(
             permutations=settings.permutations,
             rng=np.random.default_rng(streams[0]),
         )
+    else:
+        observed = cfr_gain(tree, policy, base).cfr_gain
     nc_ci: Interval = (None, None)
     gain_ci: Interval = (None, None)
+    nodes = sample_nodes(tree)
     # With one seed per decision there is nothing to redraw: no interval rather than a zero-width one.
-    if settings.bootstrap and _sample_nodes(tree).size:
+    if settings.bootstrap and nodes.size:
         ncs, gains = seed_bootstrap(
             tree,
             base,
@@ -620,6 +433,7 @@ def tree_noise(
             variant=variant,
             replicates=settings.bootstrap,
             rng=np.random.default_rng(streams[1]),
+            nodes=nodes,
         )
         nc_ci, gain_ci = percentile_interval(ncs), percentile_interval(gains)
     held = None

@@ -57,6 +57,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         item.extra_keyword_matches.update(keywords_for(item.nodeid, aliases))
 
 
+@pytest.hookimpl(optionalhook=True)  # xdist's hook: -p no:xdist runs without it
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """``-n auto``: two workers per core.
 

@@ -7,7 +7,7 @@ outcomes, ``k .. k+count-1``, equally likely: the same decision structure,
 answered by fresh samples. :func:`eval_subgames` expands those trees below the
 roots a study already built (the roots themselves are not resampled), so the
 solved policy can be scored on answers it never saw
-(:func:`solvers.noise.held_out_gain`).
+(:func:`solvers.held_out.held_out_gain`).
 """
 
 from __future__ import annotations

@@ -306,12 +306,12 @@ def _judge_check(args: argparse.Namespace) -> int:
     from games.fruit_trading.judge_check import (
         ScoreStore,
         judge_lines,
-        load_judge_set,
         prompts_sha256,
         run_judge_check,
         scores_path,
         stored_scores,
     )
+    from games.fruit_trading.judge_set import load_judge_set
 
     # Every check before the first model call: flags (argparse), backend, folder, the set.
     check_backend(args)

@@ -13,17 +13,16 @@ from runs.intervals import (
     permutation_p_value,
     wilson_interval,
 )
+from solvers.held_out import held_out_gain, path_keys
 from solvers.noise import (
     NoiseSettings,
-    bootstrap_tree,
-    held_out_gain,
     label_permutation_test,
-    path_keys,
     permuted_baseline,
     relabel_actions,
     study_noise,
     tree_noise,
 )
+from solvers.resampling import bootstrap_tree
 from solvers.synthetic import layered_tree, planted_action_cost
 from solvers.tree import CHANCE, TreeBuilder
 

@@ -76,7 +76,7 @@ from games.werewolf.arena.results import (
     SideScores,
 )
 from gt_llm.opponents import UNSURE
-from runs.intervals import Interval, mean_ci95, t_quantile
+from runs.intervals import Interval, mean_ci95, t_quantile, welch_half_width
 
 __all__ = [
     "CALIBRATION_BINS",
@@ -165,13 +165,9 @@ def _welch(model: Sequence[float], reference: Sequence[float]) -> tuple[Interval
     nm, nr = len(model), len(reference)
     if nm < 2 or nr < 2:
         return (None, None), None
-    vm = float(np.var(model, ddof=1)) / nm
-    vr = float(np.var(reference, ddof=1)) / nr
-    se2 = vm + vr
-    if se2 == 0.0:  # both constant: no spread, a zero-width interval
-        return (0.0, 0.0), float(nm + nr - 2)
-    df = se2**2 / (vm**2 / (nm - 1) + vr**2 / (nr - 1))
-    half = t_quantile(df) * math.sqrt(se2)
+    welch = welch_half_width(float(np.var(model, ddof=1)), nm, float(np.var(reference, ddof=1)), nr)
+    assert welch is not None  # both have two values
+    half, df = welch
     return (-half, half), df
 
 

@@ -29,7 +29,7 @@ from games.werewolf.day.results import (
     load_summary,
 )
 from games.werewolf.play.quality import listed_lines
-from runs.intervals import mean_ci95, t_quantile
+from runs.intervals import mean_ci95, welch_half_width
 from solvers import CHANCE, TERMINAL, Curves, GameTree, TreePolicy
 from solvers.values import reach_probabilities
 
@@ -189,16 +189,16 @@ def _mean_std(xs: Sequence[float]) -> MeanStd:
 
 def _welch_difference(a: MeanStd, b: MeanStd) -> tuple[float | None, float | None]:
     """Welch's 95 % interval of ``b.mean - a.mean`` from the two summaries (None if n < 2)."""
-    if a.n < 2 or b.n < 2 or a.std is None or b.std is None or a.mean is None or b.mean is None:
+    if a.std is None or b.std is None or a.mean is None or b.mean is None:
         return None, None
-    va = a.std**2 * a.n / (a.n - 1) / a.n  # ddof 0 -> 1, over n
-    vb = b.std**2 * b.n / (b.n - 1) / b.n
-    se2 = va + vb
+    # MeanStd keeps the ddof-0 spread: back to the sample variance.
+    welch = welch_half_width(
+        a.std**2 * a.n / max(a.n - 1, 1), a.n, b.std**2 * b.n / max(b.n - 1, 1), b.n
+    )
+    if welch is None:
+        return None, None
+    half, _ = welch
     d = b.mean - a.mean
-    if se2 == 0.0:
-        return d, d
-    df = se2**2 / (va**2 / (a.n - 1) + vb**2 / (b.n - 1))
-    half = t_quantile(df) * float(np.sqrt(se2))
     return d - half, d + half
 
 

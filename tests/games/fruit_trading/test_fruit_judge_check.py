@@ -24,6 +24,7 @@ import tomllib
 import games  # noqa: F401  (registers the game and the stand-in's answers)
 from games.engine.calls import run_sync
 from games.fruit_trading import judge, judge_check, parsing, prompts
+from games.fruit_trading import judge_set as judge_set_module
 from games.fruit_trading.experiment import ExperimentSettings, run_experiment
 from games.fruit_trading.rules import (
     FRUITS,
@@ -57,7 +58,7 @@ OTHER_FRUITS = ("pear", "grape", "melon", "mango", "cherry", "cherries", "lemon"
 
 @pytest.fixture(scope="module")
 def judge_set():
-    return judge_check.load_judge_set()
+    return judge_set_module.load_judge_set()
 
 
 # --- the set ----------------------------------------------------------------------------
@@ -134,7 +135,7 @@ def test_a_malformed_set_is_refused_naming_the_fix():
         ]
     }
     with pytest.raises(ValueError, match="parse_judge_set: x: agreement must be true with a trade"):
-        judge_check.parse_judge_set(bad)
+        judge_set_module.parse_judge_set(bad)
 
 
 # --- the trade rules --------------------------------------------------------------------

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 from games.werewolf.arena.scoring import mean_ci95, probability_score, t_quantile
@@ -60,3 +61,23 @@ def test_score_interval_over_three_games_by_hand():
     lo, hi = s.brier_ci95
     assert lo is not None and hi is not None
     assert (hi - lo) / 2 == pytest.approx(half) and half > 2 * 1.96 * sd / math.sqrt(3)
+
+
+def test_welch_interval_matches_scipys_and_both_callers_use_it():
+    from scipy import stats
+
+    from games.werewolf.arena.scoring import _welch
+    from games.werewolf.day.summary import _mean_std, _welch_difference
+    from runs.intervals import welch_half_width
+
+    a, b = [1.0, 2.0, 3.0], [2.0, 4.0, 6.0, 8.0]
+    # By hand: variances 1 and 20/3, se^2 = 1/3 + 5/3 = 2, df = 4 / (1/18 + 25/27).
+    half, df = welch_half_width(1.0, 3, 20.0 / 3.0, 4)
+    assert df == pytest.approx(4.0 / (1.0 / 18.0 + 25.0 / 27.0), rel=1e-12)
+    ci = stats.ttest_ind(b, a, equal_var=False).confidence_interval(0.95)
+    d = np.mean(b) - np.mean(a)
+    assert (d - half, d + half) == pytest.approx((ci.low, ci.high), rel=1e-10)
+    assert _welch(b, a) == ((-half, half), df)
+    assert _welch_difference(_mean_std(a), _mean_std(b)) == pytest.approx((d - half, d + half))
+    assert welch_half_width(0.0, 2, 0.0, 3) == (0.0, 3.0)  # both constant: zero width
+    assert welch_half_width(1.0, 1, 1.0, 5) is None
