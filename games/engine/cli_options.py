@@ -371,7 +371,8 @@ def check_local_run(
         reused_share=shape.reused_share,
     )
     sys.stderr.write(
-        f"time: about {format_duration(seconds)} on this machine for the model calls at most "
+        f"time: about {format_duration(seconds)} on this machine for about "
+        f"{estimate.model_calls:,} model calls "
         f"({model.spec}, {costs.workers} worker(s); measured {costs.prompt_tokens_per_s:.0f} "
         f"prompt and {costs.generated_tokens_per_s:.0f} generated tokens/s per worker; "
         f"~{shape.prompt_tokens:.0f} prompt tokens a call, {shape.reused_share:.0%} reused, "

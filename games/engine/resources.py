@@ -45,10 +45,14 @@ class WorkEstimate:
       trees: Units of work (subgame or day trees; games when ``unit`` says so).
       nodes_per_tree: Largest possible tree (0: the unit is not a tree).
       nodes: Nodes of all trees, at most.
-      model_calls: Model requests, about (before the cache).
+      model_calls: Model requests the run makes beyond the cache, about (the
+        time estimate's count).
       node_iterations: CFR work, nodes x iterations, at most (0: no CFR).
       memory_bytes: Peak memory, about.
       unit: What ``trees`` counts, for the screen.
+      max_model_calls: Model requests beyond the cache, at most, counting each
+        request once (a re-asked unusable answer adds one); None where the game
+        computes no bound.
     """
 
     trees: int
@@ -58,6 +62,7 @@ class WorkEstimate:
     node_iterations: int
     memory_bytes: int
     unit: str = "trees"
+    max_model_calls: int | None = None
 
     def describe(self) -> str:
         """One line for the screen."""
@@ -69,11 +74,14 @@ class WorkEstimate:
             if self.node_iterations
             else ""
         )
-        return (
-            f"estimate: {size}, "
-            f"about {self.model_calls:,} model calls at most (cached ones are free), "
-            f"{cfr}about {format_bytes(self.memory_bytes)} of memory"
-        )
+        if self.max_model_calls is not None:
+            calls = (
+                f"at most {self.max_model_calls:,} model calls (about {self.model_calls:,}; "
+                "a re-asked answer adds one; cached ones are free)"
+            )
+        else:
+            calls = f"about {self.model_calls:,} model calls (cached ones are free)"
+        return f"estimate: {size}, {calls}, {cfr}about {format_bytes(self.memory_bytes)} of memory"
 
 
 @dataclasses.dataclass(frozen=True)

@@ -9,15 +9,27 @@ run that cannot fit is refused in one line rather than after paid calls.
   ``4 * sum_{k<M-1} (4S)^k`` chance nodes. This is the exact maximum (checked
   against built trees in the tests); agreements make trees smaller (the
   paper's defaults: at most 877 nodes, 665 on average with the stand-in).
-* **Model calls.** About :data:`CALLS_PER_NODE` requests per node of the
-  largest trees at two messages, halving every two messages more (agreements
-  end dialogues early, so trees fill less of the maximum), and twice that
-  with the whole-game study, which asks every subgame's requests again
-  (answered by the cache). Measured with the stand-in
-  (``benchmarks/estimates.py``; requests include cache hits): 40 at
-  ``--max-messages 2``, 5,402 and 1,391 at 4, 184,012 at 6 (estimated 39,
-  5,262, 1,316, 168,519) and 96,369 at the defaults (estimated 78,930).
-  The earlier flat 1.2 per node was 2.9x too high at ``--max-messages 6``.
+* **Model calls, at most** (:func:`max_calls_per_tree`). A message is one
+  call; once both players have spoken the agreement question follows in both
+  label orders (2); an agreement asks the trade summary in both orders (2)
+  and, for a stated trade, each player's payoff calculation and its reading
+  (4), and ends the dialogue; otherwise a belief variant asks the receiver's
+  guess (1). So a step asks at most :data:`MAX_CALLS_PER_STEP` calls, the fixed
+  opening at most 2, and a subgame at most ``2 + 9 * sum_{1<=k<M} (4S)^k``;
+  held-out trees the same with their seeds, and the judge's check its
+  requests; the whole-game study rebuilds every subgame with fixed names and
+  shared pools (new prompts: as many calls again). Each request counts once:
+  an unusable answer re-asked adds a call, and answers from the cache are free.
+* **Model calls, about** (the time estimate's count). About
+  :data:`CALLS_PER_NODE` calls per node of the largest trees at two messages,
+  halving every two messages more (agreements end dialogues early, so trees
+  fill less of the maximum), twice that with the whole-game study. Measured on
+  the stand-in (6 initialisations, both variants, no whole game, the judge's
+  256 included): 482, 1,654, 9,649 and 51,568 calls at 2, 3, 4 and 5 messages
+  (estimated 537, 2,253, 9,729 and 48,778), 21,342 at 4 with the whole game
+  (19,202); the quickstart's run made 112,630 (94,972). On SmolLM2, whose
+  dialogues rarely agree, trees are fuller: the README's third command made
+  2,313 (1,640). The bound held on all of them.
 * **Memory.** Each node keeps its dialogue state and each variant keeps its
   curves, 7 float64 values per tree and recorded iteration (every iteration is
   recorded) plus per-iteration arrays and their CSV rows. Calibrated with
@@ -39,7 +51,7 @@ from games.engine.resources import (
 )
 from games.fruit_trading.rules import TONES
 
-__all__ = ["CALL_SHAPE", "WorkEstimate", "check_fits", "estimate_work"]
+__all__ = ["CALL_SHAPE", "WorkEstimate", "check_fits", "estimate_work", "max_calls_per_tree"]
 
 #: A fruit-trading call on the bundled SmolLM2 (``benchmarks/local_model.py``, the first 200
 #: distinct requests of the README's third command's tree, two workers with reuse):
@@ -48,8 +60,13 @@ CALL_SHAPE = CallShape(prompt_tokens=261, completion_tokens=23, reused_share=0.6
 
 #: Bytes counted per tree node (dialogue state, texts, tree arrays); see the module docstring.
 BYTES_PER_NODE = 1536
-#: Model requests per node of the largest trees at two messages (measured with the stand-in).
-CALLS_PER_NODE = 1.5
+#: Model calls per node of the largest trees at two messages (measured with the stand-in).
+CALLS_PER_NODE = 1.8
+#: Calls one message step can ask: the message, the agreement question in two orders, the
+#: trade summary in two orders, and two players' payoff calculations and readings.
+MAX_CALLS_PER_STEP = 9
+#: Calls the fixed opening can ask: the message and a belief variant's guess.
+MAX_CALLS_OPENING = 2
 #: Interpreter, libraries and compiled kernels.
 BASE_BYTES = 400 * 2**20
 #: Largest subgame a run may build (1.5 KiB a node: 150 GB). Beyond it the count is not
@@ -77,6 +94,19 @@ def max_nodes(
             return cap + 1
         level *= branch
     return total
+
+
+def max_calls_per_tree(max_messages: int, num_seeds: int, num_tones: int = len(TONES)) -> int:
+    """Model calls one subgame can ask, at most (module docstring), each counted once.
+
+    Args:
+      max_messages: Messages per negotiation.
+      num_seeds: LLM seeds per message.
+      num_tones: Tones per decision.
+    """
+    branch = num_tones * num_seeds
+    steps = sum(branch**k for k in range(1, max_messages))
+    return MAX_CALLS_OPENING + MAX_CALLS_PER_STEP * steps
 
 
 def estimate_work(
@@ -119,11 +149,17 @@ def estimate_work(
         + (nodes + held) * BYTES_PER_NODE
         + curves_bytes(trees, iterations, groups=variants)
     )
+    # The whole-game study rebuilds the subgames with other names: as many calls again.
+    bound = trees * max_calls_per_tree(max_messages, num_seeds) * (2 if whole_game else 1)
+    bound += judge_calls
+    if eval_seeds:
+        bound += trees * max_calls_per_tree(max_messages, eval_seeds)
     return WorkEstimate(
         trees=trees,
         nodes_per_tree=per_tree,
         nodes=nodes + held,
         model_calls=round(calls),
+        max_model_calls=bound,
         node_iterations=nodes * iterations * (1 + bootstrap),
         memory_bytes=memory,
     )
