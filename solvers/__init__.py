@@ -45,8 +45,10 @@ from solvers.efg import to_efg
 from solvers.metagame import (
     AlphaRankResult,
     MetaGame,
+    MetaGameBootstrap,
     NashResult,
     alpha_rank,
+    bootstrap_metagame,
     empirical_metagame,
     nash,
 )
@@ -118,6 +120,7 @@ __all__ = [
     "GeneralisationResult",
     "IterationMetrics",
     "MetaGame",
+    "MetaGameBootstrap",
     "NashConvResult",
     "NashResult",
     "Outcome",
@@ -130,6 +133,7 @@ __all__ = [
     "alpha_rank",
     "best_response_policy",
     "best_response_values",
+    "bootstrap_metagame",
     "bradley_terry",
     "cfr_curves",
     "cfr_gain",

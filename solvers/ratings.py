@@ -17,11 +17,15 @@ with the exact gradient and Hessian). Ratings on the Elo scale are
 ``1500 + 400/ln(10)·θ`` (:func:`elo_scale`), so a difference of 400 points means odds of
 10 to 1.
 
-:func:`rate` adds uncertainty by a stratified percentile bootstrap (Efron & Tibshirani
-1993): the games of every pair are resampled with replacement, each pair keeping its
-number of games, and the model refitted; the table gives each agent's rating interval,
-rank interval, and each pair's rating-difference interval (a pair whose interval
-contains 0 is *inseparable* at that level).
+:func:`rate` adds uncertainty by a percentile bootstrap (Efron & Tibshirani 1993),
+refitting the model on every resample. By default it is stratified: the games of every
+pair are resampled with replacement, each pair keeping its number of games. With
+``clusters`` it is a cluster bootstrap: whole clusters of games (e.g. every game played on
+one deal, by every pair) are resampled with replacement, since games that share a deal are
+not independent and resampling them one by one would understate the uncertainty. The
+table gives each agent's rating interval, rank interval, and each pair's
+rating-difference interval (a pair whose interval contains 0 is *inseparable* at that
+level).
 
 **Elo** (Elo 1978; :mod:`solvers.elo`, re-exported here): sequential updates in the
 order the outcomes are given, beside Bradley–Terry; :func:`elo_spread` shows how much
@@ -32,7 +36,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,6 +58,8 @@ __all__ = [
     "RatingTable",
     "bradley_terry",
     "check_outcomes",
+    "cluster_counts",
+    "cluster_index",
     "elo",
     "elo_scale",
     "elo_spread",
@@ -299,6 +305,8 @@ class RatingTable:
       ridge: Ridge of the Bradley–Terry fit.
       elo_k: K-factor of the sequential Elo column.
       total_games: Number of outcomes.
+      clusters: Number of clusters the bootstrap resampled (None: it resampled the
+        games within each pair).
     """
 
     agents: tuple[str, ...]
@@ -310,6 +318,7 @@ class RatingTable:
     ridge: float
     elo_k: float
     total_games: int
+    clusters: int | None = None
 
     def row(self, agent: str) -> AgentRating:
         """The row of ``agent`` (KeyError if unknown)."""
@@ -342,6 +351,12 @@ class RatingTable:
             "ridge": self.ridge,
             "elo_k": self.elo_k,
             "total_games": self.total_games,
+            "resampling": (
+                "games within each pair"
+                if self.clusters is None
+                else f"{self.clusters} clusters of games (all games of a cluster together)"
+            ),
+            "clusters": self.clusters,
             "agents": [
                 {k: getattr(r, k) for k in AgentRating.__dataclass_fields__} for r in self.rows
             ],
@@ -376,9 +391,65 @@ def _bootstrap_thetas(
         scores = pairs.game_score[pairs.game_pair == p]
         picks = rng.integers(0, len(scores), size=(bootstrap, len(scores)))
         w_boot[:, p] = scores[picks].sum(axis=1)
-    thetas = np.empty((bootstrap, n_agents))
-    for b in range(bootstrap):
-        thetas[b] = _fit_bt(n_agents, pairs.i, pairs.j, pairs.n, w_boot[b], ridge, start)
+    n_boot = np.broadcast_to(pairs.n, w_boot.shape)
+    return _refit(n_agents, pairs, ridge, n_boot, w_boot, start)
+
+
+def cluster_counts(n_clusters: int, replicates: int, rng: np.random.Generator) -> np.ndarray:
+    """The multiplicities of a cluster bootstrap, shape ``(replicates, n_clusters)``.
+
+    Each row resamples ``n_clusters`` clusters with replacement (one ``rng.integers``
+    draw for all rows). :func:`rate` and :func:`solvers.metagame.bootstrap_metagame`
+    both draw through it, so with the same seed and count they resample the same clusters.
+    """
+    picks = rng.integers(0, n_clusters, size=(replicates, n_clusters))
+    return np.stack([np.bincount(row, minlength=n_clusters) for row in picks]).astype(float)
+
+
+def cluster_index(clusters: Sequence[Hashable], n_games: int, where: str) -> np.ndarray:
+    """Each game's cluster as an index 0..K-1 (in order of first appearance), checked."""
+    if isinstance(clusters, str) or len(clusters) != n_games:
+        got = "a string" if isinstance(clusters, str) else f"{len(clusters)} keys"
+        raise ValueError(
+            f"{where}: clusters must give one key per outcome ({n_games}), got {got}; "
+            "pass e.g. each game's seed"
+        )
+    index: dict[Hashable, int] = {}
+    return np.fromiter((index.setdefault(c, len(index)) for c in clusters), np.intp, n_games)
+
+
+def _cluster_thetas(
+    n_agents: int,
+    pairs: _Pairs,
+    ridge: float,
+    bootstrap: int,
+    rng: np.random.Generator,
+    start: np.ndarray,
+    game_cluster: np.ndarray,
+) -> np.ndarray:
+    """(bootstrap, n_agents) log-strengths refitted on resamples of whole clusters."""
+    counts = cluster_counts(int(game_cluster.max()) + 1, bootstrap, rng)
+    weight = counts[:, game_cluster]  # (bootstrap, games): each game's multiplicity
+    member = np.zeros((len(pairs.game_pair), len(pairs.n)))
+    member[np.arange(len(pairs.game_pair)), pairs.game_pair] = 1.0
+    n_boot = weight @ member
+    w_boot = (weight * pairs.game_score) @ member
+    return _refit(n_agents, pairs, ridge, n_boot, w_boot, start)
+
+
+def _refit(
+    n_agents: int,
+    pairs: _Pairs,
+    ridge: float,
+    n_boot: np.ndarray,
+    w_boot: np.ndarray,
+    start: np.ndarray,
+) -> np.ndarray:
+    """One refit per row of pair statistics ``(n_boot[b], w_boot[b])``, warm-started."""
+    thetas = np.empty((len(w_boot), n_agents))
+    for b in range(len(w_boot)):
+        # A pair absent from a cluster resample has n = 0 and adds nothing to the fit.
+        thetas[b] = _fit_bt(n_agents, pairs.i, pairs.j, n_boot[b], w_boot[b], ridge, start)
     return thetas
 
 
@@ -391,14 +462,19 @@ def rate(
     level: float = 0.95,
     ridge: float = DEFAULT_RIDGE,
     elo_k: float = 16.0,
+    clusters: Sequence[Hashable] | None = None,
 ) -> RatingTable:
-    """Bradley–Terry ratings (Elo scale) with stratified percentile-bootstrap intervals.
+    """Bradley–Terry ratings (Elo scale) with percentile-bootstrap intervals.
 
-    Each resample draws, for every pair of agents that played, as many games as the pair
-    played, with replacement from that pair's games (``numpy.random.default_rng(seed)``),
-    and refits the model. Intervals are the ``(1 − level)/2`` and ``(1 + level)/2``
-    percentiles over resamples: of each rating, of each rank (as observed ranks), and of
-    each pair's rating difference.
+    Without ``clusters`` (stratified), each resample draws, for every pair of agents that
+    played, as many games as the pair played, with replacement from that pair's games.
+    With ``clusters`` (a cluster bootstrap), each resample draws as many clusters as there
+    are, with replacement, and takes every game of each drawn cluster as often as it was
+    drawn: use it when games share something that makes them dependent (the tournament's
+    clusters are game seeds: one deal, played by every pair from both sides). Either way
+    the draws come from ``numpy.random.default_rng(seed)`` and the model is refitted.
+    Intervals are the ``(1 − level)/2`` and ``(1 + level)/2`` percentiles over resamples:
+    of each rating, of each rank (as observed ranks), and of each pair's rating difference.
 
     Args:
       agents: Distinct agent names; every output keeps their order.
@@ -408,6 +484,8 @@ def rate(
       level: Confidence level in (0, 1).
       ridge: Ridge of the fit (> 0, so every resample has finite ratings).
       elo_k: K-factor of the sequential Elo column (:func:`elo`).
+      clusters: Per outcome, the key of its cluster (hashable, e.g. the game's seed), or
+        None to resample games within each pair.
 
     Returns:
       The :class:`RatingTable`.
@@ -426,9 +504,13 @@ def rate(
     n_agents = len(names)
     pairs = _pairs(checked)
 
+    game_cluster = None if clusters is None else cluster_index(clusters, len(outcomes), where)
     theta = _fit_bt(n_agents, pairs.i, pairs.j, pairs.n, pairs.w, ridge)
     rng = np.random.default_rng(seed)
-    thetas = _bootstrap_thetas(n_agents, pairs, ridge, int(bootstrap), rng, theta)
+    if game_cluster is None:
+        thetas = _bootstrap_thetas(n_agents, pairs, ridge, int(bootstrap), rng, theta)
+    else:
+        thetas = _cluster_thetas(n_agents, pairs, ridge, int(bootstrap), rng, theta, game_cluster)
     ratings = ELO_BASE + ELO_SCALE * theta
     boot = ELO_BASE + ELO_SCALE * thetas
     q = ((1.0 - level) / 2.0, (1.0 + level) / 2.0)
@@ -499,4 +581,5 @@ def rate(
         ridge=float(ridge),
         elo_k=float(elo_k),
         total_games=len(outcomes),
+        clusters=None if game_cluster is None else int(game_cluster.max()) + 1,
     )

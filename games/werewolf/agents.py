@@ -3,20 +3,27 @@
 An **agent** is a backend spec (any registered backend; default: the command's
 ``--backend``), an opponent model (the belief provider that fills the seat's
 prompts, :mod:`games.werewolf.players.beliefs`) and a tone/act policy at day
-speeches: the model's own choice, or a CFR-solved policy read from a
-``gt-llm werewolf solve`` folder (:mod:`games.werewolf.players.cfr_policy`). The
-agent ``rules`` seats rule-based players (no model, no prompts).
+speeches: the model's own choice, a CFR-solved policy read from a
+``gt-llm werewolf solve`` folder (:mod:`games.werewolf.players.cfr_policy`), or
+the uniform policy over the same day abstraction (the control of a CFR
+comparison). The agent ``rules`` seats rule-based players (no model, no prompts).
 
-An agent is written ``[NAME=]BASE[+cfr:FOLDER][@BACKEND]``:
+An agent is written ``[NAME=]BASE[+cfr:FOLDER|+uniform][@BACKEND]``:
 
 * ``gratr`` — GRATR beliefs, the model's own tones and acts, ``--backend``;
 * ``none@scripted:rules-v2/alt`` — no opponent model, another backend;
 * ``cfrG=gratr+cfr:results/werewolf_day`` — GRATR beliefs, and at every day
   speech the (tone, act) drawn from the folder's CFR policy for ``gratr``
   listeners; the model only words it;
+* ``gratr+uniform`` — GRATR beliefs, and at every day speech a (tone, act
+  token) drawn uniformly from the default day abstraction (every tone × every
+  act token of :mod:`games.werewolf.day.abstraction`), made concrete and worded
+  as a CFR agent's (:func:`games.werewolf.players.cfr_policy.uniform_day_policy`);
+  the draw is seeded by the game's seed, the round, the turn and the seat;
 * ``rules`` — rule-based players.
 
-The name (``NAME=``; by default the opponent model, ``+cfr`` for a policy and
+The name (``NAME=``; by default the opponent model, ``+cfr`` for a policy,
+``+uniform`` for the uniform one and
 ``@`` the backend's public label with other characters as ``-``, e.g.
 ``none@scripted-rules-v2-b``) names the agent in every file; it may hold
 letters, digits and ``._+@-`` only, since it names log folders, and no
@@ -69,6 +76,7 @@ __all__ = [
 RULES = "rules"
 _NAME = re.compile(r"^[A-Za-z0-9._+@-]{1,64}$")
 _CFR = "+cfr:"
+_UNIFORM = "+uniform"
 #: Joins the names of a pair's two agents in its log folder (``logs/<A>_vs_<B>``).
 PAIR_SEPARATOR = "_vs_"
 # Characters that end a name: whatever comes before the first '=' after one of them is
@@ -85,13 +93,24 @@ class Agent:
       opponent: The opponent model's registered name (None for ``rules``).
       backend: The backend spec (None: the command's ``--backend``; None for ``rules``).
       policy: The ``werewolf solve`` folder of its CFR day policy (None: the
-        model's own choice).
+        model's own choice, or the uniform policy).
+      uniform: Whether its day speeches follow the uniform policy (``+uniform``).
     """
 
     name: str
     opponent: str | None
     backend: str | None = None
     policy: str | None = None
+    uniform: bool = False
+
+    @property
+    def day_policy(self) -> str:
+        """``cfr``, ``uniform``, ``rules`` or ``own`` (the model's own tones and acts)."""
+        if self.policy:
+            return "cfr"
+        if self.uniform:
+            return "uniform"
+        return "rules" if self.rules else "own"
 
     @property
     def rules(self) -> bool:
@@ -108,7 +127,7 @@ class Agent:
             "name": self.name,
             "opponent_model": self.opponent,
             "backend": public_spec(backend) if backend else None,
-            "policy": "cfr" if self.policy else ("rules" if self.rules else "own"),
+            "policy": self.day_policy,
             "policy_folder": self.policy,
         }
 
@@ -145,7 +164,7 @@ def _name_suggestion(name: str) -> str:
 
 
 def parse_agent(text: str, *, flag: str = "--agents") -> Agent:
-    """``[NAME=]BASE[+cfr:FOLDER][@BACKEND]`` as an :class:`Agent` (checked, no call made).
+    """``[NAME=]BASE[+cfr:FOLDER|+uniform][@BACKEND]`` as an :class:`Agent` (checked, no call).
 
     Every message shows the agent's public label (:func:`gt_llm.safety.public_spec`):
     no password or query value of a backend URL.
@@ -164,10 +183,18 @@ def parse_agent(text: str, *, flag: str = "--agents") -> Agent:
     body, at, backend = rest.partition("@")
     base, cfr, folder = body.partition(_CFR)
     base = base.strip()
+    uniform = base.endswith(_UNIFORM)
+    if uniform:
+        base = base[: -len(_UNIFORM)].strip()
+        if cfr:
+            raise ValueError(
+                f"{flag}: agent {shown!r}: one day policy per agent; write either "
+                f"{base}+cfr:FOLDER or {base}+uniform"
+            )
     if not base:
         raise ValueError(f"{flag}: agent {shown!r} names no opponent model; e.g. gratr or rules")
     if base == RULES:
-        if cfr or at:
+        if cfr or at or uniform:
             raise ValueError(
                 f"{flag}: agent {shown!r}: rule-based players take no backend and no policy; "
                 "write rules"
@@ -184,7 +211,7 @@ def parse_agent(text: str, *, flag: str = "--agents") -> Agent:
                 check_spec(backend.strip())
             except ValueError as exc:
                 raise ValueError(f"{flag}: agent {shown!r}: {exc}") from None
-        default = base + ("+cfr" if cfr else "")
+        default = base + ("+cfr" if cfr else "") + (_UNIFORM if uniform else "")
         if at:  # the backend's public label, as a file name
             default += "@" + re.sub(r"[^A-Za-z0-9._-]+", "-", public_spec(backend.strip()))
         agent = Agent(
@@ -192,6 +219,7 @@ def parse_agent(text: str, *, flag: str = "--agents") -> Agent:
             opponent=base,
             backend=backend.strip() or None,
             policy=folder.strip() or None,
+            uniform=uniform,
         )
     if not _NAME.match(agent.name):  # a name made from a long backend label
         raise ValueError(
@@ -212,6 +240,7 @@ def _starts_agent(piece: str) -> bool:
     """Whether ``piece`` begins an agent (``[NAME=]BASE...`` with a known BASE, or rules)."""
     _, rest = _split_name(piece.strip())
     base = rest.partition("@")[0].partition(_CFR)[0].strip()
+    base = base.removesuffix(_UNIFORM).strip()
     return base == RULES or base in opponent_models()
 
 

@@ -14,6 +14,7 @@ from solvers.metagame import (
     DEFAULT_ALPHAS,
     MetaGame,
     alpha_rank,
+    bootstrap_metagame,
     empirical_metagame,
     nash,
 )
@@ -176,3 +177,145 @@ def test_figures_render(dominant):
     other = dataclasses.replace(ar, agents=("a", "b", "c", "d"))
     with pytest.raises(ValueError, match="same agents"):
         fig_response_graph(mg, other, title="x")
+
+
+# --------------------------------------------------------------------------- non-unique Nash
+
+#: s1 and s2 tie with each other and beat s3 and s4 every time: every mixture of s1 and
+#: s2 is an equilibrium, and nothing else is.
+TIED = [
+    ("s1", "s2", 0.5),
+    ("s1", "s3", 1.0),
+    ("s1", "s4", 1.0),
+    ("s2", "s3", 1.0),
+    ("s2", "s4", 1.0),
+    ("s3", "s4", 0.7),
+]
+
+
+def test_two_tied_dominant_strategies_are_flagged_not_unique_with_both_in_the_support():
+    result = nash(empirical_metagame(["s1", "s2", "s3", "s4"], TIED))
+    assert not result.unique
+    assert result.support == ("s1", "s2")
+    # Each of s1 and s2 can take any weight in [0, 1]; s3 and s4 none.
+    assert result.weight_low == pytest.approx((0, 0, 0, 0), abs=1e-7)
+    assert result.weight_high == pytest.approx((1, 1, 0, 0), abs=1e-7)
+    # The reported one is the maximum-entropy equilibrium, not the solver's vertex.
+    assert result.selection == "maximum entropy"
+    assert result.strategy == pytest.approx((0.5, 0.5, 0, 0), abs=1e-6)
+    assert sorted(result.vertex, reverse=True) == pytest.approx((1, 0, 0, 0), abs=1e-9)
+    assert result.exploitability == pytest.approx(0.0, abs=1e-7)
+    data = json.loads(json.dumps(result.to_json(), allow_nan=False))
+    assert data["unique"] is False and data["support"] == ["s1", "s2"]
+
+
+def test_identical_agents_make_every_mixture_an_equilibrium():
+    games = [("a", "b", 0.5), ("a", "c", 0.5), ("b", "c", 0.5)]
+    result = nash(empirical_metagame(["a", "b", "c"], games))
+    assert not result.unique and result.support == ("a", "b", "c")
+    assert result.strategy == pytest.approx((1 / 3,) * 3, abs=1e-6)
+    assert result.weight_high == pytest.approx((1, 1, 1), abs=1e-7)
+
+
+def test_a_clone_of_rock_splits_rocks_weight_in_every_proportion():
+    # R2 plays exactly as R: the equilibria put 1/3 on P and S and 1/3 on R and R2 together.
+    clone = RPS + [("R2", "S", 1.0), ("P", "R2", 1.0), ("R", "R2", 0.5)]
+    result = nash(empirical_metagame(["R", "P", "S", "R2"], clone))
+    assert not result.unique and result.support == ("R", "P", "S", "R2")
+    assert result.weight_low == pytest.approx((0, 1 / 3, 1 / 3, 0), abs=1e-7)
+    assert result.weight_high == pytest.approx((1 / 3,) * 4, abs=1e-7)
+    assert result.strategy == pytest.approx((1 / 6, 1 / 3, 1 / 3, 1 / 6), abs=1e-6)
+
+
+def test_unique_equilibria_are_flagged_unique(rps, dominant):
+    for mg, strategy in ((rps, (1 / 3,) * 3), (dominant, (0, 0, 0, 1))):
+        result = nash(mg)
+        assert result.unique and result.selection == "unique"
+        assert result.strategy == pytest.approx(strategy, abs=1e-7)
+        assert result.weight_low == pytest.approx(strategy, abs=1e-6)
+        assert result.weight_high == pytest.approx(strategy, abs=1e-6)
+
+
+# --------------------------------------------------------------------------- the bootstrap
+
+
+def _noisy_games(seed: int, deals: int) -> tuple[list, list[int]]:
+    """Every pair of A, B, C plays every deal from both sides; A is better, noisily."""
+    rng = np.random.default_rng(seed)
+    strength = {"A": 0.8, "B": 0.0, "C": -0.3}
+    names = list(strength)
+    games, clusters = [], []
+    for deal in range(deals):
+        for x, a in enumerate(names):
+            for b in names[x + 1 :]:
+                p = 1.0 / (1.0 + math.exp(-(strength[a] - strength[b])))
+                for first, second in ((a, b), (b, a)):
+                    won = rng.random() < (p if first == a else 1.0 - p)
+                    games.append((first, second, float(won)))
+                    clusters.append(deal)
+    return games, clusters
+
+
+def test_metagame_bootstrap_intervals_contain_the_point_estimates():
+    games, clusters = _noisy_games(3, 30)
+    boot = bootstrap_metagame(["A", "B", "C"], games, clusters, replicates=60, seed=1)
+    assert boot.replicates == 60 and boot.clusters == 30
+    ar, ne = (
+        alpha_rank(empirical_metagame(["A", "B", "C"], games)),
+        nash(empirical_metagame(["A", "B", "C"], games)),
+    )
+    for x, row in enumerate(boot.rows):
+        assert row.alpha_rank_mass == ar.pi[x] and row.nash_weight == ne.strategy[x]
+        assert row.alpha_rank_low <= row.alpha_rank_mass + 1e-12
+        assert row.alpha_rank_mass <= row.alpha_rank_high + 1e-12
+        assert row.nash_low - 1e-9 <= row.nash_weight <= row.nash_high + 1e-9
+        assert 0.0 <= row.alpha_rank_top <= 1.0 and 0.0 <= row.nash_support <= 1.0
+    # A, the strongest, is on top of α-Rank in most resamples, C in almost none.
+    assert boot.row("A").alpha_rank_top > 0.5 > boot.row("C").alpha_rank_top
+    assert 0.0 <= boot.alpha_rank_settled <= 1.0
+    assert json.dumps(boot.to_json(), allow_nan=False)
+
+
+def test_metagame_bootstrap_is_seeded_and_leaves_the_global_generator_alone():
+    games, clusters = _noisy_games(4, 12)
+    np.random.seed(123)
+    before = np.random.random()
+    np.random.seed(123)
+    one = bootstrap_metagame(["A", "B", "C"], games, clusters, replicates=20, seed=5)
+    assert np.random.random() == before
+    assert one == bootstrap_metagame(["A", "B", "C"], games, clusters, replicates=20, seed=5)
+
+
+def test_metagame_bootstrap_resamples_whole_clusters():
+    # Within every deal B wins one game and loses the other: any resample of deals is an
+    # even match, whereas resampling games one by one would move the payoff.
+    games = [g for _ in range(10) for g in (("A", "B", 1.0), ("B", "A", 1.0))]
+    clusters = [k // 2 for k in range(len(games))]
+    boot = bootstrap_metagame(["A", "B"], games, clusters, replicates=30, seed=0)
+    for row in boot.rows:
+        assert row.alpha_rank_low == pytest.approx(0.5) == row.alpha_rank_high
+        assert row.alpha_rank_top == 1.0 and row.nash_support == 1.0
+    assert boot.nash_unique == 0.0  # every mixture of two even agents is an equilibrium
+
+
+def test_metagame_bootstrap_refuses_a_cluster_without_every_pair():
+    games = [("A", "B", 1.0), ("A", "C", 0.0), ("B", "C", 1.0), ("A", "B", 0.0)]
+    with pytest.raises(ValueError, match=r"bootstrap_metagame: cluster 's2' has no game between"):
+        bootstrap_metagame(["A", "B", "C"], games, ["s1", "s1", "s1", "s2"], replicates=2)
+    with pytest.raises(ValueError, match=r"bootstrap_metagame: clusters must give one key"):
+        bootstrap_metagame(["A", "B", "C"], games, ["s1"], replicates=2)
+
+
+def test_the_bootstraps_lazy_sweep_chooses_the_alpha_of_the_full_sweep(dominant, rps):
+    from solvers.metagame import _sweep
+
+    for mg, grid in (
+        (dominant, DEFAULT_ALPHAS),
+        (rps, DEFAULT_ALPHAS),
+        (dominant, (0.01, 0.02, 2000.0)),
+    ):
+        full = alpha_rank(mg, alphas=grid)
+        results, chosen, converged = _sweep(mg.payoff_matrix(), grid, 50, lazy=True)
+        assert chosen is not None and grid[chosen] == full.alpha and converged == full.converged
+        assert tuple(results[chosen][0]) == pytest.approx(full.pi, abs=1e-12)
+        assert len(results) <= len(grid)

@@ -166,6 +166,38 @@ def test_rate_does_not_touch_the_global_generator(planted_games):
     assert np.random.random() == before
 
 
+def test_cluster_bootstrap_widens_the_intervals_of_dependent_games():
+    # 20 deals, each played 10 times with the same result (games of one deal are copies):
+    # only the deals carry information, and only resampling deals shows it.
+    rng = np.random.default_rng(11)
+    games, clusters = [], []
+    for deal in range(20):
+        s = float(rng.random() < 0.6)
+        games += [("A", "B", s)] * 10
+        clusters += [deal] * 10
+    by_game = rate(["A", "B"], games, bootstrap=300, seed=2)
+    by_deal = rate(["A", "B"], games, bootstrap=300, seed=2, clusters=clusters)
+    assert by_deal.rows[0].rating == by_game.rows[0].rating  # the fit does not change
+    width_game = by_game.rows[0].high - by_game.rows[0].low
+    width_deal = by_deal.rows[0].high - by_deal.rows[0].low
+    # Ten copies shrink a standard error by √10 ≈ 3.2 when treated as independent.
+    assert width_deal > 2.5 * width_game, (width_deal, width_game)
+    assert by_deal.clusters == 20 and by_game.clusters is None
+    assert by_deal.to_json()["resampling"].startswith("20 clusters")
+
+
+def test_cluster_bootstrap_keeps_each_clusters_games_together():
+    # In every deal each agent wins once: every resample of deals is an even match.
+    games = [g for _ in range(8) for g in (("A", "B", 1.0), ("B", "A", 1.0))]
+    clusters = [k // 2 for k in range(len(games))]
+    table = rate(["A", "B"], games, bootstrap=100, seed=0, clusters=clusters)
+    for row in table.rows:
+        assert row.low == pytest.approx(1500.0) and row.high == pytest.approx(1500.0)
+    assert table == rate(["A", "B"], games, bootstrap=100, seed=0, clusters=clusters)
+    with pytest.raises(ValueError, match=r"rate: clusters must give one key per outcome \(16\)"):
+        rate(["A", "B"], games, bootstrap=10, clusters=clusters[:-1])
+
+
 # --------------------------------------------------------------------------- Elo
 
 

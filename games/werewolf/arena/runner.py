@@ -99,7 +99,7 @@ from games.werewolf.arena.table import SeatedAgent, check_seating
 from games.werewolf.deception.summary import pooled_summary
 from games.werewolf.play.quality import quality_lines
 from games.werewolf.players.beliefs import BeliefSettings
-from games.werewolf.players.cfr_policy import DayPolicy, load_day_policy
+from games.werewolf.players.cfr_policy import DayPolicy, load_day_policy, uniform_day_policy
 from games.werewolf.rules import Config
 from gt_llm.cache import combined_stats
 from gt_llm.chat import ChatModel, ChatRequest
@@ -134,7 +134,11 @@ def arena_agents(text: str, *, flag: str = "--models", minimum: int = 2) -> tupl
 def plain_models(agents: Sequence[Agent]) -> bool:
     """Whether every agent is a bare opponent model on ``--backend`` (GRATR's arena as it was)."""
     return all(
-        a.opponent is not None and a.name == a.opponent and a.backend is None and a.policy is None
+        a.opponent is not None
+        and a.name == a.opponent
+        and a.backend is None
+        and a.policy is None
+        and not a.uniform
         for a in agents
     )
 
@@ -158,9 +162,15 @@ def check_table_args(args: argparse.Namespace) -> Config:
 
 
 def load_policies(agents: Sequence[Agent], config: Config) -> dict[str, DayPolicy]:
-    """Each CFR agent's day policy, read and checked against the game's roles (ValueError)."""
+    """Each CFR agent's day policy, read and checked against the game's roles (ValueError).
+
+    A ``+uniform`` agent gets :func:`~games.werewolf.players.cfr_policy.uniform_day_policy`.
+    """
     out: dict[str, DayPolicy] = {}
     for a in agents:
+        if a.uniform and a.opponent is not None:
+            out[a.name] = uniform_day_policy(config.roles.as_dict(), a.opponent)
+            continue
         if a.policy is None or a.opponent is None:
             continue
         policy = load_day_policy(a.policy, a.opponent)
@@ -307,11 +317,15 @@ def play_pairs(
     settings: BeliefSettings,
     *,
     seated: Mapping[str, SeatedAgent] | None = None,
+    mirrored: bool = False,
 ) -> tuple[list[PairSummary], list[ArenaGame]]:
     """Every pair of ``models`` (agent names with ``seated``), ``--games`` games each.
 
-    Game i of a pair gives its first agent the werewolf side when i is even and
-    uses seed ``--seed + i``; its log is ``logs/<A>_vs_<B>/game_<i>.jsonl``.
+    Game i of a pair gives its first agent the werewolf side when i is even; its
+    log is ``logs/<A>_vs_<B>/game_<i>.jsonl``. Game i uses seed ``--seed + i``
+    (the arena), or with ``mirrored`` seed ``--seed + i // 2`` (the tournament):
+    games 2k and 2k + 1 are then one deal played twice, the sides swapped, and
+    ``--games`` must be even.
     When one of ``models`` is the reference model (``bayes``), every model's
     identification scores carry their gap to it
     (:func:`~games.werewolf.arena.matches.with_reference_gaps`).
@@ -320,6 +334,8 @@ def play_pairs(
 
     from games.werewolf.play.runner import partial_path
 
+    if mirrored and args.games % 2:
+        raise ValueError(f"--games: mirrored deals need an even number, got {args.games}")
     pairs = model_pairs(models)
     summaries = []
     every_game: list[ArenaGame] = []
@@ -339,7 +355,8 @@ def play_pairs(
                     chat,
                     wolf_model=wolf,
                     leader_model=lead,
-                    seed=args.seed + i,
+                    # Mirrored: one deal (its seed) per two games, each side once.
+                    seed=args.seed + (i // 2 if mirrored else i),
                     index=i,
                     settings=settings,
                     log=log,
@@ -579,7 +596,7 @@ def add_arena_parser(sub: argparse._SubParsersAction) -> None:
         "--models",
         type=non_empty,
         default="gratr,none",
-        help="comma-separated opponent models, or agents [NAME=]MODEL[+cfr:FOLDER][@BACKEND] "
+        help="comma-separated opponent models, or agents [NAME=]MODEL[+cfr:FOLDER|+uniform][@BACKEND] "
         "or rules (see `werewolf tournament --help`); every pair plays, one per side "
         "(default gratr,none)",
     )
@@ -593,7 +610,12 @@ def add_arena_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run_arena)
 
 
-def add_table_options(p: argparse.ArgumentParser, *, out: str) -> None:
+def add_table_options(
+    p: argparse.ArgumentParser,
+    *,
+    out: str,
+    seed_help: str = "seed of game 0 of every pair (game i uses seed+i; default 0)",
+) -> None:
     """The rules, belief and shared options of ``werewolf arena`` and ``tournament``."""
     from games.engine.cli_options import add_common_options
     from games.werewolf.options import MAX_DEBATE_TURNS, MAX_HISTORY, MAX_ROUNDS, roles_arg
@@ -636,5 +658,5 @@ def add_table_options(p: argparse.ArgumentParser, *, out: str) -> None:
     add_common_options(
         p,
         out=out,
-        seed_help="seed of game 0 of every pair (game i uses seed+i; default 0)",
+        seed_help=seed_help,
     )

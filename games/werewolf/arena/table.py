@@ -83,7 +83,7 @@ class SeatedAgent:
     Attributes:
       agent: The agent (:class:`games.werewolf.agents.Agent`).
       model: The chat model of its seats (None for rule-based players).
-      policy: Its CFR day policy (None: the model's own tones and acts).
+      policy: Its day policy, CFR-solved or uniform (None: the model's own tones and acts).
     """
 
     agent: Agent
@@ -104,7 +104,7 @@ class ArenaTable(LLMTable):
     With ``agents``, each seat's requests go to its agent's model
     (:func:`games.werewolf.agents.seat_of_request`), a rule-based agent's seats
     are :class:`~games.werewolf.players.rule_based.RuleBasedPlayer`, and a CFR
-    agent's day speeches follow its policy (:meth:`_decision`).
+    or uniform agent's day speeches follow its policy (:meth:`_decision`).
     """
 
     def __init__(

@@ -34,6 +34,13 @@ player in the ranking (``no_slot``), the concrete act is not legal
 (``illegal``) or the group was never solved (``no_group``), no act is chosen
 (:class:`PolicyChoice`): the caller lets the model choose.
 
+**The uniform control.** :func:`uniform_day_policy` is a :class:`DayPolicy`
+that gives every (tone, act token) of the abstraction the same probability in
+both groups: an agent with it (``MODEL+uniform``, :mod:`games.werewolf.agents`)
+goes through the same mapping, ranking and fallbacks as a CFR agent, and differs
+only in the distribution drawn from, so a comparison against it isolates what
+CFR's probabilities add.
+
 Everything here is pure but :func:`load_day_policy`, which reads files.
 """
 
@@ -67,6 +74,7 @@ __all__ = [
     "full_game_ranking",
     "load_day_policy",
     "role_group",
+    "uniform_day_policy",
 ]
 
 logger = logging.getLogger(__name__)
@@ -170,6 +178,36 @@ def _check_joint(group: str, joint: tuple[tuple[float, ...], ...], tones: int, a
         raise ValueError(f"DayPolicy: group {group!r} has a negative or non-finite probability")
     if abs(sum(flat) - 1.0) > _SUM_TOL:
         raise ValueError(f"DayPolicy: group {group!r} sums to {sum(flat)}, not 1")
+
+
+def uniform_day_policy(
+    roles: Mapping[str, int], opponent_model: str, abstraction: Abstraction | None = None
+) -> DayPolicy:
+    """The uniform day policy: every (tone, act token) equally likely, in both groups.
+
+    Args:
+      roles: The game's role counts (as a solved policy's ``roles``).
+      opponent_model: The agent's opponent model (its beliefs rank the suspects).
+      abstraction: The tones and act tokens (default: the day study's default
+        abstraction, :class:`~games.werewolf.day.abstraction.Abstraction`).
+
+    Returns:
+      The policy; ``source`` is ``uniform`` and ``decisions`` 1 per group (one
+      distribution stands for every decision: nothing was solved).
+    """
+    ab = abstraction or Abstraction()
+    p = 1.0 / (len(ab.tones) * len(ab.acts))
+    joint = tuple(tuple(p for _ in ab.acts) for _ in ab.tones)
+    return DayPolicy(
+        source="uniform",
+        opponent_model=opponent_model,
+        label="uniform over the day abstraction (no solve)",
+        tones=ab.tones,
+        acts=ab.acts,
+        roles=roles,
+        groups=dict.fromkeys(GROUPS, joint),
+        decisions=dict.fromkeys(GROUPS, 1),
+    )
 
 
 # --- reading a solve folder -----------------------------------------------------------------

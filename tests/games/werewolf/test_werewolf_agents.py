@@ -193,7 +193,7 @@ def test_seat_agents_by_name() -> None:
 
 # --------------------------------------------------------------------------- tournament
 
-AGENTS = "gratr,none,dirichlet,cfrG=gratr+cfr:{day},rules"
+AGENTS = "gratr,none,dirichlet,cfrG=gratr+cfr:{day},rules,uni=gratr+uniform"
 
 
 @pytest.fixture(scope="module")
@@ -237,8 +237,8 @@ def test_tournament_files_and_numbers(tournament) -> None:
     out, _, lines = tournament
     doc = json.loads((out / "tournament.json").read_text())
     names = [a["name"] for a in doc["agents"]]
-    assert names == ["gratr", "none", "dirichlet", "cfrG", "rules"]
-    assert doc["games"] == 10 * 2 and doc["is_llm"] is False
+    assert names == ["gratr", "none", "dirichlet", "cfrG", "rules", "uni"]
+    assert doc["games"] == 15 * 2 and doc["is_llm"] is False
     assert "not an LLM" in doc["label"]
     for f in ("pairs.csv", "ratings.csv", "metagame.csv", "win_rates.csv"):
         assert (out / f).stat().st_size > 0
@@ -257,8 +257,14 @@ def test_tournament_files_and_numbers(tournament) -> None:
     assert cfr["agent"] == "cfrG" and cfr["twin"] == "gratr"
     assert sum(cfr["speeches"].values()) > 0
     assert any("followed its CFR policy" in x for x in lines)
+    # The uniform control: beside the CFR agent's twin, and reported as an agent itself.
+    assert cfr["uniform_control"] == "uni" and cfr["against_uniform"]["games"] == 2
+    (uni,) = doc["uniform_agents"]
+    assert uni["agent"] == "uni" and uni["twin"] == "gratr" and sum(uni["speeches"].values()) > 0
+    assert any("followed its uniform policy" in x for x in lines)
+    assert any(x.startswith("  cfrG vs uni: won") for x in lines)
     assert any(x.startswith("ratings") for x in lines)
-    assert any("only 2 games per pair" in x for x in lines)  # the small-sample caveat
+    assert any("only 1 deal(s) per pair" in x for x in lines)  # the small-sample caveat
     # Rule-based seats make no call: their agent's logs hold no llm_call of its seats.
     log = next((out / "logs").rglob("game_0000.jsonl"))
     assert log.exists()
