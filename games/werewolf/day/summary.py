@@ -14,7 +14,6 @@ from typing import Any
 import numpy as np
 
 from games.engine.noise_report import metric_text, noise_lines
-from games.engine.quality import quality_lines
 from games.werewolf.day.abstraction import Abstraction
 from games.werewolf.day.build import DaySubgame
 from games.werewolf.day.results import (
@@ -28,7 +27,7 @@ from games.werewolf.day.results import (
     StrategyQuestion,
     load_summary,
 )
-from games.werewolf.play.quality import listed_lines
+from games.werewolf.play.quality import quality_lines
 from runs.intervals import mean_ci95, welch_half_width
 from solvers import CHANCE, TERMINAL, Curves, GameTree, TreePolicy
 from solvers.values import reach_probabilities
@@ -298,9 +297,7 @@ def report_lines(summary: DaySolveSummary, out: Path | str) -> list[str]:
             f"werewolf-side CFR-Gain {wtxt}"
         )
         # Answer quality beside the parse counts, from the model's ``parse``; then the noise.
-        quality = v.quality()
-        lines.extend(quality_lines(quality, indent=f"  {'':10s} "))
-        lines.extend(listed_lines(quality, indent=f"  {'':10s} "))
+        lines.extend(quality_lines(v.quality(), indent=f"  {'':10s} "))
         lines.extend(noise_lines(v.noise, indent=f"  {'':10s} "))
     q = summary.questions
     lines.append(f"Q1 does a werewolf's CFR strategy differ from a villager's? [{label}]")
