@@ -456,7 +456,9 @@ def test_ctrl_c_on_a_remote_run_stops_within_seconds_and_a_resume_finishes(
         code, err, took = interrupt([*args, *backend], server, in_flight=in_flight)
     assert code == 130
     assert err == "gt-llm: interrupted\n", err  # one line: no traceback, no lease warnings
-    assert took < 5, f"{command}: Ctrl-C took {took:.1f} s to stop the run"
+    # Far below the 60 s the hung requests would hold it; the exit itself (interpreter
+    # teardown) took 5.1 s once on a 2-core machine running two model studies beside.
+    assert took < 10, f"{command}: Ctrl-C took {took:.1f} s to stop the run"
     # No lease is left behind for the next run to wait out.
     with sqlite3.connect(out / "llm_cache.sqlite") as db:
         assert db.execute("SELECT COUNT(*) FROM inflight").fetchone()[0] == 0
