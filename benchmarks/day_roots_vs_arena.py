@@ -14,7 +14,7 @@ What is compared. The day study does not build its roots from an arena log:
 every living seat's model as an arena seat's
 (:func:`games.werewolf.day.roots.root_step`). The honest equivalent is the
 same root builder applied to the arena game's own records
-(:func:`games.werewolf.day.roots.records_root_step`: the game's chance and
+(:func:`games.werewolf.day.roots.records_deal_step`: the game's chance and
 action records, the statements' words from its ``deception_statement``
 records), for every day the game reached and every model of the game (a root
 has one model for all seats; each seat is compared under its own model).
@@ -48,7 +48,7 @@ from games.engine.calls import run_sync
 from games.werewolf import rules
 from games.werewolf.arena.matches import model_pairs, parse_models
 from games.werewolf.arena.table import DayStartTable
-from games.werewolf.day.roots import records_root_step
+from games.werewolf.day.roots import records_deal_step
 from games.werewolf.day.state import DayRoot, DaySettings
 from games.werewolf.play.runner import play_game
 from games.werewolf.players.beliefs import BeliefSettings, make_seat_beliefs, seat_events
@@ -134,7 +134,7 @@ def compare_game(
     for day, arena in sorted(table.day_models.items()):
         for name in sorted(set(table.seat_models)):
             settings = DaySettings(config=config, day=day, opponent_model=name, speakers=1)
-            state = run_sync(records_root_step(settings, seed, records, texts=texts), chat)
+            state = run_sync(records_deal_step(settings, seed, records, texts=texts), chat)
             for p in state.root.living:
                 if table.seat_models[p] != name:
                     continue

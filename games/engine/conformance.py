@@ -731,7 +731,7 @@ def conformance_cases(specs: Iterable[GameSpec]) -> list[ConformanceCase]:
     check, so nothing is skipped. ``indistinguishable`` is a case only of the
     games that declare a re-deal hook: a game whose game string fixes every
     player's private information (fruit trading's and the ultimatum game's
-    scenario, the Werewolf day study's one deal per tree) has none to re-deal.
+    scenario) has none to re-deal.
     """
     out = []
     for spec in specs:

@@ -16,8 +16,9 @@ An agent is written ``[NAME=]BASE[+cfr:FOLDER|+uniform][@BACKEND]``:
   speech the (tone, act) drawn from the folder's CFR policy for ``gratr``
   listeners; the model only words it;
 * ``gratr+uniform`` — GRATR beliefs, and at every day speech a (tone, act
-  token) drawn uniformly from the default day abstraction (every tone × every
-  act token of :mod:`games.werewolf.day.abstraction`), made concrete and worded
+  token) drawn uniformly from the day abstraction of the command's CFR agents
+  (when they share one; else the default abstraction of
+  :mod:`games.werewolf.day.abstraction`), made concrete and worded
   as a CFR agent's (:func:`games.werewolf.players.cfr_policy.uniform_day_policy`);
   the draw is seeded by the game's seed, the round, the turn and the seat;
 * ``rules`` — rule-based players.

@@ -67,6 +67,7 @@ __all__ = [
     "Unreproducible",
     "alternative_history",
     "redeal",
+    "replay_states",
     "sample_deal",
     "seat_knowledge",
 ]
@@ -114,7 +115,7 @@ class SeatKnowledge:
 
 
 @functools.lru_cache(maxsize=4)
-def _replay(config: Config, history: tuple[int, ...]) -> tuple[GameState, ...]:
+def replay_states(config: Config, history: tuple[int, ...]) -> tuple[GameState, ...]:
     """The rules state before each action of ``history``, and after the last."""
     states = [rules.initial_state(config)]
     for action in history:
@@ -125,18 +126,29 @@ def _replay(config: Config, history: tuple[int, ...]) -> tuple[GameState, ...]:
     return tuple(states)
 
 
+def _sees_wolves(start: GameState, player: int | None) -> bool:
+    """Whether ``player`` sees the wolves' night votes (a living werewolf)."""
+    return player is not None and start.roles[player] == "werewolf" and bool(start.alive[player])
+
+
 def _new_events(before: GameState, after: GameState) -> tuple[rules.Event, ...]:
     return after.events[len(before.events) :]
 
 
-def seat_knowledge(states: Sequence[GameState], player: int) -> SeatKnowledge:
-    """What ``player`` knows about the deal at ``states[-1]`` (``states``: the history's)."""
+def seat_knowledge(states: Sequence[GameState], player: int | None) -> SeatKnowledge:
+    """What ``player`` knows about the deal at ``states[-1]`` (``states``: the history's).
+
+    ``player=None`` is the public: what every player at the table knows (the
+    public events only).
+    """
     final = states[-1]
     config = final.config
     dealt = len(final.roles)
-    roles: dict[int, str] = {player: final.roles[player]} if player < dealt else {}
+    roles: dict[int, str] = (
+        {player: final.roles[player]} if player is not None and player < dealt else {}
+    )
     werewolf: dict[int, bool] = {}
-    role = roles.get(player)
+    role = roles.get(player) if player is not None else None
     if role == "werewolf" and dealt == config.num_players:
         werewolf = {q: r == "werewolf" for q, r in enumerate(final.roles)}
     if role == "seer":
@@ -148,7 +160,7 @@ def seat_knowledge(states: Sequence[GameState], player: int) -> SeatKnowledge:
     for e in final.events:
         if e.visible_to is None and "roles" in e.data:
             roles.update({int(q): str(r) for q, r in e.data["roles"].items()})
-        if e.kind == "witch_victim" and e.seen_by(player):
+        if e.kind == "witch_victim" and player is not None and e.seen_by(player):
             werewolf[int(e.data["target"])] = False
         if e.kind == "deaths" and config.roles.witch == 0:
             werewolf.update(dict.fromkeys(e.data["players"], False))
@@ -253,7 +265,7 @@ def _night(
     s: GameState,
     segment: Sequence[tuple[GameState, int]],
     after: GameState,
-    player: int,
+    player: int | None,
     plan: _NightPlan,
     rng: np.random.Generator,
     out: list[int],
@@ -262,7 +274,7 @@ def _night(
     ``plan``, to the same deaths as the real night (``after``: the state after it; a
     night state when the real node is inside the night)."""
     start = segment[0][0]
-    sees_wolves = start.roles[player] == "werewolf" and start.alive[player]
+    sees_wolves = _sees_wolves(start, player)
     replays: dict[tuple[str, int], list[int]] = {}
     for st, action in segment:
         actor = rules.current_player(st)
@@ -303,20 +315,20 @@ def _night_plans(
     s: GameState,
     segment: Sequence[tuple[GameState, int]],
     after: GameState,
-    player: int,
+    player: int | None,
     rng: np.random.Generator,
 ) -> list[_NightPlan]:
     """Plans for the hidden moves of a night, the likeliest to fit first."""
     start = segment[0][0]
     inside = after.phase.startswith("night")
     dead = set() if inside else {q for q in start.living() if not after.alive[q]}
-    if start.roles[player] == "werewolf" and start.alive[player]:
+    if _sees_wolves(start, player):
         victims: list[int | None] = [None]
     else:
         seen = [
             int(e.data["target"])
             for e in _new_events(start, after)
-            if e.kind == "witch_victim" and e.seen_by(player)
+            if e.kind == "witch_victim" and player is not None and e.seen_by(player)
         ]
         living = [q for q in s.living() if s.roles[q] != "werewolf"]
         ordered = sorted(living, key=lambda q: (q not in dead, float(rng.random())))
@@ -336,7 +348,7 @@ def _night_plans(
 def alternative_history(
     states: Sequence[GameState],
     history: Sequence[int],
-    player: int,
+    player: int | None,
     roles: Sequence[str],
     rng: np.random.Generator,
 ) -> tuple[int, ...]:
@@ -345,7 +357,8 @@ def alternative_history(
     Args:
       states: The rules state before each action of ``history``, and after the last.
       history: The real action ids.
-      player: The seat that must not tell the two apart.
+      player: The seat that must not tell the two apart (None: the public, who
+        sees only the public events; every night move is then drawn anew).
       roles: The new deal (every seat's role).
       rng: Draws the hidden moves.
 
@@ -408,7 +421,7 @@ def redeal(
     config = (
         game.config if isinstance(game, WerewolfGame) else config_from_params(game.get_parameters())
     )
-    states = _replay(config, tuple(int(a) for a in history))
+    states = replay_states(config, tuple(int(a) for a in history))
     known = seat_knowledge(states, player)
     found: list[tuple[int, ...]] = []
     skipped = 0

@@ -517,10 +517,11 @@ def solve_dir(tmp_path_factory) -> Path:
 @pytest.mark.slow  # a two-day solve with GRATR listeners
 def test_decisions_export_agrees_with_the_summary(solve_dir):
     """Reach-weighted, decisions.json's tone and act probabilities per role group are
-    summary.json's CFR strategies; second-turn reaches sum to one per day."""
+    summary.json's CFR strategies; first- and second-turn reaches sum to one per day
+    (the first turn once per deal of the root chance node)."""
     doc = json.loads((solve_dir / "decisions.json").read_text())
     summary = json.loads((solve_dir / "summary.json").read_text())
-    assert doc["format"] == "gt-llm.werewolf.day_decisions/1" and "not an LLM" in doc["label"]
+    assert doc["format"] == "gt-llm.werewolf.day_decisions/2" and "not an LLM" in doc["label"]
     tones, acts = doc["tones"], doc["acts"]
     for model in ("none", "gratr"):
         days = [d for d in doc["days"] if d["opponent_model"] == model]
@@ -530,7 +531,9 @@ def test_decisions_export_agrees_with_the_summary(solve_dir):
             for g in ("werewolf", "village")
         }
         for d in days:
-            assert d["decisions"][0]["turn"] == 0 and d["decisions"][0]["reach"] == 1.0
+            first = [x for x in d["decisions"] if x["turn"] == 0]
+            assert len(first) == d["deals"]["kept"]
+            assert sum(x["reach"] for x in first) == pytest.approx(1.0)
             second = [x for x in d["decisions"] if x["turn"] == 1]
             assert sum(x["reach"] for x in second) == pytest.approx(1.0)
             for x in d["decisions"]:

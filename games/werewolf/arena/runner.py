@@ -96,6 +96,7 @@ from games.werewolf.arena.report import _fmt_rate, fig_win_rates
 from games.werewolf.arena.results import ArenaReport, PairSummary, ProbabilityScore, ScoreGap
 from games.werewolf.arena.scoring import REFERENCE_MODEL
 from games.werewolf.arena.table import SeatedAgent, check_seating
+from games.werewolf.day.abstraction import Abstraction
 from games.werewolf.deception.summary import pooled_summary
 from games.werewolf.play.quality import quality_lines
 from games.werewolf.players.beliefs import BeliefSettings
@@ -164,14 +165,14 @@ def check_table_args(args: argparse.Namespace) -> Config:
 def load_policies(agents: Sequence[Agent], config: Config) -> dict[str, DayPolicy]:
     """Each CFR agent's day policy, read and checked against the game's roles (ValueError).
 
-    A ``+uniform`` agent gets :func:`~games.werewolf.players.cfr_policy.uniform_day_policy`.
+    A ``+uniform`` agent gets :func:`~games.werewolf.players.cfr_policy.uniform_day_policy`
+    over the CFR agents' abstraction (the tones and act tokens they were solved
+    with, when they share one; else the default abstraction), so the control
+    draws from the same acts as the agents it controls for.
     """
     out: dict[str, DayPolicy] = {}
     for a in agents:
-        if a.uniform and a.opponent is not None:
-            out[a.name] = uniform_day_policy(config.roles.as_dict(), a.opponent)
-            continue
-        if a.policy is None or a.opponent is None:
+        if a.uniform or a.policy is None or a.opponent is None:
             continue
         policy = load_day_policy(a.policy, a.opponent)
         if dict(policy.roles) != config.roles.as_dict():
@@ -180,6 +181,11 @@ def load_policies(agents: Sequence[Agent], config: Config) -> dict[str, DayPolic
                 f"this game has {config.roles.as_dict()}; solve with the same --preset/--roles"
             )
         out[a.name] = policy
+    solved = {(p.tones, p.acts) for p in out.values()}
+    abstraction = Abstraction(*solved.pop()) if len(solved) == 1 else None
+    for a in agents:
+        if a.uniform and a.opponent is not None:
+            out[a.name] = uniform_day_policy(config.roles.as_dict(), a.opponent, abstraction)
     return out
 
 
@@ -215,9 +221,12 @@ def run_arena(args: argparse.Namespace, *, write: Writer | None = None) -> int:
     write = write or say
     config, models = _check_arena_args(args)
     agents = arena_agents(args.models)
+    from games.werewolf.estimate import pair_seatings
     from games.werewolf.options import show_estimate
 
-    estimate = show_estimate(args, config, games=len(model_pairs(models)) * args.games)
+    seatings = pair_seatings(config.num_players, [a.opponent for a in agents], args.games)
+    total = len(model_pairs(models)) * args.games
+    estimate = show_estimate(args, config, games=total, seatings=seatings)
     settings = BeliefSettings(k=args.k, top_k=args.top_k, threshold=args.threshold)
     extra = {} if plain_models(agents) else {"agents": [a.to_json(args.backend) for a in agents]}
     with agent_run(args, agents, config, estimate) as open_run:

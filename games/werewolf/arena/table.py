@@ -18,6 +18,7 @@ import numpy as np
 from games.engine.calls import Step
 from games.werewolf import rules
 from games.werewolf.agents import Agent, seat_of_request
+from games.werewolf.day.features import decision_features
 from games.werewolf.play import runner
 from games.werewolf.play.runner import Emit
 from games.werewolf.players.beliefs import BeliefSettings, make_seat_beliefs
@@ -197,12 +198,18 @@ class ArenaTable(LLMTable):
             provider.beliefs("day_vote") if provider is not None else None,
             extras["suspicion"],
         )
+        today = [
+            (int(e.data["player"]), rules.speech_act_from_json(e.data["act"]))
+            for e in view.events
+            if e.kind == "speech" and e.round == view.round
+        ]
         choice = choose_speech(
             seated.policy,
             view.role,
             [a for a in legal if isinstance(a, rules.SpeechAct)],
             ranking,
             np.random.default_rng(self._seed(state, "policy", p)),
+            features=decision_features(view.role, p, view.partners, today),
         )
         counts = self.policy_counts.setdefault(seated.agent.name, {})
         counts[choice.outcome] = counts.get(choice.outcome, 0) + 1
@@ -215,7 +222,7 @@ class ArenaTable(LLMTable):
                 "outcome": choice.outcome,
             }
         )
-        if choice.act is None:  # no solved state matched: the model's own choice
+        if choice.act is None:  # nothing matched (or no slot, not legal): the model's own choice
             return super()._decision(state, p, view, legal, phase, rng)
         return _worded(view_from_knowledge(view, **extras), choice.act, self._seed(state, phase, p))
 

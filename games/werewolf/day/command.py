@@ -24,7 +24,7 @@ from games.werewolf import rules
 from games.werewolf.day.abstraction import DEFAULT_ACTS, DEFAULT_TONES, Abstraction
 from games.werewolf.day.roots import day_roots
 from games.werewolf.day.solve import SolveSettings, run_solve
-from games.werewolf.day.state import _MAX_SEEDS, _MAX_SPEAKERS, EXTRACTION, ORDERS
+from games.werewolf.day.state import _MAX_DEALS, _MAX_SEEDS, _MAX_SPEAKERS, EXTRACTION, ORDERS
 from games.werewolf.day.summary import report_lines
 from games.werewolf.estimate import CALL_SHAPE, check_solve, estimate_solve
 from gt_llm.argtypes import MAX_SIZE, add_check, bounded_int, refuse_repeated
@@ -99,6 +99,7 @@ def _run(args: argparse.Namespace) -> int:
         tones=args.tones,
         acts=args.acts,
         num_seeds=args.num_seeds,
+        deals=args.deals,
         iterations=args.iterations,
         first_seed=args.seed,
         backend=args.backend,
@@ -121,13 +122,17 @@ def _run(args: argparse.Namespace) -> int:
     # all before the folder is touched; then the manifest (complete: false), refusal of a
     # folder with other settings (--force clears only its listed files), then the run.
     check_solve(days=args.days, models=len(settings.models), iterations=args.iterations)
+    config = rules.preset(args.preset)
     estimate = estimate_solve(
         days=args.days,
         models=tuple(settings.models),
         actions=len(settings.tones) * len(settings.acts),
         seeds=args.num_seeds,
+        deals=max(args.deals, 1),
+        players=config.num_players,
+        earlier_statements=(args.day - 1) * config.debate_turns,
         speakers=args.speakers,
-        living=max(rules.preset(args.preset).num_players - args.day, 1),
+        living=max(config.num_players - args.day, 1),
         iterations=args.iterations,
         eval_seeds=settings.eval_seeds,
         bootstrap=settings.bootstrap,
@@ -216,6 +221,14 @@ def add_solve_parser(subparsers: argparse._SubParsersAction) -> None:
         type=bounded_int(1, _MAX_SEEDS),
         default=1,
         help=f"LLM seeds per statement (default 1, at most {_MAX_SEEDS})",
+    )
+    p.add_argument(
+        "--deals",
+        type=bounded_int(0, _MAX_DEALS),
+        default=4,
+        help="the most deals (role assignments consistent with the public history) each day's "
+        "root chance node is over: all of them when fewer, else drawn (default 4, at most "
+        f"{_MAX_DEALS}); 0 keeps only the seeded game's own deal, a clairvoyant tree",
     )
     p.add_argument(
         "--iterations",

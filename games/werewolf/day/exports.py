@@ -2,11 +2,14 @@
 
 ``werewolf solve`` keeps per-group aggregates in ``summary.json``; this file
 keeps the decisions themselves, one record per decision node of every day
-tree and opponent model: who speaks (seat, role), what was said before (tone,
-act and text of each earlier statement), the probability that CFR's average
-profile reaches the node (chance: the uniform LLM seeds), and CFR's
-probability of each (tone, act) pair — ``None`` where the act is not legal
-there. ``werewolf view`` draws it (:mod:`games.werewolf.view.solve`).
+tree and opponent model: the deal (the root chance outcome), who speaks (seat,
+role), what was said before (tone, act and text of each earlier statement), the
+probability that CFR's average profile reaches the node (chance: the deals and
+the uniform LLM seeds), its information set, and CFR's probability of each
+(tone, act) pair — ``None`` where the act is not legal there. Nodes of one
+information set (one per deal the seat cannot tell apart, and per unseen
+word) share their probabilities. ``features`` is the decision's key for a
+full-game CFR agent (:func:`games.werewolf.day.features.decision_features`). ``werewolf view`` draws it (:mod:`games.werewolf.view.solve`).
 """
 
 from __future__ import annotations
@@ -16,12 +19,14 @@ from typing import Any
 
 from games.engine.results import ModelLabel
 from games.werewolf.day.build import DaySubgame
+from games.werewolf.day.features import decision_features
+from games.werewolf.day.state import DealChance
 from games.werewolf.day.steps import DayLogic
 from solvers import TreePolicy
 
 __all__ = ["FORMAT", "decision_points", "decisions_document"]
 
-FORMAT = "gt-llm.werewolf.day_decisions/1"
+FORMAT = "gt-llm.werewolf.day_decisions/2"
 
 
 def decision_points(subgame: DaySubgame, policy: TreePolicy) -> Iterator[dict[str, Any]]:
@@ -39,6 +44,10 @@ def decision_points(subgame: DaySubgame, policy: TreePolicy) -> Iterator[dict[st
 
     def walk(node, reach: float) -> Iterator[dict[str, Any]]:
         state = node.state
+        if isinstance(state, DealChance):
+            for (deal, _), child in sorted(node.children.items(), key=lambda kv: kv[0]):
+                yield from walk(child, reach * dict(state.probabilities())[deal])
+            return
         if game.is_terminal(state) or not node.children:
             return
         player = game.current_player(state)
@@ -53,9 +62,14 @@ def decision_points(subgame: DaySubgame, policy: TreePolicy) -> Iterator[dict[st
             act = state.options[a]
             if act is not None:
                 concrete[token] = act.describe()
+        partners = [q for q in state.root.werewolves() if q != player]
+        today = [(st.speaker, st.act) for st in state.statements]
         yield {
+            "deal": state.root.deal,
+            "features": decision_features(state.root.role(player), player, partners, today),
+            "infoset": s,
             "speaker": player,
-            "role": root.role(player),
+            "role": state.root.role(player),
             "turn": len(state.statements),
             "reach": reach,
             "history": [

@@ -56,21 +56,18 @@ def fig_curves(out: Path) -> Figure:
 
 
 def fig_side_gain(out: Path) -> Figure:
-    """Final CFR-Gain of each side per opponent model (days with a werewolf speaker)."""
+    """Final CFR-Gain of each side per opponent model (deals with a werewolf speaker).
+
+    The summary's ``side_gain_werewolf_days``: per day the sides' gains over the
+    deals in which a werewolf speaks, then the mean over the days that have one.
+    """
     summary = load_summary(out)
-    rows = read_csv_rows(out / "days.csv")
     models = list(summary.models)
     series: dict[str, list[float]] = {"werewolf side": [], "village side": []}
     for m in models:
-        mine = [
-            r for r in rows if r["opponent_model"] == m and "werewolf" in r["speaker_roles"].split()
-        ]
-        series["werewolf side"].append(
-            float(np.mean([float(r["werewolf_gain"]) for r in mine])) if mine else np.nan
-        )
-        series["village side"].append(
-            float(np.mean([float(r["village_gain"]) for r in mine])) if mine else np.nan
-        )
+        sides = summary.models[m].side_gain_werewolf_days
+        for name, x in (("werewolf side", sides.werewolf), ("village side", sides.village)):
+            series[name].append(float(x.mean) if x.mean is not None else np.nan)
     fig = Figure(figsize=(6.5, 4))
     ax = fig.subplots()
     plot_grouped_bars(ax, models, series, fmt="%.2f")
@@ -85,7 +82,7 @@ def fig_side_gain(out: Path) -> Figure:
             va="center",
             transform=ax.transAxes,
         )
-    _title(fig, summary, "CFR-Gain per side, days with a werewolf speaker")
+    _title(fig, summary, "CFR-Gain per side, deals with a werewolf speaker")
     fig.tight_layout()
     return fig
 

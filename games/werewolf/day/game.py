@@ -22,8 +22,9 @@ from games.engine.spiel import (
 )
 from games.werewolf import rules
 from games.werewolf.day.abstraction import DEFAULT_ACTS, DEFAULT_TONES, Abstraction, split_tokens
+from games.werewolf.day.infosets import day_redeal
 from games.werewolf.day.roots import day_roots, root_step
-from games.werewolf.day.state import SHORT_NAME, DaySettings, DayState
+from games.werewolf.day.state import SHORT_NAME, DayNode, DaySettings, DealChance
 from games.werewolf.day.steps import DayLogic
 from games.werewolf.rules import Config
 from gt_llm.chat import ChatModel
@@ -49,6 +50,7 @@ DEFAULT_PARAMS: dict[str, Any] = {
     "tones": "/".join(DEFAULT_TONES),
     "acts": "/".join(DEFAULT_ACTS),
     "num_seeds": 2,
+    "deals": 4,
     "structured": True,
     "backend": "scripted",
     "cache": "",
@@ -82,6 +84,7 @@ def settings_from_params(params: dict[str, Any]) -> DaySettings:
         ),
         num_seeds=int(p["num_seeds"]),
         structured=bool(p["structured"]),
+        deals=int(p["deals"]),
     )
 
 
@@ -93,7 +96,7 @@ def utility_of(config: Config) -> pyspiel.GameType.Utility:
     return pyspiel.GameType.Utility.GENERAL_SUM
 
 
-class WerewolfDayGame(EngineGame[DayState]):
+class WerewolfDayGame(EngineGame[DayNode]):
     """One Werewolf day as an OpenSpiel game (see :mod:`games.werewolf.day.steps`)."""
 
     def __init__(self, params: dict[str, Any] | None = None, *, model: ChatModel | None = None):
@@ -116,12 +119,12 @@ class WerewolfDayGame(EngineGame[DayState]):
         utility = utility_of(cfg)
         game_info = engine_game_info(
             num_actions=self.settings.abstraction.num_actions,
-            max_chance_outcomes=max(self.settings.num_seeds, len(self.seeds)),
+            max_chance_outcomes=max(self.settings.num_seeds, len(self.seeds), self.settings.deals),
             num_players=cfg.num_players,
             utility_bounds=(-1, 1),
             utility_sum=0.0 if utility == pyspiel.GameType.Utility.ZERO_SUM else None,
-            # Per turn: the decision and its seed chance node; plus the root chance node.
-            max_game_length=2 * self.settings.speakers,
+            # Per turn: the decision and its seed chance node; plus the deals' chance node.
+            max_game_length=2 * self.settings.speakers + 1,
         )
         super().__init__(_game_type(utility), game_info, p)
 
@@ -129,12 +132,14 @@ class WerewolfDayGame(EngineGame[DayState]):
         return f"seed={self.seeds[index]} day={self.settings.day}"
 
 
-class WerewolfDayState(EngineState[DayState]):
+class WerewolfDayState(EngineState[DayNode]):
     """A node of the day tree (``inner`` is the engine's :class:`DayState`)."""
 
     def __str__(self) -> str:
         if self.inner is None:
             return "(day not drawn)"
+        if isinstance(self.inner, DealChance):
+            return f"{self.inner.label()} (deal not drawn: {len(self.inner.deals)} deals)"
         s = self.inner
         roles = " ".join(f"P{p}:{r}" for p, r in enumerate(s.root.start.roles))
         lines = [f"{s.root.label()} {roles}"]
@@ -151,7 +156,7 @@ WerewolfDayGame.state_class = WerewolfDayState
 
 def private_info(state: pyspiel.State, player: int) -> list[str]:
     """The lines of ``player``'s information state only it (and its partners) may know."""
-    if state.inner is None:
+    if state.inner is None or isinstance(state.inner, DealChance):
         return []
     return [
         str(e)
@@ -178,21 +183,24 @@ register_game_spec(
         add_parser=_no_command,
         conformance=ConformanceParams(
             game_strings=(
-                "python_werewolf_day(game_seed=0,speakers=2,num_seeds=1,tones=calm/any)",
-                "python_werewolf_day(game_seed=1,speakers=2,opponent_model=gratr,"
+                "python_werewolf_day(game_seed=0,speakers=2,num_seeds=1,tones=calm/any,deals=3)",
+                "python_werewolf_day(game_seed=1,speakers=2,opponent_model=gratr,deals=2,"
                 "acts=nothing/accuse:least/check:most:werewolf)",
-                "python_werewolf_day(game_seed=-1,num_games=2,speakers=1,opponent_model=dirichlet)",
+                "python_werewolf_day(game_seed=-1,num_games=2,speakers=1,opponent_model=dirichlet,"
+                "deals=2)",
                 "python_werewolf_day(preset=gratr,game_seed=2,day=2,speakers=2,num_seeds=1,"
-                "opponent_model=gratr,acts=nothing/claim:seer/defend:most2)",
+                "opponent_model=gratr,acts=nothing/claim:seer/defend:most2,deals=4)",
             ),
             tree_game_strings=(
                 "python_werewolf_day(game_seed=0,speakers=2,num_seeds=1,tones=calm/any,"
-                "acts=nothing/accuse:most,opponent_model=dirichlet)",
+                "acts=nothing/accuse:most,opponent_model=dirichlet,deals=3)",
                 "python_werewolf_day(game_seed=-1,num_games=2,speakers=1,num_seeds=2,"
-                "tones=assertive/any,opponent_model=gratr)",
+                "tones=assertive/any,opponent_model=gratr,deals=2)",
             ),
             private_info=private_info,
             num_sims=2,
+            redeal=day_redeal,
+            redeals_per_node=2,
         ),
     )
 )

@@ -21,9 +21,17 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from games.engine.calls import Step
+from games.engine.gather import gather
 from games.werewolf import rules
 from games.werewolf.day.ranking import speech_options
-from games.werewolf.day.state import DayRoot, DaySettings, DayState
+from games.werewolf.day.state import DayRoot, DaySettings, DayState, DealChance
+from games.werewolf.deals import (
+    consistent_deals,
+    history_records,
+    public_deals,
+    public_knowledge,
+    records_history,
+)
 from games.werewolf.players.beliefs import BeliefSettings
 from games.werewolf.players.table_replay import day_start_beliefs, is_debate_start
 from games.werewolf.rules import Config, GameState
@@ -34,6 +42,7 @@ __all__ = [
     "day_start",
     "game_records",
     "records_day_start",
+    "records_deal_step",
     "records_root_step",
     "root_step",
     "seat_model_step",
@@ -52,15 +61,10 @@ def game_records(config: Config, seed: int) -> list[dict[str, Any]]:
     return records
 
 
-def records_day_start(
+def _day_start_and_bids(
     config: Config, records: Sequence[Mapping[str, Any]], day: int
-) -> tuple[GameState, tuple[tuple[int, int], ...]] | None:
-    """The rules state at the start of day ``day``'s debate in a game's records.
-
-    Replays the ``chance`` and ``action`` records up to that point. Returns the
-    state and the day's first-round bids ``(seat, bid)``, or None when the game
-    ended before.
-    """
+) -> tuple[GameState, GameState] | None:
+    """The states at the start of day ``day``'s debate and after its first bids, or None."""
     if config.debate_turns < 1:
         raise ValueError("day_start: the preset must have a debate (debate_turns >= 1)")
     state = rules.initial_state(config)
@@ -74,12 +78,25 @@ def records_day_start(
             state = rules.apply(state, rules.CHANCE, rec["outcome"])
         elif rec["type"] == "action":
             state = rules.apply(state, rec["player"], rules.action_from_json(rec["action"]))
-    if start is None:
+    if start is None or not any(e.kind == "bids" and e.round == day for e in state.events):
         return None
-    bids = [e for e in state.events if e.kind == "bids" and e.round == day]
-    if not bids:
+    return start, state
+
+
+def records_day_start(
+    config: Config, records: Sequence[Mapping[str, Any]], day: int
+) -> tuple[GameState, tuple[tuple[int, int], ...]] | None:
+    """The rules state at the start of day ``day``'s debate in a game's records.
+
+    Replays the ``chance`` and ``action`` records up to that point. Returns the
+    state and the day's first-round bids ``(seat, bid)``, or None when the game
+    ended before.
+    """
+    found = _day_start_and_bids(config, records, day)
+    if found is None:
         return None
-    first = bids[0].data["bids"]
+    start, after = found
+    first = next(e for e in after.events if e.kind == "bids" and e.round == day).data["bids"]
     return start, tuple(sorted((int(p), int(b)) for p, b in first.items()))
 
 
@@ -95,7 +112,7 @@ def day_start(
 
 
 def _root_of(
-    settings: DaySettings, seed: int, records: Sequence[Mapping[str, Any]]
+    settings: DaySettings, seed: int, records: Sequence[Mapping[str, Any]], deal: int = 0
 ) -> DayRoot | None:
     found = records_day_start(settings.config, records, settings.day)
     if found is None:
@@ -122,6 +139,7 @@ def _root_of(
         speakers=tuple(order[: settings.speakers]),
         bids=bids,
         prefixes=prefixes,
+        deal=deal,
     )
 
 
@@ -162,24 +180,26 @@ def seat_model_step(root: DayRoot, p: int) -> Step[OpponentModel]:
     return model
 
 
-def records_root_step(
+def records_deal_step(
     settings: DaySettings,
     game_seed: int,
     records: Sequence[Mapping[str, Any]],
     *,
     texts: Mapping[int, str] | None = None,
+    deal: int = 0,
 ) -> Step[DayState]:
-    """The root state of one day of a game's records (an arena game's log, or :func:`game_records`).
+    """The debate's first state of one day of a game's records, under the records' own deal.
 
     Every living seat's model is the arena seat's at the start of the day's
     debate (module doc); ``texts`` are the statements' words by statement id
     (:func:`~games.werewolf.players.table_replay.statement_texts`; missing: the
-    act's plain rendering, as in a rule-based game).
+    act's plain rendering, as in a rule-based game); ``deal`` is the index the
+    root gets.
 
     Raises:
       ValueError: the game ends before the day.
     """
-    root = _root_of(settings, game_seed, records)
+    root = _root_of(settings, game_seed, records, deal)
     if root is None:
         raise ValueError(
             f"python_werewolf_day: the game of seed {game_seed} ends before day "
@@ -189,8 +209,54 @@ def records_root_step(
     return DayState(root=root, models=models, options=speech_options(root, models, ()))
 
 
-def root_step(settings: DaySettings, seed: int) -> Step[DayState]:
-    """The root state of one day: every living seat's model from what it saw and decided before."""
+def records_root_step(
+    settings: DaySettings,
+    game_seed: int,
+    records: Sequence[Mapping[str, Any]],
+    *,
+    texts: Mapping[int, str] | None = None,
+) -> Step[DealChance]:
+    """The root of one day of a game's records: a chance node over the deals.
+
+    The deals are those consistent with the public history up to the day's
+    first bids (:func:`games.werewolf.deals.public_deals`, at most
+    ``settings.deals``); each deal's history is the records' replayed on it and
+    gives one :func:`records_deal_step` root (every deal's extraction calls in
+    one batch per step).
+
+    Raises:
+      ValueError: the game ends before the day.
+    """
+    config = settings.config
+    found = _day_start_and_bids(config, records, settings.day)
+    if found is None:
+        raise ValueError(
+            f"python_werewolf_day: the game of seed {game_seed} ends before day "
+            f"{settings.day}; choose another game_seed or an earlier day"
+        )
+    if settings.deals == 0:  # the seeded game's own deal only (clairvoyant)
+        state = yield from records_deal_step(settings, game_seed, records, texts=texts)
+        known = public_knowledge(config, records_history(config, records, found[1]))
+        consistent = len(consistent_deals(config, known))
+        return DealChance(deals=(state,), consistent=consistent, enumerated=False, fixed=True)
+    history = records_history(config, records, found[1])
+    deals = public_deals(config, history, settings.deals, game_seed)
+    states = yield from gather(
+        [
+            records_deal_step(settings, game_seed, history_records(config, h), texts=texts, deal=k)
+            for k, h in enumerate(deals.histories)
+        ]
+    )
+    return DealChance(
+        deals=tuple(states),
+        consistent=deals.consistent,
+        enumerated=deals.enumerated,
+        skipped=deals.skipped,
+    )
+
+
+def root_step(settings: DaySettings, seed: int) -> Step[DealChance]:
+    """The root of one day: the deals' chance node, every living seat's model per deal."""
     root = yield from records_root_step(settings, seed, game_records(settings.config, seed))
     return root
 

@@ -101,6 +101,8 @@ class SolveSettings:
       tones: Tones of the abstraction.
       acts: Act tokens of the abstraction.
       num_seeds: LLM seeds per statement.
+      deals: The most deals each day's root chance node is over (0: the seeded
+        game's own deal only, a clairvoyant tree).
       iterations: CFR iterations per day.
       first_seed: Seed of the first rule-based game.
       backend: Model spec.
@@ -129,6 +131,7 @@ class SolveSettings:
     tones: tuple[str, ...] = DEFAULT_TONES
     acts: tuple[str, ...] = DEFAULT_ACTS
     num_seeds: int = 1
+    deals: int = 4
     iterations: int = 1000
     first_seed: int = 0
     backend: str = "scripted"
@@ -207,6 +210,7 @@ class SolveSettings:
             abstraction=self.abstraction,
             num_seeds=self.num_seeds,
             structured=self.structured,
+            deals=self.deals,
         )
 
 
@@ -298,8 +302,9 @@ def run_solve(
         subgames, curves, policies = solved.subgames, solved.curves, solved.policies
         per_model.append((m, subgames, policies))
         ess = studies.ess_iterations(curves)
-        sides = _side_gains(subgames, curves)
-        with_wolf = [r for r in sides if r["werewolf_speaks"]]
+        baselines = [baseline(sg.tree) for sg in subgames]
+        sides = _side_gains(subgames, policies, baselines)
+        with_wolf = _side_gains(subgames, policies, baselines, speaking=True)
         strategies = strategy_by_role(subgames, policies)
         by_model[m] = ModelResult(
             final=studies.final_metrics(curves),
@@ -314,6 +319,7 @@ def run_solve(
                     "nodes": sg.tree.num_nodes,
                     "infosets": sg.tree.num_infosets,
                     "terminals": sg.tree.num_terminals,
+                    "deals_per_infoset": {str(t): x for t, x in sg.deals_per_infoset().items()},
                 }
                 for sg in subgames
             ),
@@ -331,7 +337,8 @@ def run_solve(
                     "game_seed": root.game_seed,
                     "day": settings.day,
                     "speakers": " ".join(f"P{p}" for p in root.speakers),
-                    "speaker_roles": " ".join(root.role(p) for p in root.speakers),
+                    "deals": len(root.deals),
+                    "werewolf_speaker_share": side["werewolf_speaker_share"],
                     "nodes": sg.tree.num_nodes,
                     "nash_conv": float(curves.nash_conv[t, -1]),
                     "cfr_gain": float(curves.cfr_gain[t, -1]),

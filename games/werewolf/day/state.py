@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Sequence
 from typing import Any
 
 from games.werewolf import rules
@@ -18,8 +19,10 @@ from gt_llm.opponents import OpponentModel
 __all__ = [
     "EXTRACTION",
     "SHORT_NAME",
+    "DayNode",
     "DayRoot",
     "DaySettings",
+    "DealChance",
     "DayState",
     "Statement",
 ]
@@ -37,6 +40,7 @@ EXTRACTION: dict[str, tuple[str, ...]] = {
 ORDERS = ("bids", "seats")
 _MAX_SPEAKERS = 6
 _MAX_SEEDS = 16
+_MAX_DEALS = 64
 
 # --- settings, root and state --------------------------------------------------------
 
@@ -54,6 +58,10 @@ class DaySettings:
       abstraction: Tones and act tokens.
       num_seeds: LLM seeds per statement.
       structured: The players' calls ask for JSON answers under each task's schema.
+      deals: K, the most deals the root chance node is over (all the consistent
+        deals when there are at most K, else K drawn; :mod:`games.werewolf.deals`).
+        0 keeps only the seeded game's own deal: a tree for one fixed deal, whose
+        payoffs tell the players the roles (clairvoyant; for tests and comparisons).
     """
 
     config: Config
@@ -64,6 +72,7 @@ class DaySettings:
     abstraction: Abstraction = Abstraction()
     num_seeds: int = 2
     structured: bool = True
+    deals: int = 4
 
     def __post_init__(self) -> None:
         where = "python_werewolf_day"
@@ -86,6 +95,11 @@ class DaySettings:
             raise ValueError(
                 f"{where}: num_seeds must be in [1, {_MAX_SEEDS}], got {self.num_seeds}"
             )
+        if not 0 <= self.deals <= _MAX_DEALS:
+            raise ValueError(
+                f"{where}: deals must be in [0, {_MAX_DEALS}] (0: the seeded game's deal only), "
+                f"got {self.deals}"
+            )
         self.abstraction.check(self.config)
 
     @property
@@ -96,12 +110,17 @@ class DaySettings:
 
 @dataclasses.dataclass(frozen=True)
 class Statement:
-    """One statement of the day: speaker, speech act (with tone), LLM seed and text."""
+    """One statement of the day: speaker, speech act (with tone), LLM seed and text.
+
+    ``action`` is the speaker's action id (tone and act token of the abstraction);
+    only the speaker knows it (the token's slot is of its own ranking).
+    """
 
     speaker: int
     act: SpeechAct
     seed: int
     text: str
+    action: int = -1
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -114,7 +133,9 @@ class DayRoot:
       start: The rules state at the start of the debate.
       speakers: The speaking order (K seats).
       bids: The first-round bids of the seeded game's day (``order=bids``).
-      prefixes: Per seat, the information-state lines of the seeded game it saw.
+      prefixes: Per seat, the information-state lines of the seeded game it saw
+        (under this deal: its role and private events are the deal's).
+      deal: The deal's index among the root chance node's deals.
     """
 
     settings: DaySettings
@@ -123,6 +144,7 @@ class DayRoot:
     speakers: tuple[int, ...]
     bids: tuple[tuple[int, int], ...]
     prefixes: tuple[str, ...]
+    deal: int = 0
 
     @property
     def living(self) -> tuple[int, ...]:
@@ -140,6 +162,12 @@ class DayRoot:
 
     def label(self) -> str:
         return f"seed={self.game_seed} day={self.settings.day}"
+
+    def deal_label(self) -> str:
+        """The deal's name: its index and the werewolves' seats."""
+        return (
+            f"deal {self.deal} (werewolves " + ", ".join(f"P{p}" for p in self.werewolves()) + ")"
+        )
 
     @functools.cached_property
     def past_acts(self) -> tuple[tuple[int, SpeechAct], ...]:
@@ -164,6 +192,7 @@ class DayRoot:
         return {
             "game_seed": self.game_seed,
             "day": self.settings.day,
+            "deal": self.deal,
             "roles": list(self.start.roles),
             "alive": [int(a) for a in self.start.alive],
             "speakers": list(self.speakers),
@@ -218,11 +247,118 @@ class DayState:
         )
 
     def information_state(self, player: int) -> str:
-        lines = [self.root.prefixes[player]]
-        lines.append(
-            f"day {self.root.settings.day} debate, speakers: "
-            + ", ".join(f"P{p}" for p in self.root.speakers)
-        )
-        for s in self.statements:
-            lines.append(f"P{s.speaker} {rules.action_to_string(s.act)}: {s.text}")
-        return "\n".join(lines)
+        """What ``player`` knows, keyed by the abstraction (see :func:`information_key`)."""
+        return information_key(self.root, self.statements, player)
+
+
+def information_key(root: DayRoot, statements: Sequence[Statement], player: int) -> str:
+    """A seat's information state in the day tree: what it knows, as the abstraction models it.
+
+    Its seat and every event of the seeded game it saw (its role, its private
+    knowledge under the deal, the public events), the speaking order, then per
+    statement the speaker and the public speech act with its tone (the concrete
+    target, role or result: what every listener hears), and for the seat's own
+    statements its action (tone and act token). The words are left out: a
+    sampled text is unique to its branch, so keying on it would tell the deals
+    apart again; the listeners' extracted judgments are left out for the same
+    reason (they are read from the words). Nothing here depends on the deal
+    beyond what the seat knows (the conformance check
+    :func:`games.werewolf.day.infosets.check_deal_blind` proves it on trees).
+    """
+    ab = root.settings.abstraction
+    lines = [root.prefixes[player]]
+    lines.append(
+        f"day {root.settings.day} debate, speakers: " + ", ".join(f"P{p}" for p in root.speakers)
+    )
+    for s in statements:
+        line = f"P{s.speaker} {rules.action_to_string(s.act)}"
+        if s.speaker == player:
+            tone, token = ab.decode(s.action)
+            line += f" (my choice: {tone} {token})"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class DealChance:
+    """The root of a day tree: a chance node over the deals (:mod:`games.werewolf.deals`).
+
+    Every deal is consistent with the public history of the seeded game; each
+    has probability ``1 / len(deals)`` (the prior is uniform over deals).
+
+    Attributes:
+      deals: The root state of each kept deal (``deals[k].root.deal == k``).
+      consistent: How many deals are consistent with the public history.
+      enumerated: Every consistent deal is kept (else ``len(deals)`` were drawn).
+      skipped: Drawn deals dropped because no hidden night moves reproduce the history.
+      fixed: The one deal is the seeded game's own (``deals=0``: clairvoyant).
+    """
+
+    deals: tuple[DayState, ...]
+    consistent: int
+    enumerated: bool
+    skipped: int = 0
+    fixed: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.deals:
+            raise ValueError("DealChance: give at least one deal")
+
+    def __deepcopy__(self, memo: dict) -> DealChance:
+        return self  # immutable, as DayState
+
+    def is_terminal(self) -> bool:
+        return False
+
+    @property
+    def public(self) -> DayRoot:
+        """The first deal's root, for what every deal shares (seed, day, who lives, speakers)."""
+        return self.deals[0].root
+
+    @property
+    def settings(self) -> DaySettings:
+        return self.public.settings
+
+    @property
+    def game_seed(self) -> int:
+        return self.public.game_seed
+
+    @property
+    def speakers(self) -> tuple[int, ...]:
+        return self.public.speakers
+
+    def label(self) -> str:
+        return self.public.label()
+
+    def probabilities(self) -> list[tuple[int, float]]:
+        k = len(self.deals)
+        return [(i, 1.0 / k) for i in range(k)]
+
+    def wolf_speaker_share(self) -> float:
+        """The probability that a werewolf is among the speakers (over the deals)."""
+        hits = sum(any(d.root.role(p) == "werewolf" for p in self.speakers) for d in self.deals)
+        return hits / len(self.deals)
+
+    def to_dict(self) -> dict[str, Any]:
+        """What every deal shares, and the deals (each seat's role per deal)."""
+        root = self.public
+        return {
+            "game_seed": root.game_seed,
+            "day": root.settings.day,
+            "alive": [int(a) for a in root.start.alive],
+            "speakers": list(root.speakers),
+            "bids": {str(p): b for p, b in root.bids},
+            "deals": {
+                "kept": len(self.deals),
+                "consistent": self.consistent,
+                "enumerated": self.enumerated,
+                "skipped": self.skipped,
+                "fixed": self.fixed,
+                "roles": [list(d.root.start.roles) for d in self.deals],
+            },
+            "werewolf_speaker_share": self.wolf_speaker_share(),
+        }
+
+
+#: A state of the day tree: the deals' chance node at the root, else a debate state.
+DayNode = DealChance | DayState

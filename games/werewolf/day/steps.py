@@ -14,6 +14,15 @@ the fruit-trading subgames of Lindström et al.):
   consultation of the model, as the arena seat would (:mod:`games.werewolf.day.roots`). With ``game_seed=-1`` a uniform chance node
   picks one of ``num_games`` such days (games that end before day ``day`` are
   skipped; seeds ``0, 1, 2, ...``).
+* **Deals.** The seeded game gives the public history only: the day's root
+  is a chance node over the role assignments consistent with it
+  (:mod:`games.werewolf.deals`: all of them when there are at most ``deals``,
+  else ``deals`` drawn uniformly without replacement; each equally likely, as
+  under the uniform deal). Each deal replays the history with its hidden night
+  moves drawn anew, and its seats' models are built from what each seat saw
+  under that deal. ``deals=0`` keeps the seeded game's own deal only: a tree
+  for one fixed deal, whose payoffs tell CFR who the werewolves are
+  (clairvoyant; for tests and comparisons).
 * **Speakers.** ``speakers=K`` turns, by a fixed order: ``order=bids`` — the K
   highest bids of the day's first bidding round in the seeded game (ties: lower
   seat first); ``order=seats`` — the K living players of lowest seat.
@@ -49,11 +58,20 @@ the fruit-trading subgames of Lindström et al.):
   when nobody is exiled. The sum is (villagers - werewolves) times +-1 or 0, so
   the game is general-sum whenever the teams differ in size (always, for a
   role set the rules accept); the declared utility is computed from the teams.
-* **Information states.** A player's seat, every rules event it saw in the
-  seeded game (its role, its partners if a werewolf, its checks, its own night
-  actions and votes, the public events), the speaking order, and the day's
-  statements (speaker, speech act with tone, text). A villager's never holds
-  another player's role; a werewolf's holds its partners.
+* **Information states** (:func:`~games.werewolf.day.state.information_key`).
+  A player's seat, every rules event it saw under the deal (its role, its
+  partners if a werewolf, its checks, its own night actions and votes, the
+  public events), the speaking order, and per statement of the day the speaker
+  and the public speech act with its tone (the concrete target, role or
+  result), plus its own action (tone, act token) for its own statements. The
+  words are not in it: a sampled text is unique to its branch, so keying on
+  it would identify the deal again; the listeners' extracted judgments are
+  read from the words and stay out for the same reason (they still move each
+  seat's model, its ranking and its vote). Two deals a seat cannot tell apart
+  put its decisions in one information set; the conformance runner's
+  re-deal check (:func:`~games.werewolf.day.infosets.day_redeal`) proves it on
+  every node of random days. ``summary.json`` reports how many deals the
+  information sets span at each turn.
 
 How a model is read: the vote prompt carries, per player, a distribution over
 roles (``PlayerView.beliefs``): the model's one reading, ``belief(p).distribution``
@@ -81,6 +99,7 @@ import numpy as np
 
 import games.werewolf.players.stand_in  # noqa: F401  (registers the scripted answers)
 from games.engine.calls import Call, Step
+from games.engine.protocol import CHANCE
 from games.werewolf import rules
 from games.werewolf.day.listening import listen
 from games.werewolf.day.ranking import (
@@ -89,7 +108,7 @@ from games.werewolf.day.ranking import (
     werewolf_probabilities,
 )
 from games.werewolf.day.roots import day_roots, day_start, root_step
-from games.werewolf.day.state import DayRoot, DaySettings, DayState, Statement
+from games.werewolf.day.state import DayNode, DayRoot, DaySettings, DayState, DealChance, Statement
 from games.werewolf.players import llm as players
 from games.werewolf.players.llm import call_seed
 from games.werewolf.players.order import listed_position
@@ -194,7 +213,7 @@ def statement_step(state: DayState, action: int, outcome: int) -> Step[DayState]
     )
     step_no = len(root.past_acts) + turn
     models = yield from listen(root, state.models, speaker, act, text, step_no)
-    statements = state.statements + (Statement(speaker, act, int(outcome), text),)
+    statements = state.statements + (Statement(speaker, act, int(outcome), text, int(action)),)
     state = dataclasses.replace(
         state,
         models=models,
@@ -219,32 +238,47 @@ class DayLogic:
     def num_players(self) -> int:
         return self.settings.config.num_players
 
-    def is_terminal(self, state: DayState) -> bool:
+    def is_terminal(self, state: DayNode) -> bool:
         return state.is_terminal()
 
-    def current_player(self, state: DayState) -> int:
+    def current_player(self, state: DayNode) -> int:
+        if isinstance(state, DealChance):
+            return CHANCE
         return state.speaker()
 
-    def legal_actions(self, state: DayState) -> Sequence[int]:
+    def legal_actions(self, state: DayNode) -> Sequence[int]:
+        if isinstance(state, DealChance):
+            return []
         return [a for a, act in enumerate(state.options) if act is not None]
 
-    def chance_outcomes(self, state: DayState) -> list[tuple[int, float]]:
-        return []  # no chance states inside a day: the seeds follow decisions
+    def chance_outcomes(self, state: DayNode) -> list[tuple[int, float]]:
+        # The deals at the root; no other chance state: the seeds follow decisions.
+        return state.probabilities() if isinstance(state, DealChance) else []
 
-    def seed_outcomes(self, state: DayState, action: int) -> list[tuple[int, float]]:
+    def seed_outcomes(self, state: DayNode, action: int) -> list[tuple[int, float]]:
+        if isinstance(state, DealChance):
+            return []
         n = self.settings.num_seeds
         return [(s, 1.0 / n) for s in range(n)]
 
-    def step(self, state: DayState, action: int, outcome: int | None) -> Step[DayState]:
+    def step(self, state: DayNode, action: int, outcome: int | None) -> Step[DayState] | DayState:
+        if isinstance(state, DealChance):
+            return state.deals[int(action)]  # the deal's root: no call
         return statement_step(state, int(action), int(outcome or 0))
 
-    def information_state(self, state: DayState, player: int) -> str:
+    def information_state(self, state: DayNode, player: int) -> str:
+        if isinstance(state, DealChance):
+            return ""  # before the deal is drawn: nothing is known yet
         return state.information_state(player)
 
-    def returns(self, state: DayState) -> tuple[float, ...]:
+    def returns(self, state: DayNode) -> tuple[float, ...]:
+        if isinstance(state, DealChance):
+            raise ValueError("DayLogic.returns: the deals' chance node is not terminal")
         return state.returns()
 
-    def action_to_string(self, state: DayState, action: int) -> str:
+    def action_to_string(self, state: DayNode, action: int) -> str:
+        if isinstance(state, DealChance):
+            return state.deals[int(action)].root.deal_label()
         tone, token = self.settings.abstraction.decode(int(action))
         act = state.options[action] if action < len(state.options) else None
         concrete = rules.action_to_string(act) if act is not None else "(not legal)"

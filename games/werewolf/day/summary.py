@@ -27,9 +27,10 @@ from games.werewolf.day.results import (
     StrategyQuestion,
     load_summary,
 )
+from games.werewolf.day.state import DayState
 from games.werewolf.play.quality import quality_lines
 from runs.intervals import mean_ci95, welch_half_width
-from solvers import CHANCE, TERMINAL, Curves, GameTree, TreePolicy
+from solvers import CHANCE, TERMINAL, GameTree, TreePolicy
 from solvers.values import reach_probabilities
 
 __all__ = [
@@ -61,8 +62,9 @@ def _group(role: str) -> str:
     return "werewolf" if role == "werewolf" else "village"
 
 
-def _node_values(tree: GameTree, policy: TreePolicy) -> np.ndarray:
+def _node_values(tree: GameTree, policy: TreePolicy | np.ndarray) -> np.ndarray:
     """Every node's expected returns under ``policy`` (children follow parents)."""
+    probs = policy.probs if isinstance(policy, TreePolicy) else policy
     values = np.array(tree.returns, dtype=float)
     for n in range(tree.num_nodes - 1, -1, -1):
         if tree.kind[n] == TERMINAL or tree.num_children[n] == 0:
@@ -71,9 +73,26 @@ def _node_values(tree: GameTree, policy: TreePolicy) -> np.ndarray:
         if tree.kind[n] == CHANCE:
             w = tree.chance_prob[ch]
         else:
-            w = policy.probs[tree.infoset[n], tree.child_rank[ch]]
+            w = probs[tree.infoset[n], tree.child_rank[ch]]
         values[n] = w @ values[ch]
     return values
+
+
+def _deviation_gains(tree: GameTree, policy: TreePolicy, baseline: TreePolicy) -> np.ndarray:
+    """Per node and player, CFR-Gain's term below the node.
+
+    ``u_i(sigma_CFR,i, sigma_base,-i) - u_i(sigma_base)`` (:mod:`solvers.cfr_gain`)
+    evaluated at every node: player ``i`` switches to CFR, everybody else keeps
+    the baseline. At the root its sum over players is the tree's CFR-Gain.
+    """
+    base = _node_values(tree, baseline)
+    out = np.empty_like(base)
+    for i in range(tree.num_players):
+        mixed = baseline.probs.copy()
+        mine = tree.infoset_player == i
+        mixed[mine] = policy.probs[mine]
+        out[:, i] = _node_values(tree, mixed)[:, i] - base[:, i]
+    return out
 
 
 def _empty(ab: Abstraction) -> dict[str, Any]:
@@ -95,6 +114,7 @@ def strategy_by_role(
     mass = {(g, d): _empty(ab) for g in GROUPS for d in (False, True)}
     for sg, pol in zip(subgames, policies, strict=True):
         tree = sg.tree
+        facts = sg.infosets
         reach = reach_probabilities(tree, pol)
         values = _node_values(tree, pol)
         for s in range(tree.num_infosets):
@@ -110,7 +130,7 @@ def strategy_by_role(
                 action_values += wn * values[first : first + len(legal), player]
             action_values /= weights.sum()
             decisive = float(np.ptp(action_values)) > 1e-9
-            g = _group(sg.day_root.role(player))
+            g = _group(facts[s].role)
             for key in ((g, False), (g, True)) if decisive else ((g, False),):
                 m = mass[key]
                 m["decisions"] += 1
@@ -147,7 +167,7 @@ def listed_votes(subgames: Sequence[DaySubgame]) -> dict[str, int]:
     counts: Counter[str] = Counter()
     for sg in subgames:
         for state in sg.states():
-            if state.is_terminal():
+            if isinstance(state, DayState) and state.is_terminal():
                 counts.update(f"{n}:{pos}" for n, pos in state.vote_listed if pos is not None)
     return dict(sorted(counts.items()))
 
@@ -161,18 +181,44 @@ def _tv(p: Mapping[str, float | None], q: Mapping[str, float | None]) -> float |
     return 0.5 * sum(abs(float(pv[k]) - float(qv[k])) for k in pv)
 
 
-def _side_gains(subgames: Sequence[DaySubgame], curves: Curves) -> list[dict[str, Any]]:
+def _side_gains(
+    subgames: Sequence[DaySubgame],
+    policies: Sequence[TreePolicy],
+    baselines: Sequence[TreePolicy],
+    *,
+    speaking: bool = False,
+) -> list[dict[str, Any]]:
+    """Each day's CFR-Gain of each side: the sides' summed gains, expected over the deals.
+
+    A seat's side changes with the deal, so the gain is taken per deal (each
+    player's CFR-Gain term at the root chance node's child for the deal,
+    :func:`_deviation_gains`) and summed over that deal's werewolves (village:
+    the others), then weighed by the deals' probabilities: over all deals the
+    two sides add up to the day's CFR-Gain. ``speaking`` keeps only the deals
+    in which a werewolf is among the speakers (and the days that have one).
+    """
     rows = []
-    for t, sg in enumerate(subgames):
-        root = sg.day_root
-        per = curves.cfr_gain_per_player[t, -1]
-        wolves = [p for p, r in enumerate(root.start.roles) if r == "werewolf"]
-        village = [p for p in range(len(root.start.roles)) if p not in wolves]
+    for sg, pol, base in zip(subgames, policies, baselines, strict=True):
+        tree, chance = sg.tree, sg.day_root
+        gain = _deviation_gains(tree, pol, base)
+        first = int(tree.first_child[0])
+        total = wolf = village = 0.0
+        for k, w in chance.probabilities():
+            root = chance.deals[k].root
+            if speaking and not any(root.role(p) == "werewolf" for p in root.speakers):
+                continue
+            wolves = [p for p, r in enumerate(root.start.roles) if r == "werewolf"]
+            per = gain[first + k]
+            total += w
+            wolf += w * float(per[wolves].sum())
+            village += w * float(per.sum() - per[wolves].sum())
+        if total == 0.0:
+            continue  # speaking: no deal has a werewolf speaker
         rows.append(
             {
-                "werewolf_speaks": any(root.role(p) == "werewolf" for p in root.speakers),
-                "werewolf_gain": float(per[wolves].sum()),
-                "village_gain": float(per[village].sum()),
+                "werewolf_speaker_share": chance.wolf_speaker_share(),
+                "werewolf_gain": wolf / total,
+                "village_gain": village / total,
             }
         )
     return rows

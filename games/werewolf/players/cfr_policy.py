@@ -8,14 +8,27 @@ node of every solved day: the speaker's role, the probability that CFR's
 average profile (chance included) reaches the node, and CFR's average
 probability of each (tone, act token).
 
-**The abstraction mapping.** A full game's speech decision is mapped to its
-speaker's *role group* only — ``werewolf`` for a werewolf, ``village`` for every
-other role — and nothing else: not the day, the turn, the speakers before it
-or the game's history. :func:`load_day_policy` turns the solved decisions of
-one opponent model into one joint distribution P(tone, act token) per group:
-the reach-weighted average of CFR's average policy over all that group's
-decision nodes in all solved days (an act that is not legal at a node counts
-0 there), normalised to sum to 1 (:class:`DayPolicy`).
+**The abstraction mapping: what the speaker knows.** The solved day trees'
+root is a chance node over the deals a seat cannot tell apart, so CFR's
+policy at a decision is a function of the seat's information state. A full
+game never reaches one of those information states again (other games, other
+words), so the policy is looked up by the information-state *features* both
+share (:func:`games.werewolf.day.features.decision_features`): the speaker's
+role group (``werewolf`` / ``village``) and today's statements before its
+turn, each as act kind, tone, and who said it and whom it names seen from the
+speaker (me, a werewolf partner, another). :func:`load_day_policy` turns the
+solved decisions of one opponent model into one joint distribution
+P(tone, act token) per feature key: the reach-weighted average of CFR's
+average policy over every decision node with those features in all solved
+days (the plain average where CFR never reaches them; an act that is not
+legal at a node counts 0 there), normalised to sum to 1. A full-game decision
+whose features no solved node has is **not matched** (``no_match``, counted
+per agent): the model chooses, as its twin would. The per-group joint (every
+decision of the group pooled) is kept for reports and for the uniform
+control, which has no features. The alternative, re-solving each day from
+the actual public state with deals drawn from the seat's knowledge (continual
+re-solving), would cost a tree of model calls per full-game speech; the
+lookup costs none.
 
 **From a drawn token to a statement.** :func:`choose_speech` draws (tone, act
 token) from the speaker's group and names its players by the speaker's
@@ -59,6 +72,7 @@ import numpy as np
 
 from games.werewolf import rules
 from games.werewolf.day.abstraction import Abstraction, concrete_act
+from games.werewolf.day.features import role_group
 from games.werewolf.day.ranking import rank_suspects
 from games.werewolf.rules import Knowledge, SpeechAct
 from runs.atomic import ResultsError, read_json
@@ -82,14 +96,9 @@ logger = logging.getLogger(__name__)
 #: The role groups of a policy (the solve summary's groups).
 GROUPS = ("werewolf", "village")
 #: What :func:`choose_speech` can report: an act, or why there is none.
-OUTCOMES = ("matched", "no_group", "no_slot", "illegal")
+OUTCOMES = ("matched", "no_match", "no_group", "no_slot", "illegal")
 #: Tolerance of a group's total probability.
 _SUM_TOL = 1e-6
-
-
-def role_group(role: str | None) -> str:
-    """The policy group of a role: ``werewolf`` for a werewolf, else ``village``."""
-    return "werewolf" if role == "werewolf" else "village"
 
 
 # --- the policy ---------------------------------------------------------------------------
@@ -115,6 +124,10 @@ class DayPolicy:
       roles: The solved preset's role counts ``{role: count}`` (every role).
       groups: Per group (:data:`GROUPS`), the joint distribution, one row per tone.
       decisions: Per group, the solved decision nodes averaged.
+      features: Per feature key (:func:`~games.werewolf.day.features.decision_features`),
+        the joint distribution (empty: no lookup by features, as for the uniform
+        control).
+      feature_decisions: Per feature key, the solved decision nodes averaged.
 
     Raises:
       ValueError: tones or acts are no abstraction, a group is missing, has the
@@ -129,6 +142,12 @@ class DayPolicy:
     roles: Mapping[str, int]
     groups: Mapping[str, tuple[tuple[float, ...], ...]]
     decisions: Mapping[str, int]
+    features: Mapping[str, tuple[tuple[float, ...], ...]] = dataclasses.field(
+        default_factory=lambda: MappingProxyType({})
+    )
+    feature_decisions: Mapping[str, int] = dataclasses.field(
+        default_factory=lambda: MappingProxyType({})
+    )
 
     def __post_init__(self) -> None:
         ab = Abstraction(tones=tuple(self.tones), acts=tuple(self.acts))
@@ -153,6 +172,22 @@ class DayPolicy:
             groups[g], decisions[g] = joint, n
         object.__setattr__(self, "groups", MappingProxyType(groups))
         object.__setattr__(self, "decisions", MappingProxyType(decisions))
+        if set(self.features) != set(self.feature_decisions):
+            raise ValueError("DayPolicy: features and feature_decisions must have the same keys")
+        for key, joint in self.features.items():
+            _check_joint(key, joint, len(ab.tones), len(ab.acts))
+        object.__setattr__(
+            self,
+            "features",
+            MappingProxyType(
+                {k: tuple(tuple(map(float, r)) for r in v) for k, v in self.features.items()}
+            ),
+        )
+        object.__setattr__(
+            self,
+            "feature_decisions",
+            MappingProxyType({k: int(v) for k, v in self.feature_decisions.items()}),
+        )
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict of every field."""
@@ -165,6 +200,8 @@ class DayPolicy:
             "roles": dict(self.roles),
             "groups": {g: [list(row) for row in self.groups[g]] for g in GROUPS},
             "decisions": {g: self.decisions[g] for g in GROUPS},
+            "features": {k: [list(row) for row in v] for k, v in self.features.items()},
+            "feature_decisions": dict(self.feature_decisions),
         }
 
 
@@ -314,10 +351,12 @@ def _policy(doc: dict[str, Any], summary: Any, out: Path, model: str) -> DayPoli
         raise _Damaged("'tones' or 'acts' holds an empty name")
     roles = _roles(summary)
     probs = list_of(list_of(optional(NUMBER), length=len(ab.acts)), length=len(ab.tones))
-    decision = {"role": TEXT, "reach": NUMBER, "probs": probs}
+    decision = {"role": TEXT, "reach": NUMBER, "probs": probs, "features": TEXT}
     solved: set[str] = set()
     mass = {g: np.zeros((len(ab.tones), len(ab.acts))) for g in GROUPS}
     count = dict.fromkeys(GROUPS, 0)
+    # Per feature key: reach-weighted mass, plain sum (for keys CFR never reaches), count.
+    by_key: dict[str, list[Any]] = {}
     for i, day in enumerate(doc["days"]):
         check_fields(
             day,
@@ -328,11 +367,17 @@ def _policy(doc: dict[str, Any], summary: Any, out: Path, model: str) -> DayPoli
         solved.add(day["opponent_model"])
         if day["opponent_model"] != model:
             continue
-        if "roles" in day and _counts(day["roles"]) != {r: n for r, n in roles.items() if n}:
-            raise _Damaged(
-                f"days[{i}].roles {_counts(day['roles'])} are not the preset's "
-                f"{ {r: n for r, n in roles.items() if n} } (summary.json)"
-            )
+        deals = day.get("deals")
+        dealt = deals.get("roles") if isinstance(deals, dict) else None
+        check_fields(
+            {"roles": dealt}, {"roles": optional(list_of(list_of(TEXT)))}, where=f"days[{i}].deals"
+        )
+        for k, deal in enumerate(dealt or ([day["roles"]] if "roles" in day else [])):
+            if _counts(deal) != {r: n for r, n in roles.items() if n}:
+                raise _Damaged(
+                    f"days[{i}] deal {k}'s roles {_counts(deal)} are not the preset's "
+                    f"{ {r: n for r, n in roles.items() if n} } (summary.json)"
+                )
         for j, dec in enumerate(day["decisions"]):
             where = f"days[{i}].decisions[{j}]"
             check_fields(dec, decision, required=tuple(decision), where=where)
@@ -345,6 +390,12 @@ def _policy(doc: dict[str, Any], summary: Any, out: Path, model: str) -> DayPoli
             g = role_group(dec["role"])
             mass[g] += reach * grid
             count[g] += 1
+            entry = by_key.setdefault(
+                dec["features"], [np.zeros_like(grid), np.zeros_like(grid), 0]
+            )
+            entry[0] += reach * grid
+            entry[1] += grid
+            entry[2] += 1
     if model not in solved:
         raise _NotSolved(
             f"opponent model {model!r} was not solved there; solved: "
@@ -375,7 +426,16 @@ def _policy(doc: dict[str, Any], summary: Any, out: Path, model: str) -> DayPoli
         roles=roles,
         groups=groups,
         decisions=count,
+        features={
+            k: _normalised(w if w.sum() > 0.0 else plain) for k, (w, plain, _) in by_key.items()
+        },
+        feature_decisions={k: n for k, (_, _, n) in by_key.items()},
     )
+
+
+def _normalised(grid: np.ndarray) -> tuple[tuple[float, ...], ...]:
+    """``grid`` scaled to sum to 1 (a decision's legal probabilities sum to 1, so it is > 0)."""
+    return tuple(tuple(float(p) for p in row) for row in grid / grid.sum())
 
 
 def _counts(seats: Sequence[str]) -> dict[str, int]:
@@ -396,7 +456,8 @@ class PolicyChoice:
       act: The concrete speech act (None unless ``outcome`` is ``matched``).
       tone: The drawn tone (None for ``no_group``).
       token: The drawn act token (None for ``no_group``).
-      outcome: ``matched``; or ``no_group`` (the speaker's group was never
+      outcome: ``matched``; or ``no_match`` (no solved decision has the
+        speaker's features), ``no_group`` (the speaker's group was never
         solved), ``no_slot`` (the ranking has no player for the token's slot),
         ``illegal`` (the concrete act is not among the legal ones).
     """
@@ -421,8 +482,13 @@ def choose_speech(
     legal: Sequence[SpeechAct],
     ranking: Sequence[int],
     rng: np.random.Generator,
+    features: str | None = None,
 ) -> PolicyChoice:
-    """Draws the speaker's (tone, act token) from its group and makes it a concrete act.
+    """Draws the speaker's (tone, act token) and makes it a concrete act.
+
+    A policy with features (a solved one) draws from the joint of the
+    speaker's ``features`` (module doc: ``no_match`` when no solved decision
+    has them); one without (the uniform control) from the speaker's group.
 
     Args:
       policy: The solved day policy.
@@ -430,15 +496,25 @@ def choose_speech(
       legal: The speech acts the rules allow the speaker now.
       ranking: The speaker's living others, most suspected first
         (:func:`full_game_ranking`).
-      rng: The draw's generator (one draw; none for ``no_group``).
+      rng: The draw's generator (one draw; none for ``no_group`` and ``no_match``).
+      features: The decision's features
+        (:func:`~games.werewolf.day.features.decision_features`).
 
     Returns:
       The choice; its ``act`` is None unless the outcome is ``matched``.
     """
     group = role_group(role)
-    if policy.decisions[group] == 0:
+    if policy.features:
+        if features is None:
+            raise ValueError("choose_speech: a solved policy is looked up by features; give them")
+        joint = policy.features.get(features)
+        if joint is None:
+            return PolicyChoice(None, None, None, "no_match")
+    elif policy.decisions[group] == 0:
         return PolicyChoice(None, None, None, "no_group")
-    flat = np.asarray(policy.groups[group], dtype=float).ravel()
+    else:
+        joint = policy.groups[group]
+    flat = np.asarray(joint, dtype=float).ravel()
     flat = flat / flat.sum()
     index = int(rng.choice(flat.size, p=flat))
     tone = policy.tones[index // len(policy.acts)]

@@ -25,7 +25,7 @@
     const any = models.map(m => byKey[m + "/" + seed]).find(Boolean);
     const tr = h("tr", {class: "day-row", onclick: () => show(seed)},
       h("td", {text: String(seed)}),
-      h("td", {text: any.speakers.map((p, i) => "P" + p + " (" + any.speaker_roles[i] + ")").join(", ")}),
+      h("td", {text: any.speakers.map(p => "P" + p).join(", ") + " · a werewolf speaks in " + Math.round(100 * any.werewolf_speaker_share) + " % of " + any.deals.kept + " deals"}),
       models.map(m => { const d = byKey[m + "/" + seed]; const x = d ? d.metrics : {};
         const p = x.cfr_gain_p_value == null ? "" : " (p " + fmt(x.cfr_gain_p_value, 3) + ")";
         return h("td", {class: "num", text: d ? fmt(x.nash_conv, 3) + " / " + fmt(x.cfr_gain, 3) + p : "–"}); }));
@@ -55,7 +55,7 @@
   function card(dec) {
     return h("div", {class: "decision-card"},
       h("div", {}, h("b", {text: "P" + dec.speaker}), " ", h("span", {class: "tag " + (dec.role === "werewolf" ? "wolf" : "village"), text: dec.role}),
-        h("span", {class: "small muted", text: " turn " + (dec.turn + 1) + " · CFR reach " + fmt(dec.reach, 4)})),
+        h("span", {class: "small muted", text: " deal " + dec.deal + " · turn " + (dec.turn + 1) + " · CFR reach " + fmt(dec.reach, 4)})),
       dec.history.map(st => h("div", {class: "text small"}, h("b", {text: "P" + st.speaker + " "}), h("span", {class: "tag tone-" + st.tone, text: st.tone}), st.act + ": ", st.text)),
       grid(dec),
       h("div", {class: "small muted", text: Object.entries(dec.acts).map(([k, v]) => k + " = " + v).join(" · ")}));
@@ -66,7 +66,8 @@
     dayBox.textContent = "";
     const any = models.map(m => byKey[m + "/" + seed]).find(Boolean);
     dayBox.appendChild(h("h2", {text: "Day " + any.day + " of game seed " + seed}));
-    dayBox.appendChild(h("p", {class: "small", text: "roles: " + any.roles.map((r, p) => "P" + p + " " + r + (any.alive[p] ? "" : " (dead)")).join(", ")}));
+    dayBox.appendChild(h("p", {class: "small", text: any.deals.kept + " of " + any.deals.consistent + " deals consistent with the public history (" + (any.deals.enumerated ? "all of them" : "drawn") + "); dead: " + any.alive.map((a, p) => a ? null : "P" + p).filter(Boolean).join(", ")}));
+    any.deals.roles.forEach((roles, k) => dayBox.appendChild(h("p", {class: "small muted", text: "deal " + k + ": " + roles.map((r, p) => "P" + p + " " + r).join(", ")})));
     const cols = h("div", {class: "models"});
     for (const m of models) {
       const d = byKey[m + "/" + seed];

@@ -2,8 +2,8 @@
 
 Reads ``decisions.json`` (:mod:`games.werewolf.day.exports`), ``summary.json``
 and ``days.csv`` of the folder and writes one self-contained page
-(:mod:`games.engine.html_page`): a table of the days (speakers, their roles,
-final NashConv and CFR-Gain per listeners' model) and, for the chosen day, one
+(:mod:`games.engine.html_page`): a table of the days (speakers, how often a
+werewolf is among them over the day's deals, final NashConv and CFR-Gain per listeners' model) and, for the chosen day, one
 column per opponent model with every decision point — speaker, what was said
 before, CFR's reach — and CFR's probabilities over tone × speech act as a
 grid.
@@ -20,6 +20,7 @@ from typing import Any
 from games.engine.html_page import asset, render_page, write_page
 from runs.atomic import ResultsError, read_json_as
 from runs.readers import (
+    BOOL,
     INT,
     LIST,
     NUMBER,
@@ -46,12 +47,13 @@ _DAY = {
     "opponent_model": TEXT,
     "game_seed": INT,
     "day": INT,
-    "roles": list_of(TEXT),
     "alive": list_of(INT),
     "speakers": list_of(INT),
-    "speaker_roles": list_of(TEXT),
+    "deals": OBJECT,
+    "werewolf_speaker_share": NUMBER,
     "decisions": list_of(OBJECT),
 }
+_DEALS = {"kept": INT, "consistent": INT, "enumerated": BOOL, "roles": list_of(list_of(TEXT))}
 _HISTORY = {"speaker": INT, "tone": TEXT, "act": TEXT, "text": optional(TEXT)}
 _METRICS = ("nash_conv", "cfr_gain", "werewolf_gain", "village_gain", "cfr_gain_p_value")
 
@@ -71,6 +73,7 @@ def _decisions(doc: Any) -> dict[str, Any]:
         raise TypeError("'days' is empty (no day was solved)")
     probs = list_of(list_of(optional(NUMBER), length=len(doc["acts"])), length=len(doc["tones"]))
     decision = {
+        "deal": INT,
         "speaker": INT,
         "role": TEXT,
         "turn": INT,
@@ -81,6 +84,7 @@ def _decisions(doc: Any) -> dict[str, Any]:
     }
     for i, day in enumerate(doc["days"]):
         check_fields(day, _DAY, required=tuple(_DAY), where=f"days[{i}]")
+        check_fields(day["deals"], _DEALS, required=tuple(_DEALS), where=f"days[{i}].deals")
         for j, dec in enumerate(day["decisions"]):
             where = f"days[{i}].decisions[{j}]"
             check_fields(dec, decision, required=tuple(decision), where=where)
@@ -161,7 +165,7 @@ def solve_page(folder: str | os.PathLike[str]) -> str:
     for d in doc["days"]:
         decisions = [
             {
-                **{k: dec.get(k) for k in ("speaker", "role", "turn", "history", "acts")},
+                **{k: dec.get(k) for k in ("deal", "speaker", "role", "turn", "history", "acts")},
                 "reach": _r(dec.get("reach")),
                 "probs": [[_r(p) for p in row] for row in dec["probs"]],
             }

@@ -33,6 +33,7 @@ FAST = dict(
     tones=("calm", "any"),
     acts=ACTS,
     order="seats",
+    deals=2,
     progress=False,
 )
 ARENA_ROLES = rules.preset("arena").roles.as_dict()
@@ -120,14 +121,23 @@ def test_the_policy_is_json_ready_and_frozen(solved):
 
 def test_groups_and_format_are_the_solvers():
     assert GROUPS == summary.GROUPS
-    assert exports.FORMAT == "gt-llm.werewolf.day_decisions/1"
+    assert exports.FORMAT == "gt-llm.werewolf.day_decisions/2"
 
 
 # --- a hand-made decisions.json ---------------------------------------------------------------
 
 
 def _decision(role, reach, probs):
-    return {"speaker": 0, "role": role, "turn": 0, "reach": reach, "history": [], "probs": probs}
+    group = "werewolf" if role == "werewolf" else "village"
+    return {
+        "speaker": 0,
+        "role": role,
+        "turn": 0,
+        "reach": reach,
+        "history": [],
+        "probs": probs,
+        "features": f"{group}|",
+    }
 
 
 def _write(folder, days, *, tones=("calm", "any"), acts=("nothing", "accuse:most"), **top):
@@ -149,8 +159,8 @@ def _write(folder, days, *, tones=("calm", "any"), acts=("nothing", "accuse:most
 
 def _day(model, *decisions, roles=None):
     day = {"opponent_model": model, "decisions": list(decisions)}
-    if roles is not None:
-        day["roles"] = roles
+    if roles is not None:  # one deal (decisions.json keeps every deal's roles)
+        day["deals"] = {"roles": [roles]}
     return day
 
 
@@ -264,7 +274,7 @@ def _damage(folder, name, text):
                 ],
             ),  # fmt: skip
             "none",
-            ["decisions.json is damaged", "days[0].roles", "preset", "re-run"],
+            ["decisions.json is damaged", "days[0] deal 0", "preset", "re-run"],
         ),
     ],
     ids=[
@@ -378,15 +388,18 @@ def test_the_same_seed_draws_the_same_choice_and_draws_follow_the_joint(tmp_path
     policy = load_day_policy(_write(tmp_path / "hand", HAND_DAYS), "none")
     ranking, legal = (1, 2, 3), _legal()
 
+    # Every hand-made werewolf decision has the features of a day's first speaker.
     def draw(seed):
-        return choose_speech(policy, "werewolf", legal, ranking, np.random.default_rng(seed))
+        return choose_speech(
+            policy, "werewolf", legal, ranking, np.random.default_rng(seed), features="werewolf|"
+        )
 
     assert [draw(s) for s in range(20)] == [draw(s) for s in range(20)]
     rng = np.random.default_rng(7)
     n = 6000
     counts: dict[tuple[str | None, str | None], int] = {}
     for _ in range(n):
-        c = choose_speech(policy, "werewolf", legal, ranking, rng)
+        c = choose_speech(policy, "werewolf", legal, ranking, rng, features="werewolf|")
         counts[(c.tone, c.token)] = counts.get((c.tone, c.token), 0) + 1
     expected = {("calm", "nothing"): 1 / 3, ("calm", "accuse:most"): 1 / 3}
     expected[("any", "accuse:most")] = 1 / 3

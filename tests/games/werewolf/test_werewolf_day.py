@@ -25,7 +25,8 @@ ARENA = rules.preset("arena")
 
 
 def _settings(**kw) -> state.DaySettings:
-    base = dict(config=ARENA, speakers=2, num_seeds=1)
+    # One fixed deal (the seeded game's): the hand-worked payoffs below are of that deal.
+    base = dict(config=ARENA, speakers=2, num_seeds=1, deals=0)
     return state.DaySettings(**{**base, **kw})
 
 
@@ -92,11 +93,12 @@ def test_hand_day_payoff_table(hand_day):
     tree = sg.tree
     # Two decisions (2 actions each), one trivial seed node after each: 4 outcomes.
     assert tree.num_terminals == 4
-    roles = sg.day_root.start.roles
+    roles = sg.day_root.public.start.roles
     wolves = [p for p, r in enumerate(roles) if r == "werewolf"]
     # Walk the expanded tree: (wolf action, villager action) -> returns.
     table = {}
-    for (a1, _), n1 in sg.root.children.items():
+    ((deal, _),) = sg.root.children  # the root chance node: the one deal
+    for (a1, _), n1 in sg.root.children[(deal, None)].children.items():
         for (a2, _), n2 in n1.children.items():
             table[(a1, a2)] = n2.state.returns()
             assert n2.state.is_terminal()
@@ -136,7 +138,7 @@ def test_day_votes_count_where_the_chosen_seat_stood_in_the_prompts_list(hand_da
     from games.werewolf.day.summary import listed_votes
 
     sg, settings, wolf, villager, innocent = hand_day
-    living = sg.day_root.living
+    living = sg.day_root.public.living
     model = ListingHandModel(wolf, villager, innocent, living)
     (again,) = build.build_days(settings, [sg.day_root.game_seed], model, progress=False)
     # Each prompt lists the voter's choices in an order of its own, not by seat.
@@ -189,8 +191,9 @@ def test_hand_day_nash_conv_and_cfr_gain_by_hand(hand_day):
 
 
 def test_information_states_hide_roles_but_show_partners():
-    game = pyspiel.load_game("python_werewolf_day(game_seed=0,speakers=1,num_seeds=1)")
+    game = pyspiel.load_game("python_werewolf_day(game_seed=0,speakers=1,num_seeds=1,deals=3)")
     state = game.new_initial_state()
+    state.apply_action(1)  # the second deal
     roles = state.inner.root.start.roles
     wolves = [p for p, r in enumerate(roles) if r == "werewolf"]
     for p, r in enumerate(roles):

@@ -6,7 +6,7 @@ take their facts before each step, hear the statements and votes after it,
 and read their models at every decision, which adds GRATR's Eq. 9 feedback).
 At the start of every day's debate each seat's model is kept, and the day
 study's root of that day is rebuilt from the game's records
-(:func:`~games.werewolf.day.roots.records_root_step`, the builder of
+(:func:`~games.werewolf.day.roots.records_deal_step`, the builder of
 ``werewolf solve``'s roots): every (seat, subject) distribution and identity
 label is the same, exactly, for every registered model. Exactly, not
 approximately: both sides run the same model code on the same evidence and
@@ -22,7 +22,7 @@ import pytest
 from games.engine.calls import run_sync
 from games.werewolf import rules
 from games.werewolf.arena.table import DayStartTable
-from games.werewolf.day.roots import records_root_step, root_step
+from games.werewolf.day.roots import records_deal_step, root_step
 from games.werewolf.day.state import DaySettings
 from games.werewolf.play.runner import play_game
 from games.werewolf.players.beliefs import BeliefSettings, make_seat_beliefs, seat_events
@@ -74,7 +74,8 @@ def test_day_roots_equal_the_arenas_models_at_every_day(preset, seed, name, scri
     compared = 0
     for day in sorted(arena):
         settings = DaySettings(config=config, day=day, opponent_model=name, speakers=1)
-        root = run_sync(records_root_step(settings, seed, records, texts=texts), scripted)
+        # The records' own deal: the arena seat's models are of that deal.
+        root = run_sync(records_deal_step(settings, seed, records, texts=texts), scripted)
         assert [p for p, m in enumerate(root.models) if m is not None] == list(root.root.living)
         for p in root.root.living:
             got, want = root.models[p], arena[day][p]
@@ -96,10 +97,10 @@ def test_gratrs_roots_carry_its_decisions(scripted):
     config = rules.preset("gratr")
     differ = 0
     for day in (2, 3):
-        settings = DaySettings(config=config, day=day, opponent_model="gratr", speakers=1)
+        settings = DaySettings(config=config, day=day, opponent_model="gratr", speakers=1, deals=0)
         for seed in range(8):
             try:
-                state = run_sync(root_step(settings, seed), scripted)
+                state = run_sync(root_step(settings, seed), scripted).deals[0]
             except ValueError:  # the game ends before the day
                 continue
             root = state.root
