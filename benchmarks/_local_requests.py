@@ -46,8 +46,13 @@ def fruit_rounds(
     max_messages: int = 3,
     num_seeds: int = 2,
     variants: tuple[str, ...] = ("tone", "tone+dirichlet"),
+    tree_only: bool = False,
 ) -> list[list[ChatRequest]]:
-    """The rounds of a fruit-trading run (default: the README's third command), scripted-built."""
+    """The rounds of a fruit-trading run (default: the README's third command), scripted-built.
+
+    ``tree_only`` keeps the rounds from the first opening message on (not the agreement
+    judge's check on its labelled set, which the run asks first).
+    """
     recorder = RecordingModel(ScriptedModel())
     with tempfile.TemporaryDirectory() as tmp:
         settings = ExperimentSettings(
@@ -62,7 +67,19 @@ def fruit_rounds(
             progress=False,
         )
         run_experiment(settings, model=recorder)
-    return _distinct(recorder.rounds, limit)
+    rounds = recorder.rounds
+    if tree_only:
+        opening = next(
+            (i for i, b in enumerate(rounds) if any(r.task == "fruit_trading.opening" for r in b)),
+            0,
+        )
+        rounds = rounds[opening:]
+    return _distinct(rounds, limit)
+
+
+def seed_groups(batch: list[ChatRequest]) -> int:
+    """How many distinct requests ``batch`` holds once seeds are set aside."""
+    return len({r.with_seed(0).cache_key("local", "model") for r in batch})
 
 
 def werewolf_rounds(limit: int, **overrides: Any) -> list[list[ChatRequest]]:

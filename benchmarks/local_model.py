@@ -1,28 +1,42 @@
-"""The local model's throughput: today's evaluation against block reuse and worker processes.
+"""The local model's throughput: today's evaluation against block reuse, shared prompts and workers.
 
 Records the requests a scripted-built fruit-trading tree and a scripted
 Werewolf arena game send, round by round as the engine sends them (each round
 one batch), keeps each distinct request once (what the call cache would ask),
-and answers them with the bundled SmolLM2-135M-Instruct three ways, in this
-process, one after the other:
+and answers them with the bundled SmolLM2-135M-Instruct several ways, in this
+process, one after the other (each path with fresh workers):
 
 * ``today``: what the local backend did before block reuse: one process, the
   state reset before every call, the prompt evaluated in one batch (llama.cpp's
   default ``n_batch`` 512), one thread;
 * ``off``: the new backend with reuse off and one worker (prompts evaluated in
   aligned blocks of 16, from scratch);
-* ``on``: the new backend as it runs by default: whole-block prefix reuse and
-  one worker process per usable core, calls in flight as the engine sends them.
+* ``scratch``: reuse off with the workers of ``on`` (every call, every seed,
+  evaluates its whole prompt);
+* ``blocks``: the issue-31 path: whole-block prefix reuse and the workers of
+  ``on``, every call evaluating at least its prompt's last block;
+* ``on``: the backend as it runs by default: block reuse, a prompt evaluated
+  once for the calls that ask it with other seeds, one worker process per
+  usable core, calls in flight as the engine sends them.
 
-It prints, per request set and path, calls per wall-second and per
-CPU-second (this process and its reaped workers), prompt tokens requested and
-evaluated, the wall-time ratio against ``today``, and how many answers are
-identical between ``on`` and ``off`` (they must all be) and between ``today``
-and ``off`` (batch size changes llama.cpp's numbers, so a few may differ).
+The sets: the fruit tree and the Werewolf game (paths ``--paths``, default
+``today,off,blocks,on``), and a whole fruit tree with 8 seeds per decision
+(``--seed-paths``, default ``scratch,blocks,on``: one initialisation, two
+messages, the tree's requests only, not the judge's labelled set).
+
+It prints, per set and path, calls per wall-second and per CPU-second (this
+process and its reaped workers), prompt tokens requested and evaluated, calls
+that sampled from a kept prompt state, the wall-time ratio of every path
+against each other, the wall time of the rounds whose calls differ only in
+their seed, and how many answers are identical between every path and the
+from-scratch one (``off``, else ``scratch``): with reuse they must all be;
+``today`` against ``off`` may differ in a few (batch size changes llama.cpp's
+numbers).
 
 Usage::
 
     python benchmarks/local_model.py [--fruit-calls 120] [--werewolf-calls 60]
+        [--seed-calls 1000] [--sets fruit,werewolf,seeds]
 
 Needs the ``local`` extra (``pip install ".[local]"``; measured with
 llama-cpp-python 0.3.36, the version ``pyproject.toml`` bounds it to). Run it on an
@@ -33,6 +47,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import resource
 import sys
 import time
@@ -43,7 +58,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 # _local_requests; appended after the root, so `solvers` stays the package.
 sys.path.append(str(Path(__file__).resolve().parent))
 
-from _local_requests import fruit_rounds, werewolf_rounds  # noqa: E402
+from _local_requests import fruit_rounds, seed_groups, werewolf_rounds  # noqa: E402
 
 from gt_llm.backends import local  # noqa: E402
 from gt_llm.backends.local_pool import close_pools  # noqa: E402
@@ -110,6 +125,19 @@ class Measured(NamedTuple):
     evaluated: int
     completion_tokens: int
     answers: tuple[str, ...]
+    #: Calls that sampled from a kept prompt state.
+    shared: int = 0
+    #: Wall seconds of the rounds whose calls include several seeds of one prompt.
+    seed_rounds_s: float = 0.0
+
+
+#: The paths, as (reuse, share prompts, workers of 'on' or one).
+PATHS = {
+    "off": (False, False, False),
+    "scratch": (False, False, True),
+    "blocks": (True, False, True),
+    "on": (True, True, True),
+}
 
 
 def _cpu() -> float:
@@ -118,17 +146,34 @@ def _cpu() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
+def _forget_in_process() -> None:
+    """Drops the in-process models' kept states: no path starts from another's."""
+    for shared in local._LOADED.values():
+        forget = getattr(shared.llama, "forget", None)
+        if forget is not None:
+            forget()
+
+
 def measure(path: str, rounds: list[list[ChatRequest]], workers: int) -> Measured:
     """Answers the rounds on one path; the model is made and closed inside the timing."""
+    _forget_in_process()
     cpu0, wall0 = _cpu(), time.perf_counter()
     model: Any
     if path == "today":
         model = _Today()
     else:
-        model = local.LocalModel(workers=1 if path == "off" else workers, prefix_reuse=path == "on")
+        reuse, share, pooled = PATHS[path]
+        model = local.LocalModel(
+            workers=workers if pooled else 1, prefix_reuse=reuse, share_prompts=share
+        )
     answers: list[str] = []
+    seed_rounds = 0.0
     for batch in rounds:
+        start = time.perf_counter()
         answers += [r.text for r in model.complete_batch(batch)]
+        if seed_groups(batch) < len(batch):
+            seed_rounds += time.perf_counter() - start
+    shared = 0
     if path == "today":
         prompt = evaluated = model.prompt_tokens
         completion = model.completion_tokens
@@ -136,8 +181,9 @@ def measure(path: str, rounds: list[list[ChatRequest]], workers: int) -> Measure
     else:
         counts = model.counts()
         prompt, evaluated = counts.prompt_tokens, counts.evaluated_tokens
-        completion = counts.completion_tokens
+        completion, shared = counts.completion_tokens, counts.shared_calls
         close_pools()  # workers exit and are reaped: their CPU time is counted
+    _forget_in_process()
     return Measured(
         path,
         len(answers),
@@ -147,6 +193,8 @@ def measure(path: str, rounds: list[list[ChatRequest]], workers: int) -> Measure
         evaluated,
         completion,
         tuple(answers),
+        shared,
+        seed_rounds,
     )
 
 
@@ -154,24 +202,49 @@ def _same(a: Measured, b: Measured) -> str:
     return f"{sum(x == y for x, y in zip(a.answers, b.answers, strict=True))}/{len(a.answers)}"
 
 
-def report(name: str, runs: dict[str, Measured]) -> None:
-    today = runs["today"]
-    print(f"\n{name}: {today.calls} distinct requests")
+def report(name: str, runs: dict[str, Measured], rounds: list[list[ChatRequest]]) -> bool:
+    """Prints one set's table, ratios and answer checks; ``False`` if a reuse path differs."""
+    first = next(iter(runs.values()))
+    grouped = sum(len(b) for b in rounds if seed_groups(b) < len(b))
+    print(f"\n{name}: {first.calls} distinct requests, {grouped} in rounds with several seeds")
     print(
-        f"{'path':6} {'wall s':>8} {'CPU s':>8} {'calls/wall-s':>13} {'calls/CPU-s':>12} "
-        f"{'prompt tok':>11} {'evaluated':>10} {'wall vs today':>14}"
+        f"{'path':8} {'wall s':>8} {'CPU s':>8} {'calls/wall-s':>13} {'calls/CPU-s':>12} "
+        f"{'prompt tok':>11} {'evaluated':>10} {'shared':>7} {'seed rounds s':>14}"
     )
     for m in runs.values():
         print(
-            f"{m.path:6} {m.wall_s:8.1f} {m.cpu_s:8.1f} {m.calls / m.wall_s:13.3f} "
+            f"{m.path:8} {m.wall_s:8.1f} {m.cpu_s:8.1f} {m.calls / m.wall_s:13.3f} "
             f"{m.calls / m.cpu_s:12.3f} {m.prompt_tokens:11d} {m.evaluated:10d} "
-            f"{today.wall_s / m.wall_s:13.2f}x"
+            f"{m.shared:7d} {m.seed_rounds_s:14.1f}"
         )
-    on, off = runs["on"], runs["off"]
-    saved = 1 - on.evaluated / max(1, on.prompt_tokens)
-    print(f"prompt tokens evaluated per call, on vs requested: -{saved:.1%}")
-    print(f"answers identical, on vs off: {_same(on, off)} (must be all)")
-    print(f"answers identical, today vs off: {_same(today, off)} (batch size differs)")
+    names = list(runs)
+    for i, a in enumerate(names):
+        for b in names[i + 1 :]:
+            ra, rb = runs[a], runs[b]
+            line = f"wall {b} vs {a}: {ra.wall_s / rb.wall_s:.2f}x faster"
+            if grouped and rb.seed_rounds_s > 0:
+                line += f" (seed rounds: {ra.seed_rounds_s / rb.seed_rounds_s:.2f}x)"
+            print(line)
+    for m in runs.values():
+        if m.prompt_tokens:
+            print(
+                f"prompt tokens evaluated, {m.path} vs requested: "
+                f"-{1 - m.evaluated / m.prompt_tokens:.1%}"
+            )
+    base = next((runs[p] for p in ("off", "scratch") if p in runs), None)
+    ok = True
+    if base is not None:
+        for m in runs.values():
+            if m is base:
+                continue
+            same = _same(m, base)
+            if m.path == "today":
+                print(f"answers identical, today vs {base.path}: {same} (batch size differs)")
+                continue
+            identical = m.answers == base.answers
+            ok = ok and identical
+            print(f"answers identical, {m.path} vs {base.path}: {same} (must be all)")
+    return ok
 
 
 def main() -> None:
@@ -179,35 +252,65 @@ def main() -> None:
     parser.add_argument("--fruit-calls", type=int, default=120, help="distinct fruit requests")
     parser.add_argument("--werewolf-calls", type=int, default=60, help="distinct Werewolf requests")
     parser.add_argument(
-        "--workers", type=int, default=local.usable_cores(), help="workers of the 'on' path"
+        "--seed-calls", type=int, default=1000, help="requests of the 8-seed fruit tree (at most)"
     )
-    parser.add_argument("--paths", default="today,off,on", help="which paths to run")
+    parser.add_argument(
+        "--seed-messages", type=int, default=2, help="messages of the 8-seed fruit tree"
+    )
+    parser.add_argument(
+        "--workers", type=int, default=local.usable_cores(), help="workers of the pooled paths"
+    )
+    parser.add_argument(
+        "--paths", default="today,off,blocks,on", help="paths of the fruit and Werewolf sets"
+    )
+    parser.add_argument(
+        "--seed-paths", default="scratch,blocks,on", help="paths of the 8-seed fruit tree"
+    )
+    parser.add_argument(
+        "--sets", default="fruit,werewolf,seeds", help="which sets: fruit, werewolf, seeds"
+    )
     args = parser.parse_args()
     reason = local.check_installed()
     if reason is not None:
         parser.error(f"the local backend cannot run here: {reason}")
+    chosen = args.sets.split(",")
+    unknown = [p for p in args.paths.split(",") + args.seed_paths.split(",") if p not in PATHS]
+    unknown = [p for p in unknown if p != "today"]
+    if unknown or not set(chosen) <= {"fruit", "werewolf", "seeds"}:
+        parser.error(f"unknown path or set: {', '.join(unknown) or args.sets}")
+    sets: dict[str, tuple[list[list[ChatRequest]], list[str]]] = {}
     paths = args.paths.split(",")
-    sets = {
-        "fruit tree (README's third command, scripted-built)": fruit_rounds(args.fruit_calls),
-        "Werewolf arena game (seed 41, scripted-built)": werewolf_rounds(args.werewolf_calls),
-    }
+    if "fruit" in chosen:
+        name = "fruit tree (README's third command, scripted-built)"
+        sets[name] = (fruit_rounds(args.fruit_calls), paths)
+    if "werewolf" in chosen:
+        name = "Werewolf arena game (seed 41, scripted-built)"
+        sets[name] = (werewolf_rounds(args.werewolf_calls), paths)
+    if "seeds" in chosen:
+        name = f"fruit tree, 8 seeds per decision ({args.seed_messages} messages, scripted-built)"
+        rounds = fruit_rounds(
+            args.seed_calls,
+            inits=1,
+            max_messages=args.seed_messages,
+            num_seeds=8,
+            variants=("tone",),
+            tree_only=True,
+        )
+        sets[name] = (rounds, args.seed_paths.split(","))
     # Answers and speeds are those of one llama.cpp build: the version goes with the numbers.
     vendor = local._import_llama_cpp()
     print(
         f"model: local:{local.BUNDLED_MODEL}; llama-cpp-python {vendor.__version__}; "
-        f"workers of 'on': {args.workers}"
+        f"workers of the pooled paths: {args.workers}; load average at start: "
+        f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}"
     )
-    for name, rounds in sets.items():
-        runs = {path: measure(path, rounds, args.workers) for path in paths}
-        if set(runs) == {"today", "off", "on"}:
-            report(name, runs)
-        else:
-            for m in runs.values():
-                print(
-                    f"{name}, {m.path}: {m.calls} calls, {m.wall_s:.1f} s wall, {m.cpu_s:.1f} s "
-                    f"CPU, {m.prompt_tokens} prompt tokens, {m.evaluated} evaluated, "
-                    f"{m.completion_tokens} generated"
-                )
+    failed = False
+    for name, (rounds, set_paths) in sets.items():
+        runs = {path: measure(path, rounds, args.workers) for path in set_paths}
+        failed = not report(name, runs, rounds) or failed
+    print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    if failed:
+        sys.exit("a path with reuse answered differently from the one without")
 
 
 if __name__ == "__main__":

@@ -211,13 +211,14 @@ class ParseStats:
             getattr(self, kind)[task] += n
 
     def to_dict(self) -> dict[str, Any]:
+        """The counters per task, tasks sorted (so the order calls ended in cannot show)."""
         with self._lock:
             return {
-                "parsed": dict(self.parsed),
-                "reasks": dict(self.reasks),
-                "fallbacks": dict(self.fallbacks),
+                "parsed": dict(sorted(self.parsed.items())),
+                "reasks": dict(sorted(self.reasks.items())),
+                "fallbacks": dict(sorted(self.fallbacks.items())),
                 "total_fallbacks": sum(self.fallbacks.values()),
-                "copied": dict(self.copied),
+                "copied": dict(sorted(self.copied.items())),
             }
 
     @classmethod

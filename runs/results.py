@@ -55,7 +55,7 @@ import json
 import logging
 import os
 import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -172,6 +172,9 @@ class ResultsDir:
     _pending: bool = False
     _lock: threading.Lock = dataclasses.field(default_factory=threading.Lock, repr=False)
     _folder_lock: FolderLock | None = dataclasses.field(default=None, repr=False)
+    _finish_hooks: list[Callable[[], Mapping[str, Any]]] = dataclasses.field(
+        default_factory=list, repr=False
+    )
 
     def close(self) -> None:
         """Frees the folder's lock without finishing the run; nothing when already done.
@@ -277,18 +280,31 @@ class ResultsDir:
         with atomic_path(path) as tmp:
             yield tmp
 
+    def on_finish(self, hook: Callable[[], Mapping[str, Any]]) -> None:
+        """Adds a hook that :meth:`finish` calls: its entries go into the final manifest.
+
+        For run statistics that the code writing the results does not know
+        about (e.g. the calls a run kept in flight, added by the command layer).
+        """
+        self._finish_hooks.append(hook)
+
     def finish(self, **extra: Any) -> dict[str, Any]:
         """Marks the run complete: rewrites the manifest with ``complete: true`` and the end time.
 
         Then frees the folder's lock (also when the manifest cannot be written).
 
         Args:
-          **extra: More JSON-like entries for the manifest (e.g. ``calls=1234``).
+          **extra: More JSON-like entries for the manifest (e.g. ``calls=1234``);
+            the :meth:`on_finish` hooks' entries come first.
 
         Returns:
           The final manifest.
         """
         try:
+            hooked: dict[str, Any] = {}
+            for hook in self._finish_hooks:
+                hooked.update(hook())
+            extra = {**hooked, **extra}
             with self._lock:
                 self.manifest.update(normalise_settings(extra))
                 self.manifest["files"] = [

@@ -7,6 +7,10 @@ any of them gets all of them as keywords, so ``-k fruit_trading`` also selects
 ``tests/games/fruit_trading/``. A game folder that fails to import still has a
 test of its own, ``test_game_package_imports[<folder>]``, which ``-k <folder>``
 selects and which fails (``tests/games/engine/test_conformance.py``).
+
+With ``-n`` (xdist), the controller compiles the solver kernels into numba's
+on-disk cache before the workers start (:func:`pytest_configure`), so each
+worker loads them instead of compiling its own.
 """
 
 from __future__ import annotations
@@ -55,6 +59,39 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     aliases = game_aliases()
     for item in items:
         item.extra_keyword_matches.update(keywords_for(item.nodeid, aliases))
+
+
+def compile_solver_kernels() -> None:
+    """Runs every solver kernel once on Kuhn poker (numba compiles and caches each).
+
+    Every CFR variant with its curves, NashConv, CFR-Gain, best responses and
+    reach probabilities: the 29 kernels of ``solvers/_kernels``. Cold, about
+    30 s of CPU on this kind of machine; from the cache, about 3 s.
+    """
+    import pyspiel
+
+    import solvers
+    from solvers.values import reach_probabilities
+
+    tree = solvers.materialize(pyspiel.load_game("kuhn_poker"))
+    base = solvers.pure_policy(tree, lambda key, legal: legal[0])
+    for variant in solvers.VARIANTS:
+        solvers.cfr_curves([tree], [base], 3, variant=variant)
+    solver = solvers.CFRSolver(tree)
+    solver.run(3)
+    policy = solver.average_policy()
+    solvers.nash_conv(tree, policy)
+    solvers.cfr_gain(tree, policy, base)
+    solvers.best_response_values(tree, policy)
+    reach_probabilities(tree, policy)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # xdist's controller (workers have ``workerinput``) compiles once for all workers:
+    # four workers compiling at once on two cores cost about a minute of wall time.
+    if hasattr(config, "workerinput") or not getattr(config.option, "numprocesses", None):
+        return
+    compile_solver_kernels()
 
 
 @pytest.hookimpl(optionalhook=True)  # xdist's hook: -p no:xdist runs without it

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import logging
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -38,6 +39,7 @@ from games.engine.resources import (
     format_duration,
     require_memory,
 )
+from gt_llm import inflight
 from gt_llm.argtypes import (
     MAX_ANSWER_BYTES,
     MAX_CONCURRENCY,
@@ -60,6 +62,8 @@ from gt_llm.safety import public_spec
 from runs.atomic import ResultsError
 from runs.folders import check_results_dir
 from runs.results import ResultsDir, prepare_results_dir, read_manifest
+
+logger = logging.getLogger(__name__)
 
 __all__ = [
     "COMMON_OPTIONS",
@@ -403,7 +407,10 @@ def open_results_dir(
     closed), writes the manifest (``complete: false``) with the backend and
     model of ``--backend`` and the command line; refuses, in one line, a folder
     holding results of other settings unless ``--force`` (which clears them,
-    never the cache). Call before the first model call.
+    never the cache). Call before the first model call. From then on the
+    remote calls in flight are measured (:mod:`gt_llm.inflight`): a run that
+    made any ends its manifest with ``calls_in_flight`` (mean, peak, calls,
+    seconds) and says it in one line on stderr.
 
     Args:
       args: Parsed shared options (``--out --backend --force``).
@@ -425,7 +432,7 @@ def open_results_dir(
     else:
         backend, name = model_identity(args.backend)
         label = public_spec(args.backend)
-    return prepare_results_dir(
+    run = prepare_results_dir(
         args.out,
         settings,
         force=bool(getattr(args, "force", False)),
@@ -435,6 +442,26 @@ def open_results_dir(
         spec=label,
         folders=folders,
     )
+    run.on_finish(_in_flight_hook(inflight.start()))
+    return run
+
+
+def _in_flight_hook(span: inflight.Span) -> Callable[[], dict[str, Any]]:
+    """The manifest entry and the closing line of a run's calls in flight on remote backends.
+
+    Nothing for a run that made no remote call (a stand-in, a local model, a cached re-run).
+    """
+
+    def hook() -> dict[str, Any]:
+        span.close()
+        seen = span.result()
+        if seen.calls == 0:
+            return {}
+        logger.info("%s", seen.line())
+        sys.stderr.write(f"{seen.line()}\n")
+        return {"calls_in_flight": seen.to_json()}
+
+    return hook
 
 
 @contextlib.contextmanager

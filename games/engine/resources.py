@@ -51,8 +51,9 @@ class WorkEstimate:
       memory_bytes: Peak memory, about.
       unit: What ``trees`` counts, for the screen.
       max_model_calls: Model requests beyond the cache, at most, counting each
-        request once (a re-asked unusable answer adds one); None where the game
-        computes no bound.
+        request once (a re-asked unusable answer adds one, at most
+        ``ParsePolicy.max_reasks`` per request); None where the game computes
+        no bound.
     """
 
     trees: int
@@ -75,9 +76,13 @@ class WorkEstimate:
             else ""
         )
         if self.max_model_calls is not None:
+            from gt_llm.parsing import ParsePolicy
+
+            reasks = ParsePolicy().max_reasks
             calls = (
                 f"at most {self.max_model_calls:,} model calls (about {self.model_calls:,}; "
-                "a re-asked answer adds one; cached ones are free)"
+                f"a re-asked answer adds one, at most {reasks} per request; "
+                "cached ones are free)"
             )
         else:
             calls = f"about {self.model_calls:,} model calls (cached ones are free)"

@@ -1,11 +1,23 @@
-"""Game trees over LLM calls: breadth-first expansion with batched, cached calls.
+"""Game trees over LLM calls: expansion with concurrent, de-duplicated, cached calls.
 
-:func:`expand` grows the trees below several root states together, level by
-level: each open state is stepped with each action (and each seed outcome)
-its game allows, and all LLM calls of a level go out as concurrent,
-de-duplicated batches (:func:`games.engine.calls.run_batched`). Through a
-persistent cache the number of backend calls equals the number of distinct
-requests, and a re-run makes none.
+:func:`expand` grows the trees below several root states together: each open
+state is stepped with each action (and each seed outcome) its game allows.
+Two schedulers do it, with the same trees, cache keys and parse counts:
+
+* ``levels`` -- level by level: all LLM calls of a level go out as
+  concurrent, de-duplicated batches (:func:`games.engine.calls.run_batched`),
+  and each batch waits for its slowest call. Used for in-process models
+  (the scripted stand-in, the local model, whose batches it keeps);
+* ``frontier`` -- a work queue (:class:`games.engine.frontier.Frontier`): a
+  state's children start as soon as the state exists, and up to
+  ``max_concurrency`` calls stay in flight. Used for remote models, whose
+  calls are bound by latency.
+
+:func:`scheduler` picks one for a block (``auto``, the default, chooses by
+:attr:`~gt_llm.chat.ChatModel.remote`). A state's children are keyed and
+ordered by its branches whichever state finishes first. Through a persistent
+cache the number of backend calls equals the number of distinct requests, and
+a re-run makes none.
 
 :func:`subgame_tree` turns one expanded root into a :class:`solvers.GameTree`
 (decision -> optional seed chance -> ...), :func:`build_subgames` does both
@@ -19,14 +31,18 @@ OpenSpiel adapter (:mod:`games.engine.spiel`); the conformance suite checks it.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
+import functools
 import logging
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, overload
 
 from tqdm.auto import tqdm
 
 from games.engine.calls import run_batched
+from games.engine.frontier import Frontier
 from games.engine.protocol import CHANCE, ExpandedNode, GameLogic, S
 from gt_llm.chat import ChatModel
 from gt_llm.parsing import ParsePolicy, ParseStats
@@ -40,6 +56,7 @@ __all__ = [
     "build_subgames",
     "expand",
     "expand_from_steps",
+    "scheduler",
     "subgame_tree",
     "whole_game_tree",
 ]
@@ -48,6 +65,33 @@ logger = logging.getLogger(__name__)
 
 #: Steps advanced per batch on a level, so progress bars move on long levels.
 CHUNK = 2048
+
+#: How :func:`expand` schedules its calls (see the module docstring).
+Scheduler = Literal["auto", "levels", "frontier"]
+_SCHEDULER: contextvars.ContextVar[Scheduler] = contextvars.ContextVar(
+    "gt_llm_tree_scheduler", default="auto"
+)
+
+
+@contextlib.contextmanager
+def scheduler(name: Scheduler) -> Iterator[None]:
+    """A block in which :func:`expand` uses the scheduler ``name`` (benchmarks, tests).
+
+    Raises:
+      ValueError: an unknown name.
+    """
+    if name not in ("auto", "levels", "frontier"):
+        raise ValueError(f"scheduler: {name!r} is none of auto, levels, frontier")
+    token = _SCHEDULER.set(name)
+    try:
+        yield
+    finally:
+        _SCHEDULER.reset(token)
+
+
+def _use_frontier(model: ChatModel) -> bool:
+    name = _SCHEDULER.get()
+    return name == "frontier" or (name == "auto" and bool(model.remote))
 
 
 def _branches(game: GameLogic[S], state: S) -> list[tuple[int, int | None]]:
@@ -76,7 +120,7 @@ def expand(
     label: str = "",
     max_depth: int | None = None,
 ) -> list[ExpandedNode[S]]:
-    """Expands the trees below ``roots`` together, level by level.
+    """Expands the trees below ``roots`` together.
 
     Args:
       game: The game (its protocol gives actions, outcomes and steps).
@@ -85,13 +129,40 @@ def expand(
       policy: Re-ask policy for unparseable answers.
       stats: Parse counters to update.
       max_concurrency: Bound on concurrent LLM calls.
-      progress: Show a progress bar per level.
+      progress: Show a progress bar (per level with the ``levels`` scheduler).
       label: Progress-bar label.
       max_depth: Stop after this many levels (default: until every leaf is terminal).
 
     Returns:
       One :class:`ExpandedNode` per root, children filled.
     """
+    build = _expand_frontier if _use_frontier(model) else _expand_levels
+    return build(
+        game,
+        roots,
+        model,
+        policy=policy,
+        stats=stats,
+        max_concurrency=max_concurrency,
+        progress=progress,
+        label=label,
+        max_depth=max_depth,
+    )
+
+
+def _expand_levels(
+    game: GameLogic[S],
+    roots: Sequence[S],
+    model: ChatModel,
+    *,
+    policy: ParsePolicy | None,
+    stats: ParseStats | None,
+    max_concurrency: int | None,
+    progress: bool,
+    label: str,
+    max_depth: int | None,
+) -> list[ExpandedNode[S]]:
+    """:func:`expand` level by level (each level's calls in batches)."""
     stats = stats if stats is not None else ParseStats()
     nodes = [ExpandedNode(s, {}) for s in roots]
     frontier = list(nodes)
@@ -134,6 +205,76 @@ def expand(
     return nodes
 
 
+def _expand_frontier(
+    game: GameLogic[S],
+    roots: Sequence[Any],
+    model: ChatModel,
+    *,
+    policy: ParsePolicy | None,
+    stats: ParseStats | None,
+    max_concurrency: int | None,
+    progress: bool,
+    label: str,
+    max_depth: int | None,
+) -> list[ExpandedNode[S]]:
+    """:func:`expand` with calls kept in flight (:class:`~games.engine.frontier.Frontier`).
+
+    ``roots`` may also be the steps that compute the roots (any value that is
+    not a generator is a ready state): a root's tree starts as soon as the root exists.
+    """
+    frontier = Frontier(model, policy=policy, stats=stats, max_concurrency=max_concurrency)
+    nodes: list[ExpandedNode[S] | None] = [None] * len(roots)
+    with tqdm(
+        total=0,
+        desc=f"{label} branches".strip(),
+        unit="branch",
+        disable=not progress,
+        leave=False,
+    ) as bar:
+
+        def grow(node: ExpandedNode[S], level: int) -> None:
+            """Starts the steps to ``node``'s children (``level``: their depth)."""
+            if (max_depth is not None and level > max_depth) or game.is_terminal(node.state):
+                return
+            keys = _branches(game, node.state)
+            if not keys:
+                return
+            children: list[ExpandedNode[S] | None] = [None] * len(keys)
+            waiting = [len(keys)]
+            bar.total += len(keys)
+            bar.refresh()
+
+            def child_done(i: int, state: S) -> None:
+                child = children[i] = ExpandedNode(state, {})
+                waiting[0] -= 1
+                bar.update(1)
+                if waiting[0] == 0:
+                    # In branch order, whichever child finished first (as level by level).
+                    for key, c in zip(keys, children, strict=True):
+                        assert c is not None
+                        node.children[key] = c
+                grow(child, level + 1)
+
+            for i, (act, out) in enumerate(keys):
+                frontier.start(game.step(node.state, act, out), functools.partial(child_done, i))
+
+        def root_done(i: int, state: S) -> None:
+            node = nodes[i] = ExpandedNode(state, {})
+            grow(node, 1)
+
+        for i, root in enumerate(roots):
+            frontier.start(root, functools.partial(root_done, i))
+        frontier.run()
+    logger.debug(
+        "%s: %d model calls, at most %d in flight (bound %d)",
+        label or "expand",
+        frontier.calls,
+        frontier.peak,
+        frontier.limit,
+    )
+    return [n for n in nodes if n is not None]
+
+
 def expand_from_steps(
     game: GameLogic[S],
     root_steps: Sequence[Any],
@@ -152,6 +293,19 @@ def expand_from_steps(
     message, a Werewolf day replayed to its debate) start here.
     """
     stats = stats if stats is not None else ParseStats()
+    if _use_frontier(model):
+        # The roots' calls and their trees' calls share one frontier: no barrier between.
+        return _expand_frontier(
+            game,
+            list(root_steps),
+            model,
+            policy=policy,
+            stats=stats,
+            max_concurrency=max_concurrency,
+            progress=progress,
+            label=label,
+            max_depth=max_depth,
+        )
     roots = run_batched(
         list(root_steps), model, policy=policy, stats=stats, max_concurrency=max_concurrency
     )

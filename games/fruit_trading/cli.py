@@ -210,6 +210,12 @@ def _run(args: argparse.Namespace) -> int:
     if "llm_calls" in s:
         c = s["llm_calls"]
         lines.append(f"  LLM calls: {c['misses']} made, {c['hits']} from the cache")
+    if "calls_in_flight" in s:
+        f = s["calls_in_flight"]
+        lines.append(
+            f"  calls in flight: mean {f['mean']:.1f}, peak {f['peak']} "
+            f"({f['calls']} remote calls in {f['seconds']:.1f} s)"
+        )
     if "judge" in s:
         lines.extend(judge_lines(s["judge"]))
     for line in lines:

@@ -13,7 +13,8 @@ materialised (all LLM calls batched and cached) and solved with CFR for
   tree sizes, Tables 1–3, Fig. 6 data, final metrics, the iteration at which
   CFR-Gain first exceeds NashConv per subgame (approximate ESS), the
   generalisation and whole-game studies, the degeneracy counts per variant
-  (:func:`solvers.degeneracy_counts`), timings;
+  (:func:`solvers.degeneracy_counts`), timings, and on a remote backend the
+  calls kept in flight (``calls_in_flight``: mean, peak; :mod:`gt_llm.inflight`);
 * CSVs: ``table1_guesses.csv``, ``fig6_agreements.csv``,
   ``table2_3_payoff_signs.csv``, ``curves_<variant>.csv`` (mean/std per
   iteration), ``curves_<variant>_per_tree.csv``, ``ess.csv``,
@@ -75,6 +76,7 @@ from games.fruit_trading.tree import (
     build_subgames,
     root_steps,
 )
+from gt_llm import inflight
 from gt_llm.cache import combined_stats
 from gt_llm.chat import ChatModel
 from gt_llm.parsing import ParsePolicy, ParseStats
@@ -168,6 +170,7 @@ def run_experiment(
             settings.iterations,
         )
         timings: dict[str, float] = {}
+        in_flight = inflight.start()  # remote calls in flight, for the summary
         summary: dict[str, Any] = {
             **label.to_json(),
             "settings": settings.public(),
@@ -185,6 +188,11 @@ def run_experiment(
             summary["llm_calls"] = dataclasses.asdict(stats)
         summary["fallbacks_total"] = sum(v["fallbacks"] for v in summary["variants"].values())
         summary["timings"] = timings
+        in_flight.close()
+        seen = in_flight.result()
+        if seen.calls > 0:  # a remote backend: how many calls the run kept in flight
+            summary["calls_in_flight"] = seen.to_json()
+            logger.info("fruit trading: %s", seen.line())
         _write_summary(run, summary)
         if own:
             run.finish()

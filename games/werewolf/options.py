@@ -9,8 +9,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from games.engine.resources import WorkEstimate
+
+if TYPE_CHECKING:
+    from games.werewolf.config import Config
+    from games.werewolf.estimate import Seating
 
 __all__ = ["MAX_DEBATE_TURNS", "MAX_HISTORY", "MAX_ROUNDS", "roles_arg", "show_estimate"]
 
@@ -47,20 +53,45 @@ def roles_arg(text: str) -> str:
     return text
 
 
-def show_estimate(args: argparse.Namespace, config, *, games: int) -> WorkEstimate:
+def show_estimate(
+    args: argparse.Namespace,
+    config: Config,
+    *,
+    games: int,
+    seatings: Sequence[tuple[Seating, int]] | None = None,
+) -> WorkEstimate:
     """The work estimate line on stderr, before the first model call (not with --no-progress).
 
-    Returns the estimate, for the time line once the model is known
-    (:func:`games.engine.cli_options.check_local_run`).
-    """
-    from games.werewolf.estimate import estimate_games
+    Its call count is a bound ("at most N model calls",
+    :func:`games.werewolf.estimate.max_calls_per_game`) beside a calibrated "about".
 
+    Args:
+      args: The command's options (``--preset``, ``--players``, ``--human``, ``--top-k``,
+        ``--no-progress``).
+      config: The games' rules.
+      games: Games the command plays.
+      seatings: ``(seating, games)`` per kind of table (an arena's or tournament's
+        pairs, :func:`games.werewolf.estimate.pair_seatings`); default: every seat
+        asks the model, but a ``--human`` seat and ``--players rules``.
+
+    Returns:
+      The estimate, for the time line once the model is known
+      (:func:`games.engine.cli_options.check_local_run`).
+    """
+    from games.werewolf.estimate import TOP_K, Seating, estimate_games
+
+    asks_model = getattr(args, "players", "llm") != "rules"
+    if seatings is None and asks_model and getattr(args, "human", None) is not None:
+        seatings = [(Seating(config.num_players - 1), games)]
     estimate = estimate_games(
         games=games,
         preset=args.preset,
         players=config.num_players,
         debate_turns=config.debate_turns,
-        asks_model=getattr(args, "players", "llm") != "rules",
+        asks_model=asks_model,
+        config=config,
+        seatings=seatings,
+        top_k=getattr(args, "top_k", TOP_K),
     )
     if not getattr(args, "no_progress", False):
         sys.stderr.write(estimate.describe() + "\n")

@@ -19,6 +19,20 @@ its numbers are bit-for-bit the same (measured on the same 60 requests, one
 worker: 60 of 60 answers and every logit vector identical with and without
 reuse, with blocks of 16 and of 32; 77 % and 75 % fewer prompt tokens
 evaluated). :func:`reusable_prefix` is that rule as a pure function.
+
+Calls that differ only in their seed (the LLM-seed chance node: one request with
+seeds 0..S-1) have the same prompt. The instance keeps the state of its last
+:data:`PROMPT_STATES` prompts as they stand right after their evaluation, before
+the first token is sampled: the keys and values of every prompt token, and a
+copy of the last token's logits (llama.cpp's saved state does not hold them:
+measured with llama-cpp-python 0.3.36, a loaded state leaves the logits of the
+context's last decode). A call whose prompt is one of them loads that state,
+writes the logits back into the context's output row, and samples at once, with
+no prompt token evaluated. State and logits are those a fresh evaluation of the
+same prompt leaves, byte for byte (the prompt was evaluated in the same aligned
+blocks, from position 0 or from whole blocks that were), and the sampler is
+built afresh from the call's own seed and settings, so every seed's answer is
+the one it gets alone.
 """
 
 from __future__ import annotations
@@ -38,6 +52,9 @@ BLOCK_TOKENS = 16
 #: Prompt states a model instance keeps besides its live one (each a copy of its keys and
 #: values: about 23 KiB a token for SmolLM2-135M, plus the vendor's score rows).
 SAVED_STATES = 8
+#: Evaluated prompts an instance keeps (each a copy of its keys and values and its last
+#: logits) for the calls that ask the same prompt with another seed.
+PROMPT_STATES = 2
 
 
 def reusable_prefix(
@@ -78,6 +95,11 @@ def block_llama_class(llama_class: type) -> type:
     calls of one Werewolf seat, or of one fruit-tree node, need not follow each
     other. A restored state is the saved cells byte for byte, so a block taken
     from it is still the block a fresh call computes.
+
+    ``share_prompts`` (default on; only with ``reuse``) keeps the state of the
+    last :data:`PROMPT_STATES` prompts right after their evaluation, and a call
+    whose whole prompt is one of them samples from that state without evaluating
+    a token (calls that differ only in their seed).
     """
 
     class BlockLlama(llama_class):  # type: ignore[misc,valid-type,unused-ignore]
@@ -91,10 +113,33 @@ def block_llama_class(llama_class: type) -> type:
             self.last_evaluated = 0
             #: Saved prompt states (the vendor's) by their whole-block tokens, oldest first.
             self._saved: collections.OrderedDict[tuple[int, ...], Any] = collections.OrderedDict()
+            self.share_prompts = True
+            #: Evaluated prompts: their tokens -> (the vendor's state, its whole blocks, the
+            #: last token's logits).
+            self._prompts: collections.OrderedDict[tuple[int, ...], tuple[Any, int, np.ndarray]] = (
+                collections.OrderedDict()
+            )
+            #: The prompt of the running call while its state is still to be kept.
+            self._keep_prompt: tuple[int, ...] | None = None
+            #: Whether the last call sampled from a kept prompt state.
+            self.last_shared = False
 
         def generate(self, tokens: Sequence[int], *args: Any, **kwargs: Any) -> Any:
             tokens = list(tokens)
             keep = 0
+            self._keep_prompt = None
+            self.last_shared = False
+            if self.reuse and self.share_prompts and len(tokens) > 0:
+                prompt = tuple(tokens)
+                if prompt in self._prompts and self._load_prompt(prompt):
+                    self.last_prompt_tokens = len(tokens)
+                    self.last_evaluated = 0
+                    self.last_shared = True
+                    # The vendor finds the whole prompt cached with live logits and samples
+                    # at once (its check compares every token and n_tokens).
+                    kwargs["reset"] = True
+                    return super().generate(tokens, *args, **kwargs)
+                self._keep_prompt = prompt
             if self.reuse:
                 keep = self._resume_from_best(tokens)
             # The vendor's own prefix check then finds exactly `keep` tokens to keep (0 means
@@ -125,12 +170,57 @@ def block_llama_class(llama_class: type) -> type:
                 self._whole_blocks = len(chosen)
             return best
 
+        def _last_logits(self) -> np.ndarray | None:
+            """The context's output row the sampler reads (the last output), as a view."""
+            pointer = self._ctx.get_logits_ith(-1)
+            if not pointer:  # no output (llama.cpp logs why)
+                return None
+            return np.ctypeslib.as_array(pointer, shape=(int(self._n_vocab),))
+
+        def _load_prompt(self, prompt: tuple[int, ...]) -> bool:
+            """Loads a kept prompt state with its last logits; ``False`` if it cannot."""
+            state, whole, logits = self._prompts[prompt]
+            self._prompts.move_to_end(prompt)
+            seed = getattr(self, "_seed", None)  # the request's, set before generate()
+            self.load_state(state)
+            self._seed = seed
+            row = self._last_logits()
+            if row is None or row.shape != logits.shape:
+                self.n_tokens = 0  # an ordinary call from here (the state is reset)
+                self._whole_blocks = 0
+                return False
+            row[:] = logits
+            self.n_tokens = len(prompt)
+            self._whole_blocks = whole
+            # load_state marks the logits stale; they are the prompt's again, so the vendor
+            # samples from them without evaluating a token.
+            self._requires_eval = False
+            return True
+
+        def _keep_prompt_state(self) -> None:
+            """Keeps the state of the prompt just evaluated, before anything is sampled."""
+            prompt, self._keep_prompt = self._keep_prompt, None
+            if prompt is None or int(self.n_tokens) != len(prompt):
+                return
+            if tuple(int(t) for t in self.input_ids[: len(prompt)]) != prompt:
+                return
+            row = self._last_logits()
+            if row is None:
+                return
+            self._prompts.pop(prompt, None)
+            self._prompts[prompt] = (self.save_state(), self._whole_blocks, row.copy())
+            while len(self._prompts) > PROMPT_STATES:
+                self._prompts.popitem(last=False)
+
         def remember(self) -> None:
             """Saves the live state's whole blocks for later calls (the oldest beyond the cap go)."""
             if not self.reuse or self._whole_blocks < self.n_batch:
                 return
             prefix = tuple(int(t) for t in self.input_ids[: self._whole_blocks])
-            self._saved.pop(prefix, None)
+            if prefix in self._saved:
+                # Its blocks are already kept (the cells past them are never read).
+                self._saved.move_to_end(prefix)
+                return
             self._saved[prefix] = self.save_state()
             while len(self._saved) > SAVED_STATES:
                 self._saved.popitem(last=False)
@@ -143,9 +233,17 @@ def block_llama_class(llama_class: type) -> type:
             if start == self._whole_blocks and start % self.n_batch == 0:
                 # Generated tokens are evaluated one at a time: only a prompt's full blocks count.
                 self._whole_blocks = start + (len(tokens) // self.n_batch) * self.n_batch
+            if self._keep_prompt is not None:
+                # The first evaluation of a call is its prompt's (what is left after reuse).
+                self._keep_prompt_state()
 
         def reset(self) -> None:
             super().reset()
             self._whole_blocks = 0
+
+        def forget(self) -> None:
+            """Drops every kept state (saved blocks and evaluated prompts)."""
+            self._saved.clear()
+            self._prompts.clear()
 
     return BlockLlama

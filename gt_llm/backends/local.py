@@ -16,6 +16,12 @@ imports without it.
   (:mod:`gt_llm.backends.llama_blocks`): the same answer, bit for bit, as a
   fresh evaluation, for a fraction of the prompt work. ``GT_LLM_LOCAL_REUSE=off``
   (or ``prefix_reuse=False``) evaluates every prompt whole.
+* Calls that differ only in their seed (the LLM-seed chance node: the same
+  request with seeds 0..S-1) evaluate their prompt once: a worker keeps each
+  prompt's state as its evaluation leaves it, and a call with the same prompt
+  samples from a copy of it with its own seed (the same answer, bit for bit, as
+  alone; ``share_prompts=False`` evaluates the prompt for every call, as block
+  reuse alone does). The queue sends calls with the same prompt to the same worker.
 * A request with a JSON schema (:mod:`gt_llm.answers`) is decoded under the
   grammar llama.cpp builds from the schema (number ranges narrowed to listed
   values, :func:`gt_llm.answers.grammar_schema`, since the grammar cannot
@@ -172,8 +178,14 @@ class _Shared:
             self.grammars.move_to_end(text)
         return found
 
-    def answer(self, payload: dict[str, Any], *, reuse: bool) -> dict[str, Any]:
+    def answer(
+        self, payload: dict[str, Any], *, reuse: bool, share_prompts: bool = True
+    ) -> dict[str, Any]:
         """Answers one call (:func:`call_payload`): text, token counts and compute seconds.
+
+        ``reuse`` takes whole blocks of recent prompts; ``share_prompts`` (with
+        ``reuse``) samples from a kept state of the same prompt when there is one
+        (``shared`` in the result says it did).
 
         Raises:
           ValueError: llama.cpp refused the request (e.g. a prompt longer than the context).
@@ -184,6 +196,7 @@ class _Shared:
             start = time.perf_counter()
             llama = self.llama
             llama.reuse = reuse
+            llama.share_prompts = share_prompts
             out = llama.create_chat_completion(
                 messages=payload["messages"],
                 seed=payload["seed"],
@@ -196,6 +209,7 @@ class _Shared:
                 min_p=float(sampling["min_p"]),
             )
             evaluated = int(llama.last_evaluated)
+            shared = bool(llama.last_shared)
             llama.remember()  # this prompt's blocks, for the calls that share them
             seconds = time.perf_counter() - start
         usage = out.get("usage") or {}
@@ -204,6 +218,7 @@ class _Shared:
             "prompt_tokens": int(usage.get("prompt_tokens", 0)),
             "completion_tokens": int(usage.get("completion_tokens", 0)),
             "evaluated": evaluated,
+            "shared": shared,
             "seconds": seconds,
         }
 
@@ -336,6 +351,8 @@ class LocalCounts:
       evaluated_tokens: Prompt tokens actually evaluated (the rest reused whole blocks).
       completion_tokens: Generated tokens.
       compute_seconds: Seconds the workers spent on the calls (summed over workers).
+      shared_calls: Calls that sampled from a kept state of their prompt (no prompt
+        token evaluated: another seed of the same prompt came first).
     """
 
     calls: int = 0
@@ -343,6 +360,7 @@ class LocalCounts:
     evaluated_tokens: int = 0
     completion_tokens: int = 0
     compute_seconds: float = 0.0
+    shared_calls: int = 0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -392,6 +410,8 @@ class LocalModel(ChatModel):
         1 runs the model in this process.
       prefix_reuse: Reuse whole prompt blocks of recent calls (default:
         ``$GT_LLM_LOCAL_REUSE``, else on); answers are the same either way.
+      share_prompts: With ``prefix_reuse``, evaluate a prompt once for the calls that
+        ask it with other seeds (default on); answers are the same either way.
 
     Raises:
       ConfigurationError: the extra is not installed, the file is missing or
@@ -410,6 +430,7 @@ class LocalModel(ChatModel):
         extra_buffers: bool = False,
         workers: int | None = None,
         prefix_reuse: bool | None = None,
+        share_prompts: bool = True,
     ) -> None:
         # Bounded before anything is built (a pool makes one record per worker).
         if n_threads is None:
@@ -445,6 +466,7 @@ class LocalModel(ChatModel):
         self.n_ctx = int(n_ctx)
         self.workers = int(workers or min(usable_cores(), MAX_WORKERS))
         self.prefix_reuse = bool(prefix_reuse)
+        self.share_prompts = bool(share_prompts)
         self._counts = LocalCounts()
         self._counts_lock = threading.Lock()
         self._shared: _Shared | None = None
@@ -512,12 +534,14 @@ class LocalModel(ChatModel):
             workers=self.workers,
         )
 
-    def _answer(self, payload: dict[str, Any], *, reuse: bool) -> dict[str, Any]:
+    def _answer(
+        self, payload: dict[str, Any], *, reuse: bool, share_prompts: bool = False
+    ) -> dict[str, Any]:
         if self._pool is not None:
-            return self._pool.call(payload, reuse=reuse)
+            return self._pool.call(payload, reuse=reuse, share_prompts=share_prompts)
         assert self._shared is not None
         try:
-            return self._shared.answer(payload, reuse=reuse)
+            return self._shared.answer(payload, reuse=reuse, share_prompts=share_prompts)
         except ValueError as exc:
             raise BackendError(
                 f"local backend ({self.model}): {exc}; shorten the prompt or raise n_ctx",
@@ -531,7 +555,9 @@ class LocalModel(ChatModel):
           BackendError: llama.cpp refused the request (e.g. a prompt longer than
             the context window), or a worker died; not retryable.
         """
-        result = self._answer(call_payload(request), reuse=self.prefix_reuse)
+        result = self._answer(
+            call_payload(request), reuse=self.prefix_reuse, share_prompts=self.share_prompts
+        )
         with self._counts_lock:
             c = self._counts
             self._counts = LocalCounts(
@@ -540,6 +566,7 @@ class LocalModel(ChatModel):
                 c.evaluated_tokens + result["evaluated"],
                 c.completion_tokens + result["completion_tokens"],
                 c.compute_seconds + result["seconds"],
+                c.shared_calls + int(bool(result.get("shared", False))),
             )
         return ChatResponse(
             text=result["text"],

@@ -11,7 +11,9 @@ gives the same answer on any worker, after any other call.
 Which worker takes a call only decides how much of its prompt is reused. A
 call goes to the worker whose recent prompts (the states its model keeps,
 :data:`~gt_llm.backends.llama_blocks.SAVED_STATES`) share the longest prefix
-with it (siblings of a tree node share everything but their last message),
+with it (siblings of a tree node share everything but their last message;
+the seeds of one request share all of it, and a worker that kept the prompt's
+evaluated state answers them without evaluating it again),
 unless that worker's queue is already :data:`LOAD_SLACK` longer than the
 shortest; a worker with an empty queue takes the newest call waiting for
 another worker, so no core idles while calls wait.
@@ -110,6 +112,7 @@ def affinity_text(payload: dict[str, Any]) -> str:
 class _Job:
     payload: dict[str, Any]
     reuse: bool
+    share_prompts: bool
     text: str
     future: Future[dict[str, Any]]
 
@@ -154,7 +157,9 @@ class WorkerPool:
     def size(self) -> int:
         return len(self._workers)
 
-    def call(self, payload: dict[str, Any], *, reuse: bool) -> dict[str, Any]:
+    def call(
+        self, payload: dict[str, Any], *, reuse: bool, share_prompts: bool = True
+    ) -> dict[str, Any]:
         """Answers one call on some worker (see :func:`~gt_llm.backends.local._Shared.answer`).
 
         Raises:
@@ -162,7 +167,7 @@ class WorkerPool:
           ConfigurationError: a worker could not load the model.
           CallCancelled: Ctrl-C was pressed while the call waited.
         """
-        future = self.submit(payload, reuse=reuse)
+        future = self.submit(payload, reuse=reuse, share_prompts=share_prompts)
         while True:
             if calls_cancelled() and future.cancel():
                 raise CallCancelled("local backend: call cancelled (interrupted)")
@@ -171,9 +176,11 @@ class WorkerPool:
             except TimeoutError:
                 continue
 
-    def submit(self, payload: dict[str, Any], *, reuse: bool) -> Future[dict[str, Any]]:
+    def submit(
+        self, payload: dict[str, Any], *, reuse: bool, share_prompts: bool = True
+    ) -> Future[dict[str, Any]]:
         """Queues one call on the worker that holds its prefix; returns its future."""
-        job = _Job(payload, reuse, affinity_text(payload), Future())
+        job = _Job(payload, reuse, share_prompts, affinity_text(payload), Future())
         with self._cond:
             if self._closed:
                 raise BackendError("local backend: the worker pool is closed", retryable=False)
@@ -254,7 +261,7 @@ class WorkerPool:
         stdin, stdout = process.stdin, process.stdout
         assert stdin is not None and stdout is not None  # both are pipes
         try:
-            write_frame(stdin, [job.payload, job.reuse])
+            write_frame(stdin, [job.payload, job.reuse, job.share_prompts])
             while not select.select([stdout], [], [], POLL_SECONDS)[0]:
                 if process.poll() is not None:
                     raise EOFError

@@ -37,11 +37,12 @@ def _worker_main(config: WorkerConfig) -> None:
     source = sys.stdin.buffer
     while True:
         try:
-            payload, reuse = read_frame(source)
+            payload, reuse, share_prompts = read_frame(source)
         except EOFError:
             return  # the parent closed the pool, or is gone
         try:
-            write_frame(out, ["ok", shared.answer(payload, reuse=bool(reuse))])
+            answer = shared.answer(payload, reuse=bool(reuse), share_prompts=bool(share_prompts))
+            write_frame(out, ["ok", answer])
         except ValueError as exc:
             write_frame(out, ["backend", str(exc)])
 

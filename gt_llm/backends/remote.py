@@ -47,6 +47,8 @@ from typing import Any
 
 import httpx
 
+from gt_llm import inflight
+
 # The deadline machinery and the wire format live in their own modules; their names stay
 # importable from here.
 from gt_llm.backends.deadline import _CALL as _CALL
@@ -437,6 +439,21 @@ class RemoteChatModel(ChatModel):
             described += " (the server says the request is invalid: not retried)"
         return described
 
+    def _complete_with_retry(
+        self, request: ChatRequest, deadline: list[float], label: str
+    ) -> tuple[str, Usage]:
+        """One call's attempts under :func:`~gt_llm.retry.call_with_retry`."""
+        return call_with_retry(
+            lambda: self._attempt(request, deadline),
+            classify=self._classify_any,
+            policy=self.retry,
+            rng=self._rng,
+            sleep=self._sleep,
+            label=label,
+            describe=self._describe_any,
+            before_attempt=self.limiter.acquire if self.limiter is not None else None,
+        )
+
     def complete(self, request: ChatRequest) -> ChatResponse:
         """Answers one request, retrying transient failures within the retry budget.
 
@@ -449,16 +466,9 @@ class RemoteChatModel(ChatModel):
         deadline: list[float] = []
         label = f"{self.backend} backend ({self.url})"
         try:
-            text, usage = call_with_retry(
-                lambda: self._attempt(request, deadline),
-                classify=self._classify_any,
-                policy=self.retry,
-                rng=self._rng,
-                sleep=self._sleep,
-                label=label,
-                describe=self._describe_any,
-                before_attempt=self.limiter.acquire if self.limiter is not None else None,
-            )
+            # Counted in flight (gt_llm.inflight) for the whole call, retries included.
+            with inflight.track():
+                text, usage = self._complete_with_retry(request, deadline, label)
         except BackendError as exc:
             # A fresh error without the chained vendor exception, whose text may quote
             # the server's body (and so, from a hostile server, the key).

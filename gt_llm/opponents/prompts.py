@@ -65,9 +65,13 @@ _IDENTITY_SYSTEM = (
     "players, with a confidence for each inference."
 )
 
-_IDENTITY_USER = """Players: {players_text}. You are {self_id}; your own identity is {self_role}.
+# Laid out for prefix reuse: the table and the statement (the same for every observer of
+# it) first, then the task's instructions, and the observer's own part last (who it is,
+# its identity, whom it takes for a liar), so that every observer's request about one
+# statement shares all but its last lines.
+_IDENTITY_USER = """Players: {players_text}.
 Possible identities: {options_text}.
-Identities that only one player can have: {unique_text}. Someone who claims one of these while another player holds it is lying, and a liar is most likely: {impostor}.
+Identities that only one player can have: {unique_text}. Someone who claims one of these while another player holds it is lying.
 Anything the moderator says is true.
 
 Statement by {speaker}:
@@ -77,15 +81,17 @@ For every player this statement tells you something about, write one line
 [Player][identity][confidence][analysis]
 with identity one of the possible identities or unsure, confidence a number from 0 to 10
 (10 is certain, below 5 is a guess) and a short analysis. One player per line; nothing else.
-If it tells you nothing, answer none."""
+If it tells you nothing, answer none.
+
+You are {self_id}; your own identity is {self_role}. Whoever lies about an identity that only one player can have is most likely: {impostor}."""
 
 _INTENT_SYSTEM = (
     "You analyse what players of a social deduction game try to do to each other with their "
     "statements."
 )
 
-_INTENT_USER = """Players: {players_text}. You are {self_id}; your own identity is {self_role}.
-Identities that only one player can have: {unique_text}. A liar is most likely: {impostor}.
+_INTENT_USER = """Players: {players_text}.
+Identities that only one player can have: {unique_text}.
 
 Statement by {speaker}:
 {statement}
@@ -98,7 +104,9 @@ Write one line per player in the form
 [Role1][Type][Role2][Reason][Score]
 where Role1 is the speaker, Role2 the player concerned (names as listed above), Type one of
 Attack, Defend, Deceive, and Score from 0 (very weak) to 10 (very strong).
-Nothing else; answer none if the statement concerns nobody."""
+Nothing else; answer none if the statement concerns nobody.
+
+You are {self_id}; your own identity is {self_role}. A liar is most likely: {impostor}."""
 
 _RERANK_SYSTEM = "You judge how useful a past message is for a decision in a game."
 

@@ -24,7 +24,7 @@ def main() -> None:
     source, out = sys.stdin.buffer, sys.stdout.buffer
     while True:
         try:
-            payload, reuse = read_frame(source)
+            payload, reuse, _share_prompts = read_frame(source)
         except EOFError:
             return
         last = payload["messages"][-1]["content"]

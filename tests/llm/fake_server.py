@@ -93,6 +93,17 @@ class Recorded:
     body: Any
 
 
+class _Listener(ThreadingHTTPServer):
+    """The threading server with a long listen backlog.
+
+    The default backlog (5) drops the connections of a burst of concurrent
+    requests, which the client then retries after a second: a latency the
+    server never meant to add.
+    """
+
+    request_queue_size = 256
+
+
 class FakeChatServer:
     """A scripted chat-completions server (start/stop, or use as a context manager).
 
@@ -110,7 +121,7 @@ class FakeChatServer:
         #: Requests being answered right now, and the most at any one time.
         self.active = 0
         self.max_active = 0
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._httpd = _Listener(("127.0.0.1", 0), self._handler_class())
         self._httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
 

@@ -21,6 +21,7 @@ import pytest
 from gt_llm import load_model
 from gt_llm.answers import AnswerFormat, choice, grammar_schema, integer, number, text
 from gt_llm.backends import local
+from gt_llm.backends.local_pool import close_pools
 from gt_llm.chat import user_request
 from gt_llm.errors import ConfigurationError
 from gt_llm.registry import backend_info, parse_spec
@@ -164,6 +165,43 @@ def test_prefix_reuse_and_workers_give_the_answers_of_a_fresh_evaluation():
     assert counts.calls == sum(map(len, fruit + werewolf)) > 80
     assert counts.evaluated_tokens < 0.8 * counts.prompt_tokens, "no prefix was reused"
     assert fresh.counts().evaluated_tokens == fresh.counts().prompt_tokens
+
+
+def _seed_tree_rounds():
+    """A whole scripted-built fruit tree with 8 seeds per decision (77 requests)."""
+    path = ROOT / "benchmarks" / "_local_requests.py"
+    spec = importlib.util.spec_from_file_location("_local_requests_under_test", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    rounds = module.fruit_rounds(
+        10**6, inits=1, max_messages=2, num_seeds=8, variants=("tone",), tree_only=True
+    )
+    return rounds, module.seed_groups
+
+
+@pytest.mark.real_model
+@needs_model
+def test_seeds_of_one_prompt_evaluate_it_once_and_answer_as_each_alone():
+    rounds, seed_groups = _seed_tree_rounds()
+    grouped = [r for b in rounds if seed_groups(b) < len(b) for r in b]
+    assert len(grouped) >= 32 and {r.seed for r in grouped} == set(range(8))
+    # Each request alone: no reuse, one in-process model.
+    fresh = local.LocalModel(workers=1, prefix_reuse=False)
+    expected = [[r.text for r in fresh.complete_batch(b)] for b in rounds]
+    close_pools()  # two fresh workers, nothing kept from earlier tests
+    shared = local.LocalModel(workers=2, prefix_reuse=True, share_prompts=True)
+    # As the engine sends them: one round at a time.
+    assert [[r.text for r in shared.complete_batch(b)] for b in rounds] == expected
+    counts = shared.counts()
+    # 8 seeds a prompt on 2 workers: each worker evaluated each prompt at most once.
+    assert counts.shared_calls >= len(grouped) * 6 // 8, counts
+    # In-process, in the engine's order: one evaluation per prompt; without sharing, none.
+    batch = next(b for b in rounds if seed_groups(b) < len(b))
+    for share, saved in ((True, len(batch) - seed_groups(batch)), (False, 0)):
+        alone = local.LocalModel(workers=1, prefix_reuse=True, share_prompts=share)
+        before = alone.counts().shared_calls
+        assert [r.text for r in alone.complete_batch(batch)] == expected[rounds.index(batch)]
+        assert alone.counts().shared_calls - before == saved
 
 
 @pytest.mark.real_model  # needs the extra: runs in CI's real-model step, after it is installed

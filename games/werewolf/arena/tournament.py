@@ -217,11 +217,13 @@ def run_tournament(args: argparse.Namespace, *, write: Writer | None = None) -> 
     if len(agents) > MAX_AGENTS:
         raise ValueError(f"--agents: at most {MAX_AGENTS} agents, got {len(agents)}")
     names = tuple(a.name for a in agents)
-    from games.werewolf.estimate import check_games
+    from games.werewolf.estimate import check_games, pair_seatings
     from games.werewolf.options import show_estimate
 
     check_games(len(model_pairs(names)) * args.games, flag="--games")
-    estimate = show_estimate(args, config, games=len(model_pairs(names)) * args.games)
+    seatings = pair_seatings(config.num_players, [a.opponent for a in agents], args.games)
+    total = len(model_pairs(names)) * args.games
+    estimate = show_estimate(args, config, games=total, seatings=seatings)
     settings = BeliefSettings(k=args.k, top_k=args.top_k, threshold=args.threshold)
     with agent_run(args, agents, config, estimate) as open_run:
         run, chat, seated = open_run(

@@ -91,20 +91,28 @@ def with_article(word: str) -> str:
 
 # --- context shared by every player prompt ----------------------------------------
 
+# Laid out for prefix reuse: what every seat of the game shares comes first (the rules
+# in the system message, then the table and the public history), what is the seat's
+# own last (who it is and its role, its notes, its beliefs and what it privately knows),
+# then the task's question. The calls of several seats at one moment share everything
+# up to their identity. The seat's own part goes from what changes least to what
+# changes most: its notes change once a phase, its private facts (checks, night
+# events, deception scores) and beliefs after any statement.
 _SYSTEM = (
-    "You are {name} in a game of Werewolf with {num_players} players. Hidden werewolves "
-    "remove one player each night; everyone else wants to find and exile every werewolf "
-    "by day. Villagers win when no werewolf is left; werewolves win once they are at "
-    "least as many as the others. Your role: {role}. {identity}\n"
+    "This is a game of Werewolf with {num_players} players. Hidden werewolves remove one "
+    "player each night; everyone else wants to find and exile every werewolf by day. "
+    "Villagers win when no werewolf is left; werewolves win once they are at least as "
+    "many as the others.\n"
     "Always answer with one JSON object and nothing else."
 )
 
 _CONTEXT = (
     "Round {round}. Players still alive: {alive_text}.\n\n"
-    "What you privately know:\n{knowledge}\n\n"
     "What everyone has seen so far:\n{history}\n\n"
+    "You are {name}. Your role: {role}. {identity}\n\n"
     "Your private notes (only you can read them):\n{scratchpad}\n\n"
     "Your current beliefs about the others:\n{belief_lines}\n\n"
+    "What you privately know:\n{knowledge}\n\n"
 )
 
 #: Fields every template takes (placeholders of the context, plus typed extras).

@@ -154,8 +154,11 @@ def test_decide_on_a_rules_state_defaults_to_a_legal_action_after_fallback(serve
     assert stats.fallbacks["werewolf.night_kill"] == 1
     prompt = server.requests[0].body["messages"][-1]["content"]
     assert sorted(listed(prompt, "Valid targets:")) == [f"Player {n}" for n in range(3, 9)]
+    # The seat's own identity comes last, in the user message; the system message is
+    # the rules every seat shares (laid out for prompt-prefix reuse).
     system = server.requests[0].body["messages"][0]["content"]
-    assert "Your fellow werewolves: Player 2." in system
+    assert "Your fellow werewolves: Player 2." in prompt
+    assert "Your fellow werewolves" not in system
     # A good answer is used as is.
     server.enqueue(*say('{"target": 5}'))
     d = run_sync(

@@ -349,7 +349,8 @@ def _run_counting(monkeypatch, *args: str) -> tuple[int, str, str, int]:
 def _estimated_calls(line_source: str) -> int:
     import re
 
-    match = re.search(r"estimate: .*about ([\d,]+) model calls", line_source)
+    # "at most N model calls (about M; ..." (games) or "about M model calls" (solve).
+    match = re.search(r"estimate: .*about ([\d,]+)(?: model calls|;)", line_source)
     assert match, f"no estimate line before the first call: {line_source!r}"
     return int(match.group(1).replace(",", ""))
 

@@ -1,0 +1,124 @@
+"""Calls kept in flight on a latency-bound server: the frontier against level by level.
+
+Starts the loopback chat-completions server of the LLM-layer tests
+(``tests/llm/fake_server.py``: it answers every request after a fixed
+latency, many at a time; its answers echo the prompt, so they are re-asked and
+fall back as a weak model's would) and runs the fruit study of issue 42 in this
+process twice, each with a fresh call cache: with the trees built level by
+level (:func:`games.engine.tree.scheduler` ``levels``, the old path) and with
+calls kept in flight (``frontier``, the default on a remote backend). For each
+it prints the requests the server saw, the wall time, the calls in flight on
+average (requests x latency / wall time, over the whole command and over the
+tree building alone) and at peak, and whether the two summaries agree
+(timings, the in-flight numbers and the output folder set aside).
+
+Run from the repository root::
+
+    python benchmarks/inflight.py                     # 0.5 s latency, the issue's command
+    python benchmarks/inflight.py --latency 0.05 --inits 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests" / "llm"))
+
+logger = logging.getLogger("benchmarks.inflight")
+
+
+def _run(scheduler_name: str, server: Any, work: Path, args: argparse.Namespace) -> dict[str, Any]:
+    from games.engine.tree import scheduler
+    from gt_llm.cli import main
+
+    out = work / f"out_{scheduler_name}"
+    cmd = [
+        "-q",
+        "fruit-trading",
+        "run",
+        "--backend",
+        f"openai:m@{server.url}/v1",
+        "--inits",
+        str(args.inits),
+        "--max-messages",
+        str(args.max_messages),
+        "--variants",
+        "tone",
+        "--no-whole-game",
+        "--concurrency",
+        str(args.concurrency),
+        "--out",
+        str(out),
+        "--cache",
+        str(work / f"cache_{scheduler_name}.sqlite"),
+        "--no-progress",
+    ]
+    before = server.request_count
+    server.max_active = 0
+    t0 = time.perf_counter()
+    with scheduler(scheduler_name):
+        status = main(cmd)
+    wall = time.perf_counter() - t0
+    if status != 0:
+        raise SystemExit(f"{scheduler_name}: the command failed with status {status}")
+    summary = json.loads((out / "summary.json").read_text())
+    requests = server.request_count - before
+    build = summary["timings"]["build_tone_s"]
+    return {
+        "scheduler": scheduler_name,
+        "requests": requests,
+        "wall_s": wall,
+        "mean_in_flight": requests * args.latency / wall,
+        "peak_in_flight": server.max_active,
+        "build_s": build,
+        "summary": summary,
+    }
+
+
+def _comparable(summary: dict[str, Any]) -> dict[str, Any]:
+    s = {k: v for k, v in summary.items() if k not in ("timings", "calls_in_flight")}
+    s["settings"] = {k: v for k, v in s["settings"].items() if k not in ("out", "cache")}
+    return s
+
+
+def main() -> None:
+    from fake_server import FakeChatServer
+
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--latency", type=float, default=0.5, help="seconds per answer (0.5)")
+    p.add_argument("--inits", type=int, default=30)
+    p.add_argument("--max-messages", type=int, default=4)
+    p.add_argument("--concurrency", type=int, default=64)
+    args = p.parse_args()
+    logging.basicConfig(level=logging.ERROR)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp, FakeChatServer(delay=args.latency) as server:
+        for name in ("levels", "frontier"):
+            rows.append(_run(name, server, Path(tmp), args))
+    print(
+        f"fruit study, {args.inits} inits, {args.max_messages} messages, concurrency "
+        f"{args.concurrency}, loopback latency {args.latency} s"
+    )
+    for r in rows:
+        seen = r["summary"].get("calls_in_flight", {})
+        print(
+            f"  {r['scheduler']:9s} {r['requests']:6d} requests in {r['wall_s']:7.1f} s: "
+            f"{r['mean_in_flight']:5.1f} in flight on average (peak {r['peak_in_flight']}); "
+            f"the run's own count: mean {seen.get('mean')}, peak {seen.get('peak')}; "
+            f"tree building {r['build_s']:.1f} s"
+        )
+    same = _comparable(rows[0]["summary"]) == _comparable(rows[1]["summary"])
+    print(f"  summaries identical (timings and in-flight numbers aside): {same}")
+
+
+if __name__ == "__main__":
+    main()
