@@ -9,10 +9,18 @@ arena seat's: built, fed and consulted as the arena's table does, step by step
 votes and facts as evidence, and every decision of the seat — bids, speeches,
 votes, night actions, the scratchpads — as a consultation,
 :func:`~games.werewolf.players.table_beliefs.seat_decision`, which adds
-GRATR's Eq. 9 feedback); :func:`root_step` runs every step's extraction calls
-of all seats as one batch. :func:`records_root_step` builds the same root from
-any game's records (an arena game's log); :func:`day_roots` finds the seeds
-whose game reaches the day. :mod:`games.werewolf.day.steps` describes the tree.
+GRATR's Eq. 9 feedback); every step's extraction calls of all seats go out
+as one batch. :func:`records_deal_step` builds that first debate state for
+the records' own deal.
+
+The day's root (:func:`root_step`, :func:`records_root_step` from any game's
+records, e.g. an arena game's log) is a chance node over the deals consistent
+with the public history up to the day's first bids
+(:class:`~games.werewolf.day.state.DealChance`,
+:func:`games.werewolf.deals.public_deals`): each deal's history is the
+records' replayed on it, and gives one :func:`records_deal_step` state, all
+deals' calls batched together. :func:`day_roots` finds the seeds whose game
+reaches the day. :mod:`games.werewolf.day.steps` describes the tree.
 """
 
 from __future__ import annotations
