@@ -42,16 +42,6 @@ def seat_view(state: DayState, player: int) -> Hashable:
     return (player, known.role, known.partners, known.checks, events, said, mine)
 
 
-def _deal_position(game: pyspiel.Game, history: Sequence[int]) -> int | None:
-    """The index in ``history`` of the deal outcome (None: not drawn yet)."""
-    state = game.new_initial_state()
-    for i, action in enumerate(history):
-        if state.is_chance_node() and isinstance(state.inner, DealChance):
-            return i
-        state.apply_action(int(action))
-    return None
-
-
 def day_redeal(
     game: pyspiel.Game,
     history: Sequence[int],
@@ -66,19 +56,18 @@ def day_redeal(
     (:func:`seat_view`) is the same. A replay that fails (an action not legal
     under the other deal) is counted in ``skipped``.
     """
-    pos = _deal_position(game, history)
-    if pos is None:
-        return Redeals((), 0)
+    # One replay: where the deal is drawn, its other outcomes, and the real state.
+    pos: int | None = None
+    deals: list[int] = []
     real = game.new_initial_state()
-    for action in history:
+    for i, action in enumerate(history):
+        if pos is None and real.is_chance_node() and isinstance(real.inner, DealChance):
+            pos = i
+            deals = [k for k, _ in real.chance_outcomes() if k != action]
         real.apply_action(int(action))
-    if not isinstance(real.inner, DayState):
+    if pos is None or not isinstance(real.inner, DayState):
         return Redeals((), 0)
     view = seat_view(real.inner, player)
-    before = game.new_initial_state()
-    for action in history[:pos]:
-        before.apply_action(int(action))
-    deals = [k for k, _ in before.chance_outcomes() if k != history[pos]]
     found: list[tuple[int, ...]] = []
     skipped = 0
     for k in rng.permutation(deals) if deals else []:

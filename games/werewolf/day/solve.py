@@ -303,8 +303,7 @@ def run_solve(
         per_model.append((m, subgames, policies))
         ess = studies.ess_iterations(curves)
         baselines = [baseline(sg.tree) for sg in subgames]
-        sides = _side_gains(subgames, policies, baselines)
-        with_wolf = _side_gains(subgames, policies, baselines, speaking=True)
+        sides, with_wolf = _side_gains(subgames, policies, baselines)
         strategies = strategy_by_role(subgames, policies)
         by_model[m] = ModelResult(
             final=studies.final_metrics(curves),

@@ -27,7 +27,7 @@ from games.werewolf.day.results import (
     StrategyQuestion,
     load_summary,
 )
-from games.werewolf.day.state import DayState
+from games.werewolf.day.state import DayState, DealChance
 from games.werewolf.play.quality import quality_lines
 from runs.intervals import mean_ci95, welch_half_width
 from solvers import CHANCE, TERMINAL, GameTree, TreePolicy
@@ -181,47 +181,56 @@ def _tv(p: Mapping[str, float | None], q: Mapping[str, float | None]) -> float |
     return 0.5 * sum(abs(float(pv[k]) - float(qv[k])) for k in pv)
 
 
+def _side_row(
+    chance: DealChance, gain: np.ndarray, first: int, speaking: bool
+) -> dict[str, Any] | None:
+    """One day's row of :func:`_side_gains` (None: ``speaking`` and no werewolf speaks)."""
+    total = wolf = village = 0.0
+    for k, w in chance.probabilities():
+        root = chance.deals[k].root
+        if speaking and not any(root.role(p) == "werewolf" for p in root.speakers):
+            continue
+        wolves = [p for p, r in enumerate(root.start.roles) if r == "werewolf"]
+        per = gain[first + k]
+        total += w
+        wolf += w * float(per[wolves].sum())
+        village += w * float(per.sum() - per[wolves].sum())
+    if total == 0.0:
+        return None
+    return {
+        "werewolf_speaker_share": chance.wolf_speaker_share(),
+        "werewolf_gain": wolf / total,
+        "village_gain": village / total,
+    }
+
+
 def _side_gains(
     subgames: Sequence[DaySubgame],
     policies: Sequence[TreePolicy],
     baselines: Sequence[TreePolicy],
-    *,
-    speaking: bool = False,
-) -> list[dict[str, Any]]:
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Each day's CFR-Gain of each side: the sides' summed gains, expected over the deals.
 
     A seat's side changes with the deal, so the gain is taken per deal (each
     player's CFR-Gain term at the root chance node's child for the deal,
-    :func:`_deviation_gains`) and summed over that deal's werewolves (village:
-    the others), then weighed by the deals' probabilities: over all deals the
-    two sides add up to the day's CFR-Gain. ``speaking`` keeps only the deals
-    in which a werewolf is among the speakers (and the days that have one).
+    :func:`_deviation_gains`, computed once per tree) and summed over that
+    deal's werewolves (village: the others), then weighed by the deals'
+    probabilities: over all deals the two sides add up to the day's CFR-Gain.
+
+    Returns:
+      The rows over all deals (one per day), and the rows over the deals in
+      which a werewolf is among the speakers (one per day that has one).
     """
-    rows = []
+    every: list[dict[str, Any]] = []
+    speaking: list[dict[str, Any]] = []
     for sg, pol, base in zip(subgames, policies, baselines, strict=True):
-        tree, chance = sg.tree, sg.day_root
-        gain = _deviation_gains(tree, pol, base)
-        first = int(tree.first_child[0])
-        total = wolf = village = 0.0
-        for k, w in chance.probabilities():
-            root = chance.deals[k].root
-            if speaking and not any(root.role(p) == "werewolf" for p in root.speakers):
-                continue
-            wolves = [p for p, r in enumerate(root.start.roles) if r == "werewolf"]
-            per = gain[first + k]
-            total += w
-            wolf += w * float(per[wolves].sum())
-            village += w * float(per.sum() - per[wolves].sum())
-        if total == 0.0:
-            continue  # speaking: no deal has a werewolf speaker
-        rows.append(
-            {
-                "werewolf_speaker_share": chance.wolf_speaker_share(),
-                "werewolf_gain": wolf / total,
-                "village_gain": village / total,
-            }
-        )
-    return rows
+        gain = _deviation_gains(sg.tree, pol, base)
+        first = int(sg.tree.first_child[0])
+        for rows, only_speaking in ((every, False), (speaking, True)):
+            row = _side_row(sg.day_root, gain, first, only_speaking)
+            if row is not None:
+                rows.append(row)
+    return every, speaking
 
 
 def _mean_std(xs: Sequence[float]) -> MeanStd:
