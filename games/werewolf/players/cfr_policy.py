@@ -360,19 +360,16 @@ def _policy(doc: dict[str, Any], summary: Any, out: Path, model: str) -> DayPoli
     for i, day in enumerate(doc["days"]):
         check_fields(
             day,
-            {"opponent_model": TEXT, "roles": list_of(TEXT), "decisions": list_of(OBJECT)},
+            {"opponent_model": TEXT, "deals": OBJECT, "decisions": list_of(OBJECT)},
             required=("opponent_model", "decisions"),
             where=f"days[{i}]",
         )
         solved.add(day["opponent_model"])
         if day["opponent_model"] != model:
             continue
-        deals = day.get("deals")
-        dealt = deals.get("roles") if isinstance(deals, dict) else None
-        check_fields(
-            {"roles": dealt}, {"roles": optional(list_of(list_of(TEXT)))}, where=f"days[{i}].deals"
-        )
-        for k, deal in enumerate(dealt or ([day["roles"]] if "roles" in day else [])):
+        deals = day.get("deals", {})
+        check_fields(deals, {"roles": list_of(list_of(TEXT))}, where=f"days[{i}].deals")
+        for k, deal in enumerate(deals.get("roles", [])):
             if _counts(deal) != {r: n for r, n in roles.items() if n}:
                 raise _Damaged(
                     f"days[{i}] deal {k}'s roles {_counts(deal)} are not the preset's "
