@@ -27,7 +27,6 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
-from scipy import stats  # type: ignore[import-untyped]
 
 from runs.atomic import atomic_path, read_regular_bytes
 from solvers.policy import TreePolicy
@@ -182,6 +181,9 @@ class Curves:
             if metric == "ratio"
             else np.full(self.iterations.shape, float(self.num_trees))
         )
+        # Imported here: scipy.stats costs half a second of every command's start-up.
+        from scipy import stats  # type: ignore[import-untyped]
+
         with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
             warnings.simplefilter("ignore", RuntimeWarning)
             sd = self.std(metric, ddof=1)

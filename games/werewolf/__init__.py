@@ -64,7 +64,15 @@ register_game_spec(
             ),
             (
                 *("werewolf", "solve", "--days", "1", "--speakers", "1", "--iterations", "5"),
-                *("--models", "none,gratr", "--no-progress", "--out", "{tmp}/solve"),
+                *(
+                    "--models",
+                    "none,gratr",
+                    "--deals",
+                    "2",
+                    "--no-progress",
+                    "--out",
+                    "{tmp}/solve",
+                ),
             ),
             (
                 *(

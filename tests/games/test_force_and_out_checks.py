@@ -31,7 +31,7 @@ COMMANDS = {
     "werewolf-play-games": ("werewolf", "play", "--games", "2", "--max-rounds", "2",
                             "--debate-turns", "1"),
     "werewolf-solve": ("werewolf", "solve", "--days", "1", "--speakers", "1",
-                       "--iterations", "5", "--models", "none"),
+                       "--iterations", "5", "--models", "none", "--deals", "1"),
     "werewolf-arena": ("werewolf", "arena", "--models", "gratr,none", "--games", "2",
                        "--max-rounds", "2", "--debate-turns", "1"),
     "ultimatum-solve": ("ultimatum", "solve", "--iterations", "5"),

@@ -42,7 +42,7 @@ WRITERS = {
     "werewolf play --games": ("werewolf", "play", "--games", "2", "--max-rounds", "1",
                               "--no-progress"),
     "werewolf solve": ("werewolf", "solve", "--days", "1", "--speakers", "1",
-                       "--iterations", "5", "--models", "none", "--no-progress"),
+                       "--iterations", "5", "--models", "none", "--deals", "1", "--no-progress"),
     "fruit-trading run": ("fruit-trading", "run", "--inits", "1", "--iterations", "3",
                           "--max-messages", "2", "--num-seeds", "1", "--no-generalisation",
                           "--no-whole-game", "--no-progress"),

@@ -62,9 +62,11 @@ COMMANDS = {
     "werewolf-arena": ("werewolf", "arena", "--models", "gratr,none", "--games", "1",
                        "--max-rounds", "1", "--debate-turns", "1"),
     "werewolf-solve": ("werewolf", "solve", "--days", "1", "--speakers", "1", "--iterations",
-                       "5", "--models", "none", "--tones", "calm,any", "--acts", "nothing"),
+                       "5", "--models", "none", "--tones", "calm,any", "--acts", "nothing",
+                       "--deals", "1"),
     "fruit-run": ("fruit-trading", "run", "--inits", "1", "--max-messages", "2", "--num-seeds",
-                  "1", "--iterations", "5", "--no-generalisation", "--no-whole-game"),
+                  "1", "--iterations", "5", "--variants", "tone", "--no-generalisation",
+                  "--no-whole-game"),
     "ultimatum-solve": ("ultimatum", "solve", "--iterations", "5"),
 }  # fmt: skip
 

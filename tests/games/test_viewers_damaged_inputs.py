@@ -35,7 +35,7 @@ RUNS = {
     "A": ["werewolf", "arena", "--models", "gratr,none", "--games", "2", "--max-rounds", "2",
           "--debate-turns", "1"],
     "V": ["werewolf", "solve", "--days", "1", "--speakers", "1", "--iterations", "5",
-          "--models", "none"],
+          "--models", "none", "--deals", "1"],
     "F": ["fruit-trading", "run", "--inits", "1", "--max-messages", "3", "--num-seeds", "1",
           "--iterations", "5", "--no-generalisation", "--no-whole-game", "--variants", "tone"],
 }  # fmt: skip

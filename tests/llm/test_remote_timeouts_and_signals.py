@@ -213,7 +213,7 @@ COMMANDS = {
     "ultimatum solve": ("ultimatum", "solve", "--iterations", "5"),
     "werewolf solve": (
         "werewolf", "solve", "--days", "1", "--speakers", "1", "--iterations", "5",
-        "--models", "none",
+        "--models", "none", "--deals", "1",
     ),
     "fruit-trading run": (
         "fruit-trading", "run", "--inits", "1", "--max-messages", "2", "--num-seeds", "1",
@@ -436,13 +436,14 @@ TRICKLE = {"per_byte": 0.2}
     "command, extra, in_flight, server_kind",
     [
         ("werewolf play", ("--games", "4", "--jobs", "4"), 4, HANG),
-        # Three of the six (about 3 s each) run in CI's slow step; the rest here.
+        # Four of the six (about 3 s each) run in CI's slow step; the rest here.
         pytest.param("werewolf play", ("--games", "4", "--jobs", "4"), 4, TRICKLE,
                      marks=pytest.mark.slow),
         pytest.param("werewolf arena", ("--concurrency", "4"), 2, HANG, marks=pytest.mark.slow),
         pytest.param("werewolf solve", ("--concurrency", "4"), 4, HANG, marks=pytest.mark.slow),
         ("ultimatum solve", ("--concurrency", "4"), 4, HANG),
-        ("fruit-trading run", ("--concurrency", "4"), 1, HANG),
+        pytest.param("fruit-trading run", ("--concurrency", "4"), 1, HANG,
+                     marks=pytest.mark.slow),
     ],
     ids=["play", "play-trickling", "arena", "werewolf-solve", "ultimatum", "fruit"],
 )  # fmt: skip

@@ -23,7 +23,6 @@ from games.engine.noise_options import add_noise_options, eval_seed_count
 from games.werewolf import rules
 from games.werewolf.day.abstraction import DEFAULT_ACTS, DEFAULT_TONES, Abstraction
 from games.werewolf.day.roots import day_roots
-from games.werewolf.day.solve import SolveSettings, run_solve
 from games.werewolf.day.state import _MAX_DEALS, _MAX_SEEDS, _MAX_SPEAKERS, EXTRACTION, ORDERS
 from games.werewolf.day.summary import report_lines
 from games.werewolf.estimate import CALL_SHAPE, check_solve, estimate_solve
@@ -88,6 +87,9 @@ def _check_acts(args: argparse.Namespace) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    # Imported here: the solver and its figures (matplotlib) would slow every command's start.
+    from games.werewolf.day.solve import SolveSettings, run_solve
+
     check_backend(args)  # fail fast, before any work, on an unknown backend
     settings = SolveSettings(
         preset=args.preset,

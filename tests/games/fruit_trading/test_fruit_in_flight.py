@@ -70,8 +70,8 @@ def test_fruit_trees_keep_calls_in_flight_and_equal_the_level_by_level_build():
     # trees are small and every echoed answer is asked three times in a row, so the
     # longest chain of calls bounds both: the gain grows with the trees, see
     # benchmarks/inflight.py.)
+    # Wall time is left to the benchmark: on a loaded machine it measures the load.
     assert seen.mean > 1.3 * level_seen.mean, (seen, level_seen)
-    assert seen.seconds < level_seen.seconds, (seen, level_seen)
 
 
 def _run(out: Path, server: FakeChatServer, concurrency: int) -> Any:

@@ -6,7 +6,6 @@ import dataclasses
 import json
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -23,6 +22,7 @@ from gt_llm.chat import user_request
 from gt_llm.recording import RecordingModel
 from gt_llm.registry import load_model
 from gt_llm.routing import UnroutedRequest
+from tests.cli_runner import run_cli
 
 TINY = dict(
     inits=1,
@@ -36,10 +36,8 @@ TINY = dict(
 
 
 def _run(out: Path, *extra: str) -> subprocess.CompletedProcess:
+    """``gt-llm fruit-trading run`` at small settings (in this process: ``run_cli``)."""
     argv = [
-        sys.executable,
-        "-m",
-        "gt_llm.cli",
         "fruit-trading",
         "run",
         "--inits",
@@ -55,7 +53,7 @@ def _run(out: Path, *extra: str) -> subprocess.CompletedProcess:
         str(out),
         *extra,
     ]
-    return subprocess.run(argv, capture_output=True, text=True, timeout=300)
+    return run_cli(argv)
 
 
 def test_every_fruit_request_is_routed(tmp_path: Path) -> None:

@@ -27,7 +27,7 @@ from tests.games.werewolf_helpers import dealt
 
 ACTS = ("nothing", "accuse:most", "accuse:least", "defend:most")
 FAST = dict(
-    days=2,
+    days=1,
     iterations=30,
     models=("none", "gratr"),
     tones=("calm", "any"),

@@ -20,6 +20,7 @@ TINY = dict(
     tones=("calm", "any"),
     acts=("nothing", "accuse:most", "accuse:least"),
     order="seats",
+    deals=1,
     progress=False,
 )
 
@@ -111,13 +112,16 @@ def test_held_out_days_are_scored_on_fresh_seeds(tmp_path, capsys):
     assert any("above noise in" in line for line in lines)
 
 
-def test_a_rerun_makes_no_new_calls(run):
-    out, _ = run
-    again = run_solve(SolveSettings(out=str(out), **TINY))
+def test_a_rerun_makes_no_new_calls(tmp_path):
+    settings = SolveSettings(out=str(tmp_path), **{**TINY, "days": 1, "models": ("gratr",)})
+    first = run_solve(settings)
+    assert first.summary.llm_calls["misses"] > 0
+    again = run_solve(settings)
     assert again.summary.llm_calls["misses"] == 0
     assert again.summary.llm_calls["hits"] > 0
-    first = _strict(out / "summary.json")
-    assert first["models"]["gratr"]["final"] == again.summary.models["gratr"].final
+    assert _strict(tmp_path / "summary.json")["models"]["gratr"]["final"] == (
+        again.summary.models["gratr"].final
+    )
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -128,7 +132,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def test_the_command_runs_end_to_end(tmp_path, capsys):
     args = _parser().parse_args(
-        ["solve", "--days", "2", "--iterations", "20", "--models", "none,gratr",
+        ["solve", "--days", "2", "--iterations", "20", "--models", "none,gratr", "--deals", "2",
          "--tones", "any", "--acts", "nothing,accuse:least", "--out", str(tmp_path),
          "--no-progress"]
     )  # fmt: skip
@@ -175,7 +179,7 @@ def test_bad_settings_fail_before_any_call(tmp_path, kw, match):
 def test_gt_llm_werewolf_solve_is_a_command(tmp_path, capsys):
     from gt_llm.cli import main
 
-    argv = ["werewolf", "solve", "--days", "1", "--iterations", "10", "--models", "gratr",
+    argv = ["werewolf", "solve", "--days", "1", "--iterations", "10", "--models", "gratr", "--deals", "1",
             "--tones", "any", "--acts", "nothing,accuse:least", "--out", str(tmp_path),
             "--no-progress"]  # fmt: skip
     assert main(argv) == 0
@@ -201,7 +205,7 @@ def test_call_options_reach_the_model(tmp_path, monkeypatch):
 
     monkeypatch.setattr(cli_options, "load_model", fake_load_model)
     args = _parser().parse_args(
-        ["solve", "--days", "1", "--iterations", "5", "--models", "none",
+        ["solve", "--days", "1", "--iterations", "5", "--models", "none", "--deals", "1",
          "--tones", "any", "--acts", "nothing,accuse:least", "--out", str(tmp_path),
          "--timeout", "3", "--retry-budget", "7", "--max-answer-bytes", "1000", "--rpm", "30",
          "--no-progress"]

@@ -257,7 +257,7 @@ def test_an_identical_arena_rerun_resumes_and_force_clears_only_its_logs(tmp_pat
 def test_solve_lists_all_its_files_in_the_manifest(tmp_path):
     out = tmp_path / "solve"
     code, _, err = run_main("werewolf", "solve", "--days", "1", "--iterations", "5", "--models",
-                            "none", "--no-progress", "--out", str(out))  # fmt: skip
+                            "none", "--deals", "1", "--no-progress", "--out", str(out))  # fmt: skip
     assert code == 0, err
     files = set(json.loads((out / "manifest.json").read_text())["files"])
     written = {p.name for p in out.iterdir() if p.is_file()} - {"manifest.json"}
@@ -306,7 +306,7 @@ def test_four_werewolf_series_sharing_a_cache_pay_each_distinct_call_once(tmp_pa
 def test_force_on_a_solve_whose_games_never_reach_the_day_deletes_nothing(tmp_path):
     out = tmp_path / "solve"
     base = ("werewolf", "solve", "--days", "1", "--iterations", "5", "--models", "none",
-            "--no-progress", "--out", str(out))  # fmt: skip
+            "--deals", "1", "--no-progress", "--out", str(out))  # fmt: skip
     code, _, err = run_main(*base)
     assert code == 0, err
     before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
@@ -378,11 +378,12 @@ def test_single_game_prints_its_work_estimate_before_the_first_call(tmp_path, mo
     assert calls / 2 <= _estimated_calls(before) <= 2 * calls
 
 
+@pytest.mark.slow  # about 4 s; the day solve's bound is also checked in test_werewolf_estimate.py
 def test_solve_prints_its_work_estimate_before_the_first_call(tmp_path, monkeypatch):
     out = tmp_path / "solve"
     _, _, before, _ = _run_counting(
         monkeypatch, "werewolf", "solve", "--days", "1", "--iterations", "5", "--models",
-        "none,gratr", "--tones", "any,calm", "--out", str(out),
+        "none,gratr", "--tones", "any,calm", "--deals", "2", "--out", str(out),
     )  # fmt: skip
     assert "day trees of at most" in before and "node-iterations" in before
     # The estimate counts requests (a cache hit is one too): the summary reports both.

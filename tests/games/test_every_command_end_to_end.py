@@ -1,11 +1,13 @@
-"""Every command's summary and printed lines carry the answer-quality counts.
+"""Every command of every registered game runs end to end; its lines carry the answer quality.
 
-Every registered game's commands run (``GameSpec.commands``, as in
-``test_commands.py``); then, generically, every ``quality`` block of a results
-file (``summary.json``, ``arena.json``) must be printed as the run's end lines,
-and every ``parse`` block's copied/parsed counts too; then, per command, the
-block is where its readers look for it (the arena per pair and in total, a
-solve's summary, the series) and the pages show it (the arena index, the fruit page).
+Every registered game's commands run once (``GameSpec.commands``: a new game is
+covered without an edit here; ``test_commands.py`` checks that every command
+has a run). Each must exit 0 and leave a complete results folder; then,
+generically, every ``quality`` block of a results file (``summary.json``,
+``arena.json``) must be printed as the run's end lines, and every ``parse``
+block's copied/parsed counts too; then, per command, the block is where its
+readers look for it (the arena per pair and in total, a solve's summary, the
+series) and the pages show it (the arena index, the fruit page).
 """
 
 from __future__ import annotations
@@ -77,6 +79,19 @@ def runs(tmp_path_factory) -> dict[str, tuple[list[str], str, list[Path]]]:
             out[" ".join(argv)] = (args, output, written)
     out["__tmp__"] = ([str(tmp)], "", [])
     return out
+
+
+def test_every_command_runs_end_to_end_and_completes_its_folder(runs):
+    # Each run exited 0 (the fixture asserts it); a folder it wrote is marked complete.
+    folders = 0
+    for name, (args, _output, _written) in runs.items():
+        if name == "__tmp__" or "--out" not in args:
+            continue
+        manifest = Path(args[args.index("--out") + 1]) / "manifest.json"
+        if manifest.is_file():
+            assert json.loads(manifest.read_text())["complete"] is True, args
+            folders += 1
+    assert folders >= len([s for s in SPECS.values() if s.commands])
 
 
 def _tmp(runs) -> Path:
