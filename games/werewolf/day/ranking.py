@@ -6,7 +6,8 @@ vote prompt reads it: per other player, a distribution over roles
 :func:`observer_beliefs`). The speaker ranks the living others, most
 suspected first, by hard knowledge (a werewolf knows its partners and that
 the others are not werewolves; the seer its checks), then its belief that the
-player is a werewolf, then public accusations so far, then seat
+player is a werewolf (in a full game, averaged with its deception score of the
+player), then public accusations so far, then seat
 (:func:`suspicion_ranking`; the ordering itself is :func:`rank_suspects`, a pure
 function of those facts that a full game's agent calls too,
 :mod:`games.werewolf.players.cfr_policy`); the slots of the action abstraction (``most``,
@@ -96,14 +97,21 @@ def rank_suspects(
     checks: Iterable[tuple[int, str]] = (),
     beliefs: Mapping[int, Mapping[str, float]] | None = None,
     acts: Iterable[SpeechAct] = (),
+    suspicion: Mapping[int, float] | None = None,
 ) -> tuple[int, ...]:
     """``others``, most suspected first: the ordering of :func:`suspicion_ranking` (pure).
 
     The key, in order: hard knowledge (a werewolf knows ``werewolves``, so every
     other is known not to be one; the seer knows its ``checks``: a known werewolf
-    first, a known non-werewolf last), then ``beliefs[q]["werewolf"]`` (highest
-    first; a missing player counts 0), then :func:`public_accusations` of ``acts``
-    (most first), then seat.
+    first, a known non-werewolf last), then the speaker's reading of the player
+    (highest first): the mean of ``beliefs[q]["werewolf"]`` and ``suspicion[q]``
+    over those given (one alone when the other is missing; 0 when both are),
+    then :func:`public_accusations` of ``acts`` (most first), then seat.
+
+    The day tree has no deception scores (its listeners extract beliefs only), so
+    the solver's :func:`suspicion_ranking` passes none; a full game's agent passes
+    the scores its twin's prompt carries, so that the two rank by the same signal
+    (:func:`games.werewolf.players.cfr_policy.full_game_ranking`).
 
     Args:
       others: The speaker's living others.
@@ -112,6 +120,7 @@ def rank_suspects(
       checks: The seer's ``(target, result)`` checks (read only when ``role`` is seer).
       beliefs: The speaker's role distribution per player (None: no belief term).
       acts: Every public statement so far (earlier days and today).
+      suspicion: The speaker's deception scores per player, in [0, 1] (None: none).
     """
     known: dict[int, float] = {}
     if role == "werewolf":
@@ -120,19 +129,28 @@ def rank_suspects(
     elif role == "seer":
         for t, r in checks:
             known[t] = 1.0 if r == "werewolf" else -1.0
-    belief = beliefs or {}
     accused = public_accusations(acts)
     return tuple(
         sorted(
             others,
             key=lambda q: (
                 -known.get(q, 0.0),
-                -belief.get(q, {}).get("werewolf", 0.0),
+                -_reading(q, beliefs or {}, suspicion or {}),
                 -accused[q],
                 q,
             ),
         )
     )
+
+
+def _reading(
+    q: int, beliefs: Mapping[int, Mapping[str, float]], suspicion: Mapping[int, float]
+) -> float:
+    """The mean of the belief that ``q`` is a werewolf and its deception score, where given."""
+    given = [
+        float(v) for v in (beliefs.get(q, {}).get("werewolf"), suspicion.get(q)) if v is not None
+    ]
+    return sum(given) / len(given) if given else 0.0
 
 
 def suspicion_ranking(

@@ -39,10 +39,15 @@ second. :func:`full_game_ranking` computes that ranking in a full game by the
 day tree's own rule (:func:`games.werewolf.day.ranking.rank_suspects`, the
 same function the solver's :func:`~games.werewolf.day.ranking.suspicion_ranking`
 calls): hard knowledge (a werewolf's partners; the seer's checks), then the
-seat's opponent-model belief that the player is a werewolf, then public
-accusations so far (all days), then seat. The solver reads the beliefs after
-the *vote* decision's consultation, so pass the seat's provider's
-``beliefs("day_vote")`` for the solved reading. When the drawn token has no
+seat's reading of the player, then public accusations so far (all days), then
+seat. The reading is the mean of the opponent-model belief that the player is
+a werewolf and the seat's deception score of it: the signal its twin's prompt
+carries (beliefs, deception scores, the statements), so the agent and its
+twin rank suspects by the same signal. The day tree has no deception scores
+(its listeners extract beliefs only): there the reading is the belief, and on
+day 1, before any statement was analysed, the two rankings are the same. The
+solver reads the beliefs after the *vote* decision's consultation, so pass the
+seat's provider's ``beliefs("day_vote")`` for the solved reading. When the drawn token has no
 player in the ranking (``no_slot``), the concrete act is not legal
 (``illegal``) or the group was never solved (``no_group``), no act is chosen
 (:class:`PolicyChoice`): the caller lets the model choose.
@@ -543,18 +548,15 @@ def full_game_ranking(
       knowledge: The speaker's knowledge (:func:`games.werewolf.rules.knowledge`).
       beliefs: The seat's opponent model, ``{player: {role: probability}}``; the
         solver reads it for a vote decision (``provider.beliefs("day_vote")``).
-      suspicion: The table's deception scores ``{player: score}``; they are no
-        part of the solved rule and stand in for the belief term only when
-        ``beliefs`` is empty (a seat without an opponent model).
+      suspicion: The seat's deception scores ``{player: score}`` (the table's
+        tracker); averaged with the belief per player
+        (:func:`~games.werewolf.day.ranking.rank_suspects`).
 
     Returns:
       The living others but the speaker, most suspected first.
     """
     me = knowledge.player
     others = [q for q in knowledge.living() if q != me]
-    belief: Mapping[int, Mapping[str, float]] | None = beliefs
-    if not beliefs and suspicion:
-        belief = {int(q): {"werewolf": float(s)} for q, s in suspicion.items()}
     acts = [
         rules.speech_act_from_json(e.data["act"]) for e in knowledge.events if e.kind == "speech"
     ]
@@ -563,6 +565,7 @@ def full_game_ranking(
         role=knowledge.role,
         werewolves=knowledge.partners,
         checks=knowledge.checks,
-        beliefs=belief,
+        beliefs=beliefs,
         acts=acts,
+        suspicion={int(q): float(v) for q, v in (suspicion or {}).items()},
     )

@@ -441,7 +441,7 @@ def _knowledge(player, role, *, partners=(), checks=(), dead=(), speeches=()):
     )
 
 
-def test_the_full_game_ranking_follows_the_day_trees_rule():
+def test_the_full_game_ranking_follows_the_day_trees_rule_and_reads_the_twins_signal():
     accuse = [
         (0, SpeechAct("accuse", "calm", target=5)),
         (1, SpeechAct("accuse", "calm", target=6)),
@@ -453,9 +453,16 @@ def test_the_full_game_ranking_follows_the_day_trees_rule():
     # beliefs come before accusations; a missing player counts 0
     beliefs = {0: {"werewolf": 0.6, "villager": 0.4}, 5: {"werewolf": 0.2}, 6: {"werewolf": 0.1}}
     assert full_game_ranking(k, beliefs) == (0, 5, 6, 1, 2, 4)
-    # the suspicion scores stand in only when there are no beliefs
+    # the deception scores alone, where there are no beliefs
     assert full_game_ranking(k, {}, {4: 0.9}) == (4, 6, 5, 0, 1, 2)
-    assert full_game_ranking(k, beliefs, {4: 0.9}) == (0, 5, 6, 1, 2, 4)
+    # with beliefs, the mean of the two where both are given, the one given otherwise:
+    # 4 reads 0.9 (score only), 0 reads (0.6 + 0.0) / 2 = 0.3, 5 reads 0.2 and 6 0.1
+    assert full_game_ranking(k, beliefs, {4: 0.9, 0: 0.0}) == (4, 0, 5, 6, 1, 2)
+    # a score can overturn a belief: 5 reads (0.2 + 0.9) / 2 = 0.55 > 0's 0.3
+    assert full_game_ranking(k, beliefs, {0: 0.0, 5: 0.9}) == (5, 0, 6, 1, 2, 4)
+    # the scores never outrank knowledge: the seer's cleared player stays last
+    seer_k = _knowledge(2, "seer", checks=((6, "villager"),), speeches=accuse)
+    assert full_game_ranking(seer_k, {}, {6: 1.0})[-1] == 6
     # a werewolf knows its partners (first) and that the others are none (after the unknown)
     wolf = _knowledge(0, "werewolf", partners=(1,), speeches=accuse)
     assert full_game_ranking(wolf, {2: {"werewolf": 0.9}})[0] == 1
