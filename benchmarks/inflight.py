@@ -90,6 +90,22 @@ def _comparable(summary: dict[str, Any]) -> dict[str, Any]:
     return s
 
 
+def _differences(a: Any, b: Any, where: str = "") -> list[str]:
+    """The paths (``key.key[i]``) where two JSON values differ, at most 20."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        out: list[str] = []
+        for k in sorted(set(a) | set(b)):
+            out += _differences(a.get(k), b.get(k), f"{where}.{k}" if where else str(k))
+        return out[:20]
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        return [
+            d
+            for i, (x, y) in enumerate(zip(a, b, strict=True))
+            for d in _differences(x, y, f"{where}[{i}]")
+        ][:20]
+    return [] if a == b else [where or "(top)"]
+
+
 def main() -> None:
     from fake_server import FakeChatServer
 
@@ -116,8 +132,11 @@ def main() -> None:
             f"the run's own count: mean {seen.get('mean')}, peak {seen.get('peak')}; "
             f"tree building {r['build_s']:.1f} s"
         )
-    same = _comparable(rows[0]["summary"]) == _comparable(rows[1]["summary"])
+    compared = [_comparable(r["summary"]) for r in rows]
+    same = compared[0] == compared[1]
     print(f"  summaries identical (timings and in-flight numbers aside): {same}")
+    if not same:
+        print(f"  they differ at: {', '.join(_differences(*compared))}")
 
 
 if __name__ == "__main__":

@@ -56,6 +56,7 @@ __all__ = [
     "build_subgames",
     "expand",
     "expand_from_steps",
+    "run_steps",
     "scheduler",
     "subgame_tree",
     "whole_game_tree",
@@ -92,6 +93,59 @@ def scheduler(name: Scheduler) -> Iterator[None]:
 def _use_frontier(model: ChatModel) -> bool:
     name = _SCHEDULER.get()
     return name == "frontier" or (name == "auto" and bool(model.remote))
+
+
+def run_steps(
+    steps: Sequence[Any],
+    model: ChatModel,
+    *,
+    policy: ParsePolicy | None = None,
+    stats: ParseStats | None = None,
+    max_concurrency: int | None = None,
+    chunk: int = CHUNK,
+    on_done: Callable[[int], None] | None = None,
+) -> list[Any]:
+    """Runs independent steps with the scheduler :func:`expand` would use; results in order.
+
+    Level by level, the steps run in batches of ``chunk``
+    (:func:`~games.engine.calls.run_batched`, each batch waiting for its slowest
+    call); on the frontier (a remote model, or :func:`scheduler` ``frontier``),
+    all of them at once with up to ``max_concurrency`` calls in flight. Either
+    way each step returns what it returns alone (module docstring of
+    :mod:`games.engine.frontier`).
+
+    Args:
+      steps: Step generators (a value that is not a generator is its own result).
+      model: The chat model (usually cached).
+      policy: Re-ask policy for parse errors.
+      stats: Parse counters to update.
+      max_concurrency: Bound on concurrent calls.
+      chunk: Steps per batch, level by level.
+      on_done: Called with a number of steps as they finish (progress).
+    """
+    steps = list(steps)
+    if not _use_frontier(model):
+        out: list[Any] = []
+        for start in range(0, len(steps), chunk):
+            part = steps[start : start + chunk]
+            out += run_batched(
+                part, model, policy=policy, stats=stats, max_concurrency=max_concurrency
+            )
+            if on_done is not None:
+                on_done(len(part))
+        return out
+    frontier = Frontier(model, policy=policy, stats=stats, max_concurrency=max_concurrency)
+    results: list[Any] = [None] * len(steps)
+
+    def done(i: int, value: Any) -> None:
+        results[i] = value
+        if on_done is not None:
+            on_done(1)
+
+    for i, step in enumerate(steps):
+        frontier.start(step, functools.partial(done, i))
+    frontier.run()
+    return results
 
 
 def _branches(game: GameLogic[S], state: S) -> list[tuple[int, int | None]]:

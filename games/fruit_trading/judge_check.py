@@ -39,8 +39,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from games.engine.calls import Step, run_batched
+from games.engine.calls import Step
 from games.engine.quality import answer_quality, quality_lines
+from games.engine.tree import run_steps
 from games.fruit_trading import judge, prompts
 from games.fruit_trading.judge_set import (
     CATEGORIES,
@@ -275,19 +276,19 @@ def run_judge_check(
     before = combined_stats(model)
     stats = ParseStats()
     t0 = time.perf_counter()
-    results: list[DialogueResult] = []
     items = list(js.dialogues)
     bar = tqdm(total=len(items), desc="judge check", unit="dialogue", disable=not progress)
     try:
-        for start in range(0, len(items), _BATCH):
-            chunk = items[start : start + _BATCH]
-            results += run_batched(
-                [check_step(d, seed=seed, structured=structured) for d in chunk],
-                model,
-                stats=stats,
-                max_concurrency=max_concurrency,
-            )
-            bar.update(len(chunk))
+        # Level by level in batches of _BATCH; on a remote model, every dialogue's calls
+        # kept in flight (the tree builder's scheduler).
+        results = run_steps(
+            [check_step(d, seed=seed, structured=structured) for d in items],
+            model,
+            stats=stats,
+            max_concurrency=max_concurrency,
+            chunk=_BATCH,
+            on_done=bar.update,
+        )
     finally:
         bar.close()
     after = combined_stats(model)

@@ -130,3 +130,27 @@ def test_fruit_run_summary_does_not_depend_on_concurrency_and_reports_calls_in_f
     assert manifest["calls_in_flight"]["calls"] == seen["calls"]
     assert "calls in flight: mean" in wide.stderr
     assert _comparable(tmp_path / "wide") == _comparable(tmp_path / "narrow")
+
+
+def _judge(server: FakeChatServer, name: str) -> tuple[Any, Any, Any]:
+    from games.fruit_trading.judge_check import run_judge_check
+
+    model = OpenAICompatModel("m", f"{server.url}/v1", max_concurrency=32)
+    try:
+        with scheduler(name), inflight.measure() as span:
+            out, results = run_judge_check(model, structured=True, max_concurrency=32)
+    finally:
+        model.close()
+    out.pop("seconds", None)
+    return out, [repr(r) for r in results], span.result()
+
+
+def test_the_judge_check_keeps_calls_in_flight_with_the_level_by_level_results():
+    with FakeChatServer(delay=LATENCY) as server:
+        level_out, level_results, level_seen = _judge(server, "levels")
+        out, results, seen = _judge(server, "frontier")
+    # Echoed answers: every judge request is re-asked and falls back, the same way on both.
+    assert out == level_out and results == level_results
+    assert out["parse"] == level_out["parse"] and seen.calls == level_seen.calls > 0
+    assert seen.peak <= 32
+    assert seen.mean > 1.3 * level_seen.mean, (seen, level_seen)
