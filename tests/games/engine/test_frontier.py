@@ -24,7 +24,7 @@ import pytest
 from games.engine.calls import Call, run_batched
 from games.engine.frontier import Frontier
 from games.engine.protocol import CHANCE, ExpandedNode
-from games.engine.tree import expand, expand_from_steps, scheduler, subgame_tree
+from games.engine.tree import expand, expand_from_steps, run_steps, scheduler, subgame_tree
 from gt_llm import inflight
 from gt_llm.cache import CachedModel
 from gt_llm.chat import ChatModel, ChatRequest, ChatResponse, Message
@@ -274,6 +274,30 @@ def test_a_finished_step_and_a_step_without_calls_are_results_at_once():
     frontier.run()
     assert got == [42, "made no call"]
     assert frontier.calls == 0
+
+
+@pytest.mark.parametrize("name", ["levels", "frontier"])
+def test_run_steps_returns_each_steps_result_in_order_on_either_scheduler(name):
+    # Distinct requests: a request recurring in another batch is parsed (and counted) once
+    # per batch level by level, once in all on the frontier (the results are the same).
+    def step(i):
+        a = yield _call("flaky", f"q{i}")
+        b = yield [_call("t", f"r{i}"), _call("flaky", f"s{i}")]
+        return (i, a, *b)
+
+    steps = [step(i) if i % 4 else f"ready {i}" for i in range(23)]
+    reference_stats = ParseStats()
+    reference = run_batched(
+        [step(i) if i % 4 else f"ready {i}" for i in range(23)],
+        JitterModel(5),
+        stats=reference_stats,
+    )
+    finished: list[int] = []
+    stats = ParseStats()
+    with scheduler(name):
+        got = run_steps(steps, JitterModel(5), stats=stats, chunk=6, on_done=finished.append)
+    assert got == reference and sum(finished) == 23
+    assert stats.to_dict() == reference_stats.to_dict()
 
 
 def test_reasks_use_the_policy_seeds_and_fall_back_as_complete_parsed_batch_does():
