@@ -63,6 +63,9 @@ def _manifest(out: Path) -> dict:
     return json.loads((out / "manifest.json").read_text())
 
 
+# About 5 s (two fruit runs in a subprocess); the atomic writer's own kill -9 probe
+# (tests/solvers/test_results.py) stays in the default suite.
+@pytest.mark.slow
 def test_sigkill_while_writing_summary_keeps_the_previous_one(child_env, gt_llm_cli, tmp_path):
     out = tmp_path / "res"
     assert _run(gt_llm_cli, out, tmp_path).returncode == 0

@@ -133,12 +133,20 @@ def test_fruit_run_summary_does_not_depend_on_concurrency_and_reports_calls_in_f
 
 
 def _judge(server: FakeChatServer, name: str) -> tuple[Any, Any, Any]:
-    from games.fruit_trading.judge_check import run_judge_check
+    import dataclasses
 
+    from games.fruit_trading.judge_check import run_judge_check
+    from games.fruit_trading.judge_set import load_judge_set
+
+    # A quarter of the shipped set: each dialogue is its own step, so 16 show the schedule.
+    full = load_judge_set()
+    judge_set = dataclasses.replace(full, dialogues=full.dialogues[:16])
     model = OpenAICompatModel("m", f"{server.url}/v1", max_concurrency=32)
     try:
         with scheduler(name), inflight.measure() as span:
-            out, results = run_judge_check(model, structured=True, max_concurrency=32)
+            out, results = run_judge_check(
+                model, structured=True, max_concurrency=32, judge_set=judge_set
+            )
     finally:
         model.close()
     out.pop("seconds", None)
