@@ -27,7 +27,7 @@ import logging
 import sys
 from collections.abc import Callable, Sequence
 from types import TracebackType
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import gt_llm
 from gt_llm.argtypes import (
@@ -148,7 +148,7 @@ def _cmd_backends(args: argparse.Namespace) -> int:
 
 
 def _cmd_ask(args: argparse.Namespace) -> int:
-    options = {}
+    options: dict[str, Any] = {}
     if args.max_attempts is not None:
         options["retry"] = RetryPolicy(max_attempts=args.max_attempts)
     model = gt_llm.load_model(

@@ -272,6 +272,12 @@ def _check_positive(name: str, value: float | None, what: str = "a number of sec
         raise ValueError(f"load_model: {name} must be {what} > 0, got {value!r}")
 
 
+def _check_whole(name: str, value: object) -> None:
+    """Refuses an option that is given but not a whole number >= 1 (a bool is not one)."""
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        raise ValueError(f"load_model: {name} must be a whole number >= 1, got {value!r}")
+
+
 def load_model(
     spec: str,
     *,
@@ -280,12 +286,13 @@ def load_model(
     retry_budget: float | None = None,
     requests_per_minute: float | None = None,
     max_answer_bytes: int | None = None,
+    max_concurrency: int | None = None,
     **options: Any,
 ) -> ChatModel:
     """Returns the chat model a spec names, wrapped in the persistent cache if asked.
 
     The call options (``timeout``, ``retry_budget``, ``requests_per_minute``,
-    ``max_answer_bytes``) apply to remote backends; ``None`` keeps the
+    ``max_answer_bytes``, ``max_concurrency``) apply to remote backends; ``None`` keeps the
     backend's default, and local backends (``scripted``) ignore them, so a
     command can pass its flags whatever the backend. All are validated here,
     before any call and before the cache file is opened.
@@ -299,8 +306,10 @@ def load_model(
       requests_per_minute: Request-rate limit (default none).
       max_answer_bytes: Cap on one answer's UTF-8 size (default 65536); a
         larger answer is an error and is never cached.
+      max_concurrency: Most calls in flight at once, across every thread
+        using the model (default 8).
       **options: Other backend options (``api_key``, ``base_url``, ``retry``,
-        ``max_concurrency``, ``jitter_seed``, ...).
+        ``jitter_seed``, ...).
 
     Raises:
       ValueError: unknown backend, malformed spec or a bad option value.
@@ -316,19 +325,14 @@ def load_model(
     _check_positive("timeout", timeout)
     _check_positive("retry_budget", retry_budget)
     _check_positive("requests_per_minute", requests_per_minute, "a number")
-    if max_answer_bytes is not None and (
-        isinstance(max_answer_bytes, bool)
-        or not isinstance(max_answer_bytes, int)
-        or max_answer_bytes < 1
-    ):
-        raise ValueError(
-            f"load_model: max_answer_bytes must be a whole number >= 1, got {max_answer_bytes!r}"
-        )
+    _check_whole("max_answer_bytes", max_answer_bytes)
+    _check_whole("max_concurrency", max_concurrency)
     call_options = {
         "timeout": timeout,
         "retry_budget": retry_budget,
         "requests_per_minute": requests_per_minute,
         "max_answer_bytes": max_answer_bytes,
+        "max_concurrency": max_concurrency,
     }
     if info.remote:
         options.update({k: v for k, v in call_options.items() if v is not None})

@@ -77,6 +77,7 @@ __all__ = [
     "relabel_actions",
     "seed_bootstrap",
     "study_noise",
+    "tree_held_out",
     "tree_noise",
 ]
 
@@ -407,7 +408,7 @@ def tree_noise(
       eval_tree: The held-out evaluation tree, if any.
     """
     base = baseline(tree)
-    streams = np.random.SeedSequence([settings.seed, index]).spawn(3)
+    streams = _streams(settings, index)
     nc = nash_conv(tree, policy).nash_conv
     null = np.empty(0)
     p_value = None
@@ -438,14 +439,7 @@ def tree_noise(
         nc_ci, gain_ci = percentile_interval(ncs), percentile_interval(gains)
     held = None
     if eval_tree is not None:
-        held = held_out_gain(
-            tree,
-            policy,
-            eval_tree,
-            baseline,
-            replicates=settings.bootstrap,
-            rng=np.random.default_rng(streams[2]),
-        )
+        held = tree_held_out(tree, policy, eval_tree, baseline, settings=settings, index=index)
     return TreeNoise(
         name=name or str(index),
         cfr_gain=float(observed),
@@ -455,6 +449,36 @@ def tree_noise(
         cfr_gain_ci95=gain_ci,
         nash_conv_ci95=nc_ci,
         held_out=held,
+    )
+
+
+def _streams(settings: NoiseSettings, index: int) -> list[np.random.SeedSequence]:
+    """A tree's three random streams (null, bootstrap, held-out), from its index alone."""
+    return np.random.SeedSequence([settings.seed, index]).spawn(3)
+
+
+def tree_held_out(
+    tree: GameTree,
+    policy: PolicyLike,
+    eval_tree: GameTree,
+    baseline: Callable[[GameTree], PolicyLike],
+    *,
+    settings: NoiseSettings,
+    index: int = 0,
+) -> HeldOut:
+    """The held-out part of :func:`tree_noise` alone, from the same random stream.
+
+    ``dataclasses.replace(tree_noise(..., eval_tree=None), held_out=tree_held_out(...))``
+    equals ``tree_noise(..., eval_tree=eval_tree)``: a caller can check a tree's
+    in-sample noise while its held-out tree is still being built.
+    """
+    return held_out_gain(
+        tree,
+        policy,
+        eval_tree,
+        baseline,
+        replicates=settings.bootstrap,
+        rng=np.random.default_rng(_streams(settings, index)[2]),
     )
 
 

@@ -260,6 +260,8 @@ def model_options(args: argparse.Namespace) -> dict[str, Any]:
         "retry_budget": getattr(args, "retry_budget", None),
         "requests_per_minute": getattr(args, "rpm", None),
         "max_answer_bytes": getattr(args, "max_answer_bytes", None),
+        # The bound on calls in flight, across games played side by side too.
+        "max_concurrency": getattr(args, "concurrency", None),
     }
     return {k: v for k, v in given.items() if v is not None}
 

@@ -227,12 +227,20 @@ def _noise(
     progress: bool,
     label: str,
 ) -> StudyNoise:
-    """Each tree's label null, seed bootstrap and (with ``eval_seeds``) held-out gain."""
-    from games.engine.heldout import eval_subgames
-    from solvers.noise import study_noise, tree_noise
+    """Each tree's label null, seed bootstrap and (with ``eval_seeds``) held-out gain.
 
-    eval_trees: list[GameTree | None] = [None] * len(subgames)
-    if eval_seeds > 0:
+    On a remote backend the held-out trees are built in a thread while this one
+    checks the trees' in-sample noise: their calls wait on the server while the
+    resampling keeps the cores busy. Every tree's random streams come from its
+    index alone (:func:`solvers.noise.tree_held_out`), so the numbers are those
+    of checking each tree with its held-out tree in one go.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    from games.engine.heldout import eval_subgames
+    from solvers.noise import study_noise, tree_held_out, tree_noise
+
+    def build_eval_trees() -> list[GameTree]:
         built = eval_subgames(
             game,
             [sg.state for sg in subgames],
@@ -243,24 +251,50 @@ def _noise(
             progress=progress,
             label=f"{label} held-out trees:".strip(),
         )
-        eval_trees = [tree for _node, tree in built]
-    out = []
-    with tqdm(
-        total=len(subgames), desc=f"{label} noise checks".strip(), unit="tree", disable=not progress
-    ) as bar:
-        for i, (sg, policy) in enumerate(zip(subgames, curves.average_policies, strict=True)):
-            out.append(
-                tree_noise(
-                    sg.tree,
-                    policy,
-                    baseline,
-                    iterations=iterations,
-                    variant=cfr_variant,
-                    settings=settings,
-                    index=i,
-                    name=curves.tree_names[i],
-                    eval_tree=eval_trees[i],
+        return [tree for _node, tree in built]
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pending = None
+        eval_trees: list[GameTree | None] = [None] * len(subgames)
+        if eval_seeds > 0 and model.remote:
+            pending = pool.submit(build_eval_trees)
+        elif eval_seeds > 0:
+            eval_trees = list(build_eval_trees())
+        out = []
+        with tqdm(
+            total=len(subgames),
+            desc=f"{label} noise checks".strip(),
+            unit="tree",
+            disable=not progress,
+        ) as bar:
+            for i, (sg, policy) in enumerate(zip(subgames, curves.average_policies, strict=True)):
+                out.append(
+                    tree_noise(
+                        sg.tree,
+                        policy,
+                        baseline,
+                        iterations=iterations,
+                        variant=cfr_variant,
+                        settings=settings,
+                        index=i,
+                        name=curves.tree_names[i],
+                        eval_tree=eval_trees[i],
+                    )
                 )
-            )
-            bar.update(1)
+                bar.update(1)
+                if pending is not None and pending.done() and pending.exception() is not None:
+                    break  # the held-out build failed: say so now, not after every tree
+        if pending is not None:
+            late = pending.result()
+            out = [
+                dataclasses.replace(
+                    t,
+                    held_out=tree_held_out(
+                        sg.tree, policy, late[i], baseline, settings=settings, index=i
+                    ),
+                )
+                for i, (t, sg, policy) in enumerate(
+                    zip(out, subgames, curves.average_policies, strict=True)
+                )
+            ]
     return study_noise(out, settings)

@@ -51,6 +51,7 @@ import dataclasses
 import logging
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -176,13 +177,23 @@ def run_experiment(
             "settings": settings.public(),
             "variants": {},
         }
-        # The agreement judge's scores on the labelled set, first: a weak judge warns early.
-        summary["judge"] = judge_check.judge_for_run(settings, model)
         subgames: dict[str, list[Subgame]] = {}
-        for variant in settings.variants:
-            summary["variants"][variant], subgames[variant] = _run_variant(
-                settings, variant, model, run, label, timings
+        # The agreement judge's scores on the labelled set, first: a weak judge warns early.
+        # On a remote backend its calls wait on the server beside the trees' (a thread),
+        # so neither waits for the other's slowest call; its scores are the same.
+        summary["judge"] = None  # its place in the summary, whichever finishes first
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            judge = (
+                pool.submit(judge_check.judge_for_run, settings, model) if model.remote else None
             )
+            if judge is None:
+                summary["judge"] = judge_check.judge_for_run(settings, model)
+            for variant in settings.variants:
+                summary["variants"][variant], subgames[variant] = _run_variant(
+                    settings, variant, model, run, label, timings
+                )
+            if judge is not None:
+                summary["judge"] = judge.result()
         stats = combined_stats(model)
         if stats is not None:
             summary["llm_calls"] = dataclasses.asdict(stats)

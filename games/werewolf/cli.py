@@ -419,7 +419,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     ``arena``, ``tournament``, ``graph``, ``view``)."""
     from games.engine.cli_options import add_common_options
     from games.werewolf.config import MAX_PLAYERS
-    from gt_llm.argtypes import MAX_SIZE, MAX_WORKERS, bounded_int, non_empty
+    from games.werewolf.side_by_side import add_jobs_option
+    from gt_llm.argtypes import MAX_SIZE, bounded_int, non_empty
 
     group = subparsers.add_parser(
         "werewolf",
@@ -480,13 +481,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="log every call's messages (default: its cache key and raw answer)",
     )
-    play.add_argument(
-        "--jobs",
-        type=bounded_int(1, MAX_WORKERS),
-        default=None,
-        help="games at a time with --games on a remote backend (threads; default 4; at most "
-        f"{MAX_WORKERS}); the scripted backend plays them one after the other",
-    )
+    add_jobs_option(play)
     play.add_argument(
         "--seat-backends",
         type=non_empty,

@@ -7,9 +7,9 @@ log in ``logs/`` (listed in the manifest before it exists, so ``--force``
 clears it), ``summary.json`` (win rates with 95 % Wilson intervals, game
 lengths, model calls, the pooled deception summary) and ``games.csv``, and
 prints the summary. Games run one after the other on an in-process backend
-(CPU-bound: threads would not help) and ``--jobs`` at a time in threads on a
-remote one (its calls wait on the network); a series stops at its first
-failed game (:func:`run_all`).
+(CPU-bound: threads would not help) and several at a time in threads on a
+remote one, its calls in flight bounded by ``--concurrency``
+(:mod:`games.werewolf.side_by_side`); a series stops at its first failed game.
 
 Heavy modules (the runner, the LLM table, tqdm) are imported when a game is
 played, so that ``gt-llm --help`` stays fast.
@@ -19,10 +19,9 @@ from __future__ import annotations
 
 import argparse
 import time
-from collections.abc import Callable, Sequence
-from typing import Any
 
 from games.engine.cli_options import Writer
+from games.werewolf.side_by_side import games_at_once, run_all
 
 __all__ = [
     "PLAY_NON_RESULT_OPTIONS",
@@ -31,7 +30,6 @@ __all__ = [
     "one_game",
     "parse_line",
     "play_series",
-    "run_all",
     "series_settings",
 ]
 
@@ -91,10 +89,7 @@ def play_series(args: argparse.Namespace, config, model, write: Writer, run) -> 
 
     folder_inside(run.path, "logs")  # never through a link; a file there refused in one line
     seeds = [args.seed + i for i in range(args.games)]
-    # Games at a time only help when calls wait on a server; an in-process model
-    # (scripted, local) answers one call at a time anyway.
-    remote = model is not None and model.remote
-    jobs = min(args.jobs or 4, args.games) if remote else 1
+    jobs = games_at_once(model, args.games, args.jobs)
     start = time.perf_counter()
     hits0 = _cache_stats(model)
     played = _play_games(args, config, model, run, seeds, jobs)
@@ -120,14 +115,7 @@ def _play_games(args, config, model, run, seeds: list[int], jobs: int) -> list:
         return one_game(args, config, seed, model, log=log)
 
     with tqdm(total=args.games, desc="werewolf games", disable=args.no_progress) as bar:
-        if jobs == 1:
-            played = []
-            for s in seeds:
-                played.append(game(s))
-                bar.update(1)
-        else:
-            played = run_all(game, seeds, jobs, on_done=lambda: bar.update(1))
-    return played
+        return run_all(game, seeds, jobs, on_done=lambda: bar.update(1))
 
 
 def _series_summary(
@@ -215,35 +203,6 @@ def _print_summary(args, summary: dict, llm: bool, write: Writer, out) -> None:
     write(
         f"  {1000 * summary['seconds_per_game']:.1f} ms per game; summary in {out / 'summary.json'}"
     )
-
-
-def run_all(
-    game: Callable[[int], Any], seeds: Sequence[int], jobs: int, *, on_done: Callable[[], object]
-) -> list:
-    """Plays ``game(seed)`` for every seed, ``jobs`` at a time; stops at the first failure.
-
-    A failed game (the server gone, the key refused, a full disk, a budget
-    spent) cancels every game still queued, lets the running ones end (each
-    within its retry budget) and raises the first failure, so a series says
-    what went wrong within the retry budget plus one game, not after every
-    queued game has waited out its own.
-    """
-    from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
-
-    pool = ThreadPoolExecutor(max_workers=jobs)
-    try:
-        futures = [pool.submit(game, s) for s in seeds]
-        for f in futures:
-            f.add_done_callback(lambda _f: on_done())
-        done, _ = wait(futures, return_when=FIRST_EXCEPTION)
-        failed = [f for f in futures if f in done and not f.cancelled() and f.exception()]
-        if failed:
-            for f in futures:
-                f.cancel()
-            raise failed[0].exception()  # type: ignore[misc]
-        return [f.result() for f in futures]
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _cache_stats(model) -> tuple[int, int]:

@@ -81,6 +81,7 @@ from gt_llm.retry import (
     RetryPolicy,
     call_with_retry,
     cancellable_sleep,
+    check_not_cancelled,
 )
 from gt_llm.safety import public_spec, redact
 
@@ -159,7 +160,9 @@ class RemoteChatModel(ChatModel):
       max_answer_bytes: Cap on an answer's UTF-8 size; a larger one is an
         :class:`~gt_llm.errors.AnswerTooLargeError` (default 64 kB).
       retry: Retry policy (waits, attempts).
-      max_concurrency: Default concurrency of :meth:`complete_batch`.
+      max_concurrency: Most calls of this instance in flight at once, across every
+        thread (games played side by side share it), and the default concurrency of
+        :meth:`complete_batch`.
       jitter_seed: Seed of the instance's own jitter generator; ``None`` seeds it
         from OS entropy so that separate processes do not retry in lockstep.
       sleep: Sleep function used between retries and by the limiter (tests pass a fake);
@@ -205,6 +208,9 @@ class RemoteChatModel(ChatModel):
         )
         self.max_answer_bytes = int(max_answer_bytes)
         self.max_concurrency = int(max_concurrency)
+        # The bound holds process-wide: a caller's threads (a series' games at a
+        # time) never put more than max_concurrency calls on the server.
+        self._slots = threading.BoundedSemaphore(self.max_concurrency)
         # Waits end early when the run is interrupted (a fake sleep from a test is kept).
         self._sleep = cancellable_sleep if sleep is time.sleep else sleep
         # The instance's own generator: jitter must never consume the global RNG,
@@ -454,6 +460,11 @@ class RemoteChatModel(ChatModel):
             before_attempt=self.limiter.acquire if self.limiter is not None else None,
         )
 
+    def _take_slot(self, label: str) -> None:
+        """Waits for one of the ``max_concurrency`` slots; an interrupted run stops waiting."""
+        while not self._slots.acquire(timeout=POLL_SECONDS):
+            check_not_cancelled(label)
+
     def complete(self, request: ChatRequest) -> ChatResponse:
         """Answers one request, retrying transient failures within the retry budget.
 
@@ -462,9 +473,10 @@ class RemoteChatModel(ChatModel):
           BackendError: a non-retryable failure, or the budget spent
             (``retryable=True``); the message is one line without secrets.
         """
+        label = f"{self.backend} backend ({self.url})"
+        self._take_slot(label)
         start = time.perf_counter()
         deadline: list[float] = []
-        label = f"{self.backend} backend ({self.url})"
         try:
             # Counted in flight (gt_llm.inflight) for the whole call, retries included.
             with inflight.track():
@@ -475,6 +487,8 @@ class RemoteChatModel(ChatModel):
             raise _rebuild(exc) from None
         except Exception as exc:
             raise BackendError(f"{self.backend} backend: {self._describe_any(exc)}") from None
+        finally:
+            self._slots.release()
         latency = time.perf_counter() - start
         logger.debug(
             "%s: %s seed=%d -> %d+%d tokens in %.3f s",

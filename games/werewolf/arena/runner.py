@@ -338,53 +338,61 @@ def play_pairs(
     When one of ``models`` is the reference model (``bayes``), every model's
     identification scores carry their gap to it
     (:func:`~games.werewolf.arena.matches.with_reference_gaps`).
+    On a remote backend several games are played at a time, their calls in
+    flight bounded by ``--concurrency`` (:mod:`games.werewolf.side_by_side`);
+    the results do not depend on how many.
     """
     from tqdm.auto import tqdm
 
     from games.werewolf.play.runner import partial_path
+    from games.werewolf.side_by_side import games_at_once, run_all
 
     if mirrored and args.games % 2:
         raise ValueError(f"--games: mirrored deals need an even number, got {args.games}")
     pairs = model_pairs(models)
+    # Every log listed (and its folder made) before any game starts: --force clears them.
+    items = []
+    for a, b in pairs:
+        for i in range(args.games):
+            name = f"logs/{a}_vs_{b}/game_{i:04d}.jsonl"
+            log = run.place(name)
+            run.record(partial_path(name).as_posix())
+            items.append((a, b, i, log))
+
+    def play(item: tuple[str, str, int, Any]) -> tuple[ArenaGame, Any]:
+        a, b, i, log = item
+        wolf, lead = (a, b) if i % 2 == 0 else (b, a)
+        return play_arena_game(
+            config,
+            chat,
+            wolf_model=wolf,
+            leader_model=lead,
+            # Mirrored: one deal (its seed) per two games, each side once.
+            seed=args.seed + (i // 2 if mirrored else i),
+            index=i,
+            settings=settings,
+            log=log,
+            max_concurrency=args.concurrency,
+            log_prompts=args.log_prompts,
+            structured=args.structured == "on",
+            agents=seated,
+        )
+
+    jobs = games_at_once(chat, len(items), getattr(args, "jobs", None))
+    with tqdm(total=len(items), desc="arena games", disable=args.no_progress) as bar:
+        played = run_all(play, items, jobs, on_done=lambda: bar.update(1))
     summaries = []
     every_game: list[ArenaGame] = []
     pair_games: list[list[ArenaGame]] = []
-    bar = tqdm(total=len(pairs) * args.games, desc="arena games", disable=args.no_progress)
-    try:
-        for a, b in pairs:
-            games, deception = [], []
-            for i in range(args.games):
-                name = f"logs/{a}_vs_{b}/game_{i:04d}.jsonl"
-                # Listed before it exists (--force clears it), its folder made inside --out.
-                log = run.place(name)
-                run.record(partial_path(name).as_posix())
-                wolf, lead = (a, b) if i % 2 == 0 else (b, a)
-                game, dec = play_arena_game(
-                    config,
-                    chat,
-                    wolf_model=wolf,
-                    leader_model=lead,
-                    # Mirrored: one deal (its seed) per two games, each side once.
-                    seed=args.seed + (i // 2 if mirrored else i),
-                    index=i,
-                    settings=settings,
-                    log=log,
-                    max_concurrency=args.concurrency,
-                    log_prompts=args.log_prompts,
-                    structured=args.structured == "on",
-                    agents=seated,
-                )
-                games.append(game)
-                deception.append(dec)
-                bar.update(1)
-            every_game.extend(games)
-            pair_games.append(games)
-            summary = summarize_pair(games, a, b)
-            summaries.append(
-                dataclasses.replace(summary, deception_analyses=pooled_summary(deception))
-            )
-    finally:
-        bar.close()
+    for k, (a, b) in enumerate(pairs):
+        part = played[k * args.games : (k + 1) * args.games]
+        games = [g for g, _ in part]
+        every_game.extend(games)
+        pair_games.append(games)
+        summary = summarize_pair(games, a, b)
+        summaries.append(
+            dataclasses.replace(summary, deception_analyses=pooled_summary([d for _, d in part]))
+        )
     if REFERENCE_MODEL in models:
         reference = reference_judgments(pair_games)
         summaries = [
@@ -628,6 +636,7 @@ def add_table_options(
     """The rules, belief and shared options of ``werewolf arena`` and ``tournament``."""
     from games.engine.cli_options import add_common_options
     from games.werewolf.options import MAX_DEBATE_TURNS, MAX_HISTORY, MAX_ROUNDS, roles_arg
+    from games.werewolf.side_by_side import add_jobs_option
     from gt_llm.argtypes import bounded_float, bounded_int
 
     p.add_argument(
@@ -664,6 +673,7 @@ def add_table_options(
         default=0.5,
         help="Dirichlet: minimum judgment confidence (0-1) to count (default 0.5)",
     )
+    add_jobs_option(p)
     add_common_options(
         p,
         out=out,

@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
 import pytest
 
+import gt_llm
 import solvers
 from games.fruit_trading.experiment import ExperimentSettings, run_experiment
 from games.fruit_trading.rules import TONES
 from games.fruit_trading.studies import any_baseline
+from gt_llm.chat import ChatModel
 from solvers.noise import (
     NoiseSettings,
     label_permutation_test,
     random_relabelling,
     relabel_actions,
     study_noise,
+    tree_held_out,
     tree_noise,
 )
 from solvers.synthetic import planted_action_cost
@@ -28,7 +32,11 @@ ANY = TONES.index("any")
 def stand_in(tmp_path_factory):
     """Four stand-in subgames (3 messages, 2 seeds), with held-out trees and every check on."""
     out = tmp_path_factory.mktemp("fruit_noise")
-    settings = ExperimentSettings(
+    return out, run_experiment(_settings(out))
+
+
+def _settings(out) -> ExperimentSettings:
+    return ExperimentSettings(
         inits=4,
         iterations=60,
         out=str(out),
@@ -41,7 +49,6 @@ def stand_in(tmp_path_factory):
         permutations=99,
         bootstrap=10,
     )
-    return out, run_experiment(settings)
 
 
 def test_label_null_keeps_its_level_on_relabelled_stand_in_trees(stand_in):
@@ -120,3 +127,47 @@ def test_held_out_trees_use_other_seeds_than_the_solved_ones(stand_in):
     assert calls["misses"] > 0
     solved_nodes = sum(t["nodes"] for t in result.summary["variants"]["tone"]["trees"])
     assert solved_nodes > 0
+
+
+class _Served(ChatModel):
+    """The stand-in presented as a remote model: the held-out trees are built in a thread."""
+
+    remote = True
+
+    def __init__(self, inner: ChatModel) -> None:
+        self.inner, self.backend, self.model = inner, inner.backend, inner.model
+        self.max_concurrency = 8
+
+    def complete(self, request):
+        return self.inner.complete(request)
+
+
+def test_held_out_trees_built_beside_the_noise_checks_give_the_same_numbers(stand_in, tmp_path):
+    _, result = stand_in
+    served = run_experiment(_settings(tmp_path), model=_Served(gt_llm.load_model("scripted")))
+    one_go, beside = (r.summary["variants"]["tone"] for r in (result, served))
+    assert beside["noise"] == one_go["noise"]
+    assert beside["trees"] == one_go["trees"]
+    assert one_go["noise"]["held_out_cfr_gain"]["n"] == 4
+
+
+def test_tree_held_out_is_tree_noise_held_out_part(stand_in):
+    _, result = stand_in
+    sg = result.subgames["tone"][0]
+    settings = NoiseSettings(permutations=9, bootstrap=5, seed=3)
+    policy = any_baseline(sg.tree)
+    eval_tree = result.subgames["tone"][1].tree
+    whole = tree_noise(
+        sg.tree,
+        policy,
+        any_baseline,
+        iterations=20,
+        settings=settings,
+        index=2,
+        eval_tree=eval_tree,
+    )
+    part = tree_noise(sg.tree, policy, any_baseline, iterations=20, settings=settings, index=2)
+    held = tree_held_out(sg.tree, policy, eval_tree, any_baseline, settings=settings, index=2)
+    joined = dataclasses.replace(part, held_out=held)
+    assert joined.to_dict() == whole.to_dict() and whole.held_out is not None
+    assert np.array_equal(joined.null, whole.null)
