@@ -12,10 +12,16 @@ average (requests x latency / wall time, over the whole command and over the
 tree building alone) and at peak, and whether the two summaries agree
 (timings, the in-flight numbers and the output folder set aside).
 
+With ``--werewolf-games N`` it then runs ``werewolf arena`` (the ``arena``
+preset, ``gratr`` against ``none``, N games) one game at a time (``--jobs 1``)
+and with the games side by side (the default on a remote backend), and prints
+the same numbers and whether the two ``arena.json`` agree.
+
 Run from the repository root::
 
     python benchmarks/inflight.py                     # 0.5 s latency, the issue's command
     python benchmarks/inflight.py --latency 0.05 --inits 5
+    python benchmarks/inflight.py --werewolf-games 8 --skip-fruit
 """
 
 from __future__ import annotations
@@ -84,6 +90,56 @@ def _run(scheduler_name: str, server: Any, work: Path, args: argparse.Namespace)
     }
 
 
+def _arena(jobs: str | None, server: Any, work: Path, args: argparse.Namespace) -> dict[str, Any]:
+    from gt_llm.cli import main
+
+    name = f"arena_jobs_{jobs or 'default'}"
+    out = work / name
+    cmd = ["-q", "werewolf", "arena", "--preset", "arena", "--models", "gratr,none"]
+    cmd += ["--games", str(args.werewolf_games), "--backend", f"openai:m@{server.url}/v1"]
+    cmd += ["--concurrency", str(args.concurrency), "--out", str(out), "--no-progress"]
+    cmd += ["--jobs", jobs] if jobs else []
+    before = server.request_count
+    server.max_active = 0
+    t0 = time.perf_counter()
+    if main(cmd) != 0:
+        raise SystemExit(f"{name}: the command failed")
+    wall = time.perf_counter() - t0
+    requests = server.request_count - before
+    report = json.loads((out / "arena.json").read_text())
+    manifest = json.loads((out / "manifest.json").read_text())
+    return {
+        "jobs": jobs or "default",
+        "requests": requests,
+        "wall_s": wall,
+        "mean_in_flight": requests * args.latency / wall,
+        "peak_in_flight": server.max_active,
+        "own": manifest.get("calls_in_flight", {}),
+        "report": {k: v for k, v in report.items() if k not in ("seconds", "llm_calls")},
+    }
+
+
+def _werewolf(server: Any, work: Path, args: argparse.Namespace) -> None:
+    rows = [_arena(jobs, server, work, args) for jobs in ("1", None)]
+    print(
+        f"werewolf arena, arena preset, gratr vs none, {args.werewolf_games} games, concurrency "
+        f"{args.concurrency}, loopback latency {args.latency} s"
+    )
+    for r in rows:
+        print(
+            f"  jobs {r['jobs']:8s} {r['requests']:6d} requests in {r['wall_s']:7.1f} s: "
+            f"{r['mean_in_flight']:5.1f} in flight on average (peak {r['peak_in_flight']}); "
+            f"the run's own count: mean {r['own'].get('mean')}, peak {r['own'].get('peak')}"
+        )
+    print(
+        f"  wall, one game at a time / side by side: {rows[0]['wall_s'] / rows[1]['wall_s']:.2f}x"
+    )
+    same = rows[0]["report"] == rows[1]["report"]
+    print(f"  arena.json identical (wall time and cache counts aside): {same}")
+    if not same:
+        print(f"  they differ at: {', '.join(_differences(rows[0]['report'], rows[1]['report']))}")
+
+
 def _comparable(summary: dict[str, Any]) -> dict[str, Any]:
     s = {k: v for k, v in summary.items() if k not in ("timings", "calls_in_flight")}
     s["settings"] = {k: v for k, v in s["settings"].items() if k not in ("out", "cache")}
@@ -114,10 +170,16 @@ def main() -> None:
     p.add_argument("--inits", type=int, default=30)
     p.add_argument("--max-messages", type=int, default=4)
     p.add_argument("--concurrency", type=int, default=64)
+    p.add_argument("--werewolf-games", type=int, default=0, help="arena games (0: none)")
+    p.add_argument("--skip-fruit", action="store_true", help="only the Werewolf arena")
     args = p.parse_args()
     logging.basicConfig(level=logging.ERROR)
     rows = []
     with tempfile.TemporaryDirectory() as tmp, FakeChatServer(delay=args.latency) as server:
+        if args.werewolf_games:
+            _werewolf(server, Path(tmp), args)
+        if args.skip_fruit:
+            return
         for name in ("levels", "frontier"):
             rows.append(_run(name, server, Path(tmp), args))
     print(
