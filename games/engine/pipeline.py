@@ -26,7 +26,7 @@ from tqdm.auto import tqdm
 
 from games.engine.protocol import GameLogic, S
 from games.engine.resources import solver_kernels_cached
-from games.engine.tree import SG, Subgame, build_subgames
+from games.engine.tree import SG, Subgame, beside, build_subgames
 from gt_llm.chat import ChatModel
 from gt_llm.parsing import ParsePolicy, ParseStats
 
@@ -230,10 +230,11 @@ def _noise(
     """Each tree's label null, seed bootstrap and (with ``eval_seeds``) held-out gain.
 
     On a remote backend the held-out trees are built in a thread while this one
-    checks the trees' in-sample noise: their calls wait on the server while the
-    resampling keeps the cores busy. Every tree's random streams come from its
-    index alone (:func:`solvers.noise.tree_held_out`), so the numbers are those
-    of checking each tree with its held-out tree in one go.
+    checks the trees' in-sample noise (:func:`~games.engine.tree.beside`): their
+    calls wait on the server while the resampling keeps the cores busy. Every
+    tree's random streams come from its index alone, so attaching each held-out
+    gain afterwards (:func:`solvers.noise.tree_held_out`) gives the numbers of
+    checking each tree with its held-out tree in one go.
     """
     from concurrent.futures import ThreadPoolExecutor
 
@@ -253,13 +254,9 @@ def _noise(
         )
         return [tree for _node, tree in built]
 
+    policies = curves.average_policies
     with ThreadPoolExecutor(max_workers=1) as pool:
-        pending = None
-        eval_trees: list[GameTree | None] = [None] * len(subgames)
-        if eval_seeds > 0 and model.remote:
-            pending = pool.submit(build_eval_trees)
-        elif eval_seeds > 0:
-            eval_trees = list(build_eval_trees())
+        eval_trees = beside(pool, model, build_eval_trees) if eval_seeds > 0 else None
         out = []
         with tqdm(
             total=len(subgames),
@@ -267,7 +264,7 @@ def _noise(
             unit="tree",
             disable=not progress,
         ) as bar:
-            for i, (sg, policy) in enumerate(zip(subgames, curves.average_policies, strict=True)):
+            for i, (sg, policy) in enumerate(zip(subgames, policies, strict=True)):
                 out.append(
                     tree_noise(
                         sg.tree,
@@ -278,14 +275,13 @@ def _noise(
                         settings=settings,
                         index=i,
                         name=curves.tree_names[i],
-                        eval_tree=eval_trees[i],
                     )
                 )
                 bar.update(1)
-                if pending is not None and pending.done() and pending.exception() is not None:
+                if eval_trees is not None and eval_trees.done() and eval_trees.exception():
                     break  # the held-out build failed: say so now, not after every tree
-        if pending is not None:
-            late = pending.result()
+        if eval_trees is not None:
+            late = eval_trees.result()
             out = [
                 dataclasses.replace(
                     t,
@@ -293,8 +289,6 @@ def _noise(
                         sg.tree, policy, late[i], baseline, settings=settings, index=i
                     ),
                 )
-                for i, (t, sg, policy) in enumerate(
-                    zip(out, subgames, curves.average_policies, strict=True)
-                )
+                for i, (t, sg, policy) in enumerate(zip(out, subgames, policies, strict=True))
             ]
     return study_noise(out, settings)

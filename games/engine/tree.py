@@ -37,6 +37,7 @@ import dataclasses
 import functools
 import logging
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, overload
 
 from tqdm.auto import tqdm
@@ -53,6 +54,7 @@ if TYPE_CHECKING:  # solvers (numba) loads when a tree is first built, not with 
 __all__ = [
     "Subgame",
     "add_to_builder",
+    "beside",
     "build_subgames",
     "expand",
     "expand_from_steps",
@@ -63,6 +65,8 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 #: Steps advanced per batch on a level, so progress bars move on long levels.
 CHUNK = 2048
@@ -93,6 +97,23 @@ def scheduler(name: Scheduler) -> Iterator[None]:
 def _use_frontier(model: ChatModel) -> bool:
     name = _SCHEDULER.get()
     return name == "frontier" or (name == "auto" and bool(model.remote))
+
+
+def beside(pool: ThreadPoolExecutor, model: ChatModel, work: Callable[[], T]) -> Future[T]:
+    """``work()`` started in ``pool`` when ``model`` is remote, else done here before returning.
+
+    Against a served model the work's calls wait on the server while this
+    thread goes on (solving, resampling); an in-process model answers on this
+    machine's cores anyway, so its work is simply done first. The work runs in
+    a copy of this thread's context, so a :func:`scheduler` set here holds there.
+    Every call is a pure function of its request: the work returns the same
+    either way.
+    """
+    if model.remote:
+        return pool.submit(contextvars.copy_context().run, work)
+    done: Future[T] = Future()
+    done.set_result(work())
+    return done
 
 
 def run_steps(

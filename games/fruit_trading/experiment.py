@@ -57,6 +57,7 @@ from typing import Any
 
 from games.engine.pipeline import Solved, build_and_solve
 from games.engine.results import ModelLabel, model_label
+from games.engine.tree import beside
 from games.fruit_trading import exports, judge_check, report
 from games.fruit_trading.dialogue import Config, DialogueLogic
 from games.fruit_trading.settings import (
@@ -179,21 +180,16 @@ def run_experiment(
         }
         subgames: dict[str, list[Subgame]] = {}
         # The agreement judge's scores on the labelled set, first: a weak judge warns early.
-        # On a remote backend its calls wait on the server beside the trees' (a thread),
-        # so neither waits for the other's slowest call; its scores are the same.
+        # On a remote backend its calls wait on the server beside the trees' (beside), so
+        # neither waits for the other's slowest call; its scores are the same.
         summary["judge"] = None  # its place in the summary, whichever finishes first
         with ThreadPoolExecutor(max_workers=1) as pool:
-            judge = (
-                pool.submit(judge_check.judge_for_run, settings, model) if model.remote else None
-            )
-            if judge is None:
-                summary["judge"] = judge_check.judge_for_run(settings, model)
+            judge = beside(pool, model, lambda: judge_check.judge_for_run(settings, model))
             for variant in settings.variants:
                 summary["variants"][variant], subgames[variant] = _run_variant(
                     settings, variant, model, run, label, timings
                 )
-            if judge is not None:
-                summary["judge"] = judge.result()
+            summary["judge"] = judge.result()
         stats = combined_stats(model)
         if stats is not None:
             summary["llm_calls"] = dataclasses.asdict(stats)

@@ -378,7 +378,7 @@ def play_pairs(
             agents=seated,
         )
 
-    jobs = games_at_once(chat, len(items), getattr(args, "jobs", None))
+    jobs = games_at_once(chat, len(items), args.jobs)
     with tqdm(total=len(items), desc="arena games", disable=args.no_progress) as bar:
         played = run_all(play, items, jobs, on_done=lambda: bar.update(1))
     summaries = []
