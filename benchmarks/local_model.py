@@ -25,13 +25,22 @@ The sets: the fruit tree and the Werewolf game (paths ``--paths``, default
 messages, the tree's requests only, not the judge's labelled set).
 
 It prints, per set and path, calls per wall-second and per CPU-second (this
-process and its reaped workers), prompt tokens requested and evaluated, calls
-that sampled from a kept prompt state, the wall-time ratio of every path
+process and its reaped workers), prompt tokens requested and evaluated,
+tokens generated, calls that sampled from a kept prompt state, the wall-time ratio of every path
 against each other, the wall time of the rounds whose calls differ only in
 their seed, and how many answers are identical between every path and the
 from-scratch one (``off``, else ``scratch``): with reuse they must all be;
 ``today`` against ``off`` may differ in a few (batch size changes llama.cpp's
 numbers).
+
+Last, per set, the floor no path that gives these answers bit for bit can go
+below: every prompt token must be evaluated except the whole blocks an earlier
+prompt of the set shares with it (all of a prompt asked before), every
+generated token must be evaluated, and a token costs at least what it costs in
+a 16-token prompt block (the engine's cheapest: measured at the start, on one
+worker, from scratch, with a short context, so the floor is optimistic) on
+every worker at once. The best speed-up any path could reach is the from-scratch
+path's wall time over that floor.
 
 Usage::
 
@@ -59,6 +68,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.append(str(Path(__file__).resolve().parent))
 
 from _local_requests import fruit_rounds, seed_groups, werewolf_rounds  # noqa: E402
+from prompt_reuse import block_aligned, bundled_tokenizer, chat_text, reuse  # noqa: E402
 
 from gt_llm.backends import local  # noqa: E402
 from gt_llm.backends.local_pool import close_pools  # noqa: E402
@@ -209,13 +219,14 @@ def report(name: str, runs: dict[str, Measured], rounds: list[list[ChatRequest]]
     print(f"\n{name}: {first.calls} distinct requests, {grouped} in rounds with several seeds")
     print(
         f"{'path':8} {'wall s':>8} {'CPU s':>8} {'calls/wall-s':>13} {'calls/CPU-s':>12} "
-        f"{'prompt tok':>11} {'evaluated':>10} {'shared':>7} {'seed rounds s':>14}"
+        f"{'prompt tok':>11} {'evaluated':>10} {'generated':>10} {'shared':>7} "
+        f"{'seed rounds s':>14}"
     )
     for m in runs.values():
         print(
             f"{m.path:8} {m.wall_s:8.1f} {m.cpu_s:8.1f} {m.calls / m.wall_s:13.3f} "
             f"{m.calls / m.cpu_s:12.3f} {m.prompt_tokens:11d} {m.evaluated:10d} "
-            f"{m.shared:7d} {m.seed_rounds_s:14.1f}"
+            f"{m.completion_tokens:10d} {m.shared:7d} {m.seed_rounds_s:14.1f}"
         )
     names = list(runs)
     for i, a in enumerate(names):
@@ -245,6 +256,57 @@ def report(name: str, runs: dict[str, Measured], rounds: list[list[ChatRequest]]
             ok = ok and identical
             print(f"answers identical, {m.path} vs {base.path}: {same} (must be all)")
     return ok
+
+
+def _reusable(shared: int, length: int) -> int:
+    """What a bit-identical path may skip of a prompt sharing ``shared`` tokens with an earlier one.
+
+    All of a prompt asked before (its evaluated state kept), else its whole shared
+    blocks (the engine's rule, :func:`prompt_reuse.block_aligned`).
+    """
+    return length if shared == length else block_aligned(shared, length)
+
+
+def block_rate(tokens: list[int], repeats: int = 3) -> float:
+    """Tokens per second one worker evaluates in 16-token blocks from scratch (best of ``repeats``).
+
+    ``tokens`` is a prompt from position 0 (a short context: attention costs more
+    further in, so this is the engine's best rate).
+    """
+    path = local.bundled_model_path()
+    assert path is not None  # main() checked the extra is installed
+    llama = local.new_llama(path, n_ctx=local.DEFAULT_CONTEXT, n_threads=1, extra_buffers=False)
+    best = float("inf")
+    try:
+        for _ in range(repeats):
+            llama.reset()
+            start = time.perf_counter()
+            llama.eval(tokens)
+            best = min(best, time.perf_counter() - start)
+    finally:
+        llama.close()
+    return len(tokens) / best
+
+
+def floor(runs: dict[str, Measured], rounds: list[list[ChatRequest]], workers: int) -> None:
+    """Prints the wall time no bit-identical path can go below, and each path against it."""
+    ids = [bundled_tokenizer()(chat_text(r)) for batch in rounds for r in batch]
+    ceiling = reuse(ids, _reusable)
+    must = ceiling.length - ceiling.any_earlier
+    # Answers are identical on every reuse path; the reference's count is theirs.
+    generated = next(runs[p] for p in ("off", "scratch", *runs) if p in runs).completion_tokens
+    rate = block_rate(list(ids[0][:256]))
+    wall = (must + generated) / rate / workers
+    print(
+        f"floor: {must:,} of {ceiling.length:,} prompt tokens to evaluate (the rest is whole "
+        f"blocks or whole prompts asked before) and {generated:,} generated, at "
+        f"{rate:.0f} tokens/s a worker (16-token blocks, short context) on {workers} "
+        f"workers: {wall:.1f} s wall"
+    )
+    for m in runs.values():
+        print(
+            f"best possible vs {m.path}: {m.wall_s / wall:.2f}x faster (measured: {m.wall_s:.1f} s)"
+        )
 
 
 def main() -> None:
@@ -308,6 +370,7 @@ def main() -> None:
     for name, (rounds, set_paths) in sets.items():
         runs = {path: measure(path, rounds, args.workers) for path in set_paths}
         failed = not report(name, runs, rounds) or failed
+        floor(runs, rounds, args.workers)
     print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     if failed:
         sys.exit("a path with reuse answered differently from the one without")

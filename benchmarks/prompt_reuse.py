@@ -119,7 +119,7 @@ def reuse(prompts: Sequence[Prompt], align: Callable[[int, int], int] | None = N
 
 
 @functools.cache
-def _tokenizer() -> Callable[[str], tuple[int, ...]]:
+def bundled_tokenizer() -> Callable[[str], tuple[int, ...]]:
     """The bundled model's tokenizer (vocabulary only), as the local backend tokenizes."""
     from gt_llm.backends import local
 
@@ -144,7 +144,7 @@ def report(name: str, requests: list[ChatRequest], first: int, tokens: bool) -> 
     for label, n in cuts:
         print(f"  {label:9} characters   {reuse(texts[:n]).line('chars')}")
     if tokens:
-        tok = _tokenizer()
+        tok = bundled_tokenizer()
         ids = [tok(t) for t in texts]
         for label, n in cuts:
             print(f"  {label:9} tokens       {reuse(ids[:n]).line('tokens')}")

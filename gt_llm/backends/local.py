@@ -258,6 +258,8 @@ def new_llama(
     n_threads: int,
     extra_buffers: bool,
     n_batch: int = BLOCK_TOKENS,
+    flash_attn: bool = False,
+    sequences: int = 1,
 ) -> Any:
     """A new llama.cpp instance of a model file, loaded the way this backend loads it.
 
@@ -275,24 +277,38 @@ def new_llama(
       extra_buffers: Use llama.cpp's repacked weight buffers.
       n_batch: Tokens per prompt batch (the block size; the backend's is
         :data:`~gt_llm.backends.llama_blocks.BLOCK_TOKENS`).
+      flash_attn: llama.cpp's flash attention (the backend's is off; the batched
+        decoding benchmark compares both).
+      sequences: Sequences the context holds at once, in one key-value cache
+        (llama.cpp's ``n_seq_max`` with ``kv_unified``); the backend's is 1.
 
     Raises:
       ConfigurationError: llama-cpp-python is not installed, or llama.cpp cannot load
         the file.
     """
     vendor = _import_llama_cpp()
-    # Llama() reads llama_model_default_params() and loads at once; the only way to
-    # change use_extra_bufts is to adjust those defaults while it loads (under a lock).
+    # Llama() reads llama_model_default_params() and llama_context_default_params() and
+    # loads at once; the only way to change use_extra_bufts (and the context's sequences)
+    # is to adjust those defaults while it loads (under a lock).
     module = vendor.llama.llama_cpp
     with _DEFAULTS_LOCK:
         original = module.llama_model_default_params
+        original_context = module.llama_context_default_params
 
         def defaults() -> Any:
             params = original()
             params.use_extra_bufts = bool(extra_buffers)
             return params
 
+        def context_defaults() -> Any:
+            params = original_context()
+            if sequences > 1:
+                params.n_seq_max = int(sequences)
+                params.kv_unified = True
+            return params
+
         module.llama_model_default_params = defaults
+        module.llama_context_default_params = context_defaults
         try:
             return block_llama_class(vendor.Llama)(
                 model_path=path,
@@ -301,6 +317,7 @@ def new_llama(
                 n_threads_batch=n_threads,
                 n_batch=n_batch,
                 n_ubatch=n_batch,
+                flash_attn=flash_attn,
                 verbose=False,
             )
         except ValueError as exc:
@@ -309,6 +326,7 @@ def new_llama(
             ) from None
         finally:
             module.llama_model_default_params = original
+            module.llama_context_default_params = original_context
 
 
 def load_shared(path: str, *, n_ctx: int, n_threads: int, extra_buffers: bool) -> _Shared:

@@ -38,9 +38,11 @@ from gt_llm.opponents.base import (
     PlayerView,
     PromptFields,
     identity_label,
-    stance_of,
 )
 from gt_llm.opponents.bayes import BayesModel, BayesParams, make_bayes
+from gt_llm.opponents.common import (
+    stance_of,
+)
 from gt_llm.opponents.dirichlet import DirichletBelief, make_dirichlet
 from gt_llm.opponents.extraction import (
     IdentityJudgment,

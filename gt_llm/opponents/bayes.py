@@ -48,13 +48,15 @@ from gt_llm.opponents.base import (
     Belief,
     Consultation,
     Evidence,
-    HistoryMixin,
     OpponentContext,
     OpponentModel,
     PlayerView,
-    append_history,
     identity_label,
     prior_distribution,
+)
+from gt_llm.opponents.common import (
+    HistoryMixin,
+    append_history,
     side_of,
     top_probabilities,
 )

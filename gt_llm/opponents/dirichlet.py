@@ -49,11 +49,13 @@ from gt_llm.opponents.base import (
     Belief,
     Consultation,
     Evidence,
-    HistoryMixin,
     OpponentContext,
     OpponentModel,
     PlayerView,
     identity_label,
+)
+from gt_llm.opponents.common import (
+    HistoryMixin,
     side_of,
     top_probabilities,
     used_counts,
@@ -121,7 +123,7 @@ class DirichletBelief(HistoryMixin, OpponentModel):
         """alpha_0 for ``subject``: the base rate of the roles other players have not used up.
 
         With a count prior (Werewolf), a role that certain facts give to other
-        players is taken from its count (:func:`gt_llm.opponents.base.used_counts`):
+        players is taken from its count (:func:`gt_llm.opponents.common.used_counts`):
         the prior mean is the remaining base rate, the concentration unchanged.
         """
         used = used_counts(self.context, self.facts, subject)

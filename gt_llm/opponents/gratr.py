@@ -45,14 +45,16 @@ from gt_llm.opponents.base import (
     ChainView,
     Consultation,
     Evidence,
-    HistoryMixin,
     OpponentContext,
     OpponentModel,
     PlayerView,
-    append_history,
     clamp_unit,
     identity_label,
     prior_distribution,
+)
+from gt_llm.opponents.common import (
+    HistoryMixin,
+    append_history,
     stance_of,
     top_probabilities,
     used_counts,

@@ -4,7 +4,7 @@ GRATR's baseline (Sect. 4.1 of the GRATR paper: "pure LLMs", history window
 K = 15): no trust, no retrieval, no inference. It keeps the message history
 and gives the last K messages to the prompt; identity judgments and intents
 leave it unchanged. It does keep what the seat knows for sure (certain facts,
-:class:`~gt_llm.opponents.base.FactsMixin`), so its ``belief`` is the prior
+:class:`~gt_llm.opponents.common.FactsMixin`), so its ``belief`` is the prior
 with those facts applied.
 """
 
@@ -18,10 +18,12 @@ from gt_llm.opponents.base import (
     Belief,
     Consultation,
     Evidence,
-    FactsMixin,
-    HistoryMixin,
     OpponentContext,
     OpponentModel,
+)
+from gt_llm.opponents.common import (
+    FactsMixin,
+    HistoryMixin,
 )
 
 

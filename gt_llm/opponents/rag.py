@@ -35,11 +35,13 @@ from gt_llm.opponents.base import (
     Belief,
     Consultation,
     Evidence,
-    FactsMixin,
-    HistoryMixin,
     OpponentContext,
     OpponentModel,
     message_view,
+)
+from gt_llm.opponents.common import (
+    FactsMixin,
+    HistoryMixin,
 )
 from gt_llm.opponents.extraction import parse_relevance, rerank_request
 from gt_llm.parsing import complete_parsed_batch

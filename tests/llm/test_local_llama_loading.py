@@ -35,6 +35,14 @@ class _Params:
         self.use_extra_bufts = True
 
 
+class _ContextParams:
+    """The vendor's context parameters: one sequence, a key-value cache per sequence."""
+
+    def __init__(self) -> None:
+        self.n_seq_max = 1
+        self.kv_unified = False
+
+
 class _FakeLlama:
     """Records its keyword arguments and the model defaults it read while loading."""
 
@@ -42,8 +50,15 @@ class _FakeLlama:
 
     def __init__(self, model_path: str, **kwargs: Any) -> None:
         params = _low_level.llama_model_default_params()
+        context = _low_level.llama_context_default_params()
         _FakeLlama.built.append(
-            {"model_path": model_path, "use_extra_bufts": params.use_extra_bufts, **kwargs}
+            {
+                "model_path": model_path,
+                "use_extra_bufts": params.use_extra_bufts,
+                "n_seq_max": context.n_seq_max,
+                "kv_unified": context.kv_unified,
+                **kwargs,
+            }
         )
         self.n_batch = kwargs.get("n_batch", 512)
         self.input_ids: list[int] = []
@@ -53,7 +68,9 @@ class _FakeLlama:
         pass
 
 
-_low_level = types.SimpleNamespace(llama_model_default_params=_Params)
+_low_level = types.SimpleNamespace(
+    llama_model_default_params=_Params, llama_context_default_params=_ContextParams
+)
 
 
 @pytest.fixture
@@ -64,6 +81,7 @@ def fake_vendor(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[dict[st
     vendor.llama = types.SimpleNamespace(llama_cpp=_low_level)  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "llama_cpp", vendor)
     monkeypatch.setattr(_low_level, "llama_model_default_params", _Params)
+    monkeypatch.setattr(_low_level, "llama_context_default_params", _ContextParams)
     model = tmp_path / "model.gguf"
     model.write_bytes(b"GGUF")
     monkeypatch.setattr(local, "bundled_model_path", lambda: str(model))
@@ -95,6 +113,19 @@ def test_new_llama_loads_without_repacked_buffers_and_puts_the_defaults_back(
     local.new_llama("m.gguf", n_ctx=512, n_threads=1, extra_buffers=True)
     assert fake_vendor[1]["use_extra_bufts"] is True
     assert fake_vendor[1]["n_batch"] == fake_vendor[1]["n_ubatch"] == BLOCK_TOKENS
+    # The backend's context: one sequence, flash attention off.
+    assert (built["n_seq_max"], built["kv_unified"], built["flash_attn"]) == (1, False, False)
+
+
+def test_new_llama_can_hold_several_sequences_in_one_cache_and_puts_the_defaults_back(
+    fake_vendor: list[dict[str, Any]],
+) -> None:
+    local.new_llama("m.gguf", n_ctx=512, n_threads=1, extra_buffers=False, sequences=8)
+    local.new_llama("m.gguf", n_ctx=512, n_threads=1, extra_buffers=False, flash_attn=True)
+    several, flash = fake_vendor
+    assert (several["n_seq_max"], several["kv_unified"], several["flash_attn"]) == (8, True, False)
+    assert (flash["n_seq_max"], flash["kv_unified"], flash["flash_attn"]) == (1, False, True)
+    assert _low_level.llama_context_default_params is _ContextParams
 
 
 def test_the_benchmarks_reference_path_loads_like_the_backend_but_for_its_batch(

@@ -307,7 +307,7 @@ def test_metagame_bootstrap_refuses_a_cluster_without_every_pair():
 
 
 def test_the_bootstraps_lazy_sweep_chooses_the_alpha_of_the_full_sweep(dominant, rps):
-    from solvers.metagame import _sweep
+    from solvers.metagame.alpharank import _sweep
 
     for mg, grid in (
         (dominant, DEFAULT_ALPHAS),

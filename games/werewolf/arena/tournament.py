@@ -67,13 +67,13 @@ from games.werewolf.agents import Agent
 from games.werewolf.arena.matches import ArenaGame, games_quality, model_pairs
 from games.werewolf.arena.report import _fmt_rate
 from games.werewolf.arena.results import PairSummary
+from games.werewolf.arena.rows import csv_rows
 from games.werewolf.arena.runner import (
     add_table_options,
     agent_run,
     arena_agents,
     call_counts,
     check_table_args,
-    csv_rows,
     play_pairs,
 )
 from games.werewolf.play.quality import quality_lines

@@ -18,12 +18,12 @@ import pytest
 import solvers
 from games.engine.conformance import (
     ConformanceError,
-    _holds,
     check_answers,
     check_game,
     conformance_cases,
     replay_tree,
 )
+from games.engine.conformance.checks import _holds
 from games.engine.protocol import CHANCE
 from games.engine.registry import ConformanceParams, GameSpec
 from games.engine.spiel import EngineGame, engine_game_info, engine_game_type, shared_model

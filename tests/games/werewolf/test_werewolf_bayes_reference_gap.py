@@ -9,7 +9,7 @@ import pytest
 from scipy import stats  # type: ignore[import-untyped]
 
 from games.werewolf import rules
-from games.werewolf.arena import matches, runner
+from games.werewolf.arena import matches, rows
 from games.werewolf.arena.results import PairSummary, ScoreGap
 from games.werewolf.arena.scoring import (
     game_scores,
@@ -186,7 +186,7 @@ def test_arena_pairs_carry_the_gap_to_bayes_and_nothing_changes_without_it():
     assert PairSummary.from_json(j) == gapped
     assert "brier_gap" not in json.dumps(plain.to_json())
     # The CSV gets gap columns only when a gap exists; the console a gap line.
-    assert "brier_gap" in runner._score_rows([gapped])[0]
-    assert "brier_gap" not in runner._score_rows([plain])[0]
-    lines = runner._score_lines("village", b["village"].overall)
+    assert "brier_gap" in rows.score_rows([gapped])[0]
+    assert "brier_gap" not in rows.score_rows([plain])[0]
+    lines = rows.score_lines("village", b["village"].overall)
     assert lines[-1].startswith("  minus bayes: Brier +0.480") and "paired, n=4" in lines[-1]

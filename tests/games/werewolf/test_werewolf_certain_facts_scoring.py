@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from games.werewolf.arena import runner
+from games.werewolf.arena import rows as arena_rows
 from games.werewolf.arena.results import (
     CertainProbabilities,
     ModelSummary,
@@ -95,13 +95,13 @@ def test_exact_zero_truths_are_counted():
 
 def test_console_and_csv_show_the_new_fields():
     sc = side_scores(PLANTED)
-    lines = runner._score_lines("village", sc.overall)
+    lines = arena_rows.score_lines("village", sc.overall)
     assert "true role given 0: 2 of 7" in lines[0] and "student_t, n=3 games" in lines[0]
     assert "facts 3 right 0.67" in lines[1] and "inferences 2 right 0.50" in lines[1]
     assert len(lines) == 2  # no reference model: no gap line
     row = ModelSummary.from_json(_model_json({"village": sc.to_json()}))
     summary = PairSummary(pair=("A", "B"), games=3, draws=0, models={"A": row, "B": row})
-    rows = runner._score_rows([summary])
+    rows = arena_rows.score_rows([summary])
     assert rows[0]["zero_truth"] == 2 and rows[0]["labelled_facts"] == 3
     assert rows[0]["label_accuracy_inferences"] == pytest.approx(0.5)
     assert rows[0]["ci95_n"] == 3 and rows[0]["ci95_kind"] == "student_t"
@@ -131,7 +131,7 @@ def test_new_fields_round_trip_and_old_files_still_read():
         {"overall": old, "by_role": {"villager": old}, "calibration": [[0.9, 1.0, 1.0, 1.0, 3]]}
     )
     assert side.calibration_certain is None and side.calibration[0][4] == 3
-    lines = runner._score_lines("village", s)
+    lines = arena_rows.score_lines("village", s)
     assert "normal, n=2 games" in lines[0] and "facts n/a" in lines[1]
 
 

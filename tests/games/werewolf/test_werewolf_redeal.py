@@ -17,7 +17,8 @@ import pyspiel
 import pytest
 
 import games  # noqa: F401  (registers every game)
-from games.engine.conformance import ConformanceError, _play, check_indistinguishable
+from games.engine.conformance import ConformanceError, check_indistinguishable
+from games.engine.conformance.checks import _play
 from games.engine.registry import GameSpec, Redeals, get_game_spec
 from games.werewolf.game import WerewolfState, private_info
 from games.werewolf.redeal import redeal
