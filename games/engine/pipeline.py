@@ -33,7 +33,7 @@ from gt_llm.parsing import ParsePolicy, ParseStats
 if TYPE_CHECKING:
     from runs.results import ResultsDir
     from solvers import Curves, GameTree, TreePolicy
-    from solvers.noise import NoiseSettings, StudyNoise
+    from solvers.noise import NoiseSettings, StudyNoise, TreeNoise
     from solvers.policy import PolicyLike
 
 __all__ = ["Solved", "build_and_solve"]
@@ -123,7 +123,7 @@ def build_and_solve(
       tag: Columns added to every row (default: the model's backend and name).
       stats: Parse counters to update.
       max_concurrency: Bound on concurrent LLM calls.
-      processes: Worker processes for CFR (:func:`solvers.cfr_curves`).
+      processes: Worker threads for CFR (:func:`solvers.cfr_curves`) and the noise checks.
       progress: Show progress bars.
       label: Progress-bar label, e.g. ``"[tone]"``.
       noise: The resampling of the noise checks (None: no checks).
@@ -197,6 +197,7 @@ def build_and_solve(
             eval_seeds=eval_seeds,
             stats=stats,
             max_concurrency=max_concurrency,
+            processes=processes,
             progress=progress,
             label=label,
         )
@@ -209,6 +210,23 @@ def build_and_solve(
         noise=study,
         noise_s=noise_s,
     )
+
+
+def _noise_threads(
+    trees: Sequence[GameTree], iterations: int, settings: NoiseSettings, processes: int | None
+) -> int:
+    """Threads for the noise checks: ``processes`` if given, else decided from their work.
+
+    The work is counted as :func:`solvers.cfr_curves` counts it (nodes walked):
+    a label permutation walks the tree once, a bootstrap replicate re-solves it
+    for ``iterations``. Small work stays on the calling thread
+    (:func:`solvers.pool.resolve_processes`).
+    """
+    from solvers.pool import resolve_processes
+
+    walks = settings.permutations + settings.bootstrap * iterations
+    work = sum(t.collapsed.num_nodes for t in trees) * walks
+    return resolve_processes(processes, None, work, len(trees))
 
 
 def _noise(
@@ -224,10 +242,16 @@ def _noise(
     eval_seeds: int,
     stats: ParseStats | None,
     max_concurrency: int | None,
+    processes: int | None,
     progress: bool,
     label: str,
 ) -> StudyNoise:
     """Each tree's label null, seed bootstrap and (with ``eval_seeds``) held-out gain.
+
+    The trees are checked on :func:`_noise_threads` threads (the solver's kernels
+    release the GIL, as in :func:`solvers.cfr_curves`), largest first; each
+    tree's random streams come from its index, so the numbers do not depend on
+    the threads or the order.
 
     On a remote backend the held-out trees are built in a thread while this one
     checks the trees' in-sample noise (:func:`~games.engine.tree.beside`): their
@@ -240,6 +264,7 @@ def _noise(
 
     from games.engine.heldout import eval_subgames
     from solvers.noise import study_noise, tree_held_out, tree_noise
+    from solvers.pool import run_spread
 
     def build_eval_trees() -> list[GameTree]:
         built = eval_subgames(
@@ -255,33 +280,48 @@ def _noise(
         return [tree for _node, tree in built]
 
     policies = curves.average_policies
+    trees = [sg.tree for sg in subgames]
+    jobs = _noise_threads(trees, iterations, settings, processes)
+    checked: list[TreeNoise | None] = [None] * len(subgames)
     with ThreadPoolExecutor(max_workers=1) as pool:
         eval_trees = beside(pool, model, build_eval_trees) if eval_seeds > 0 else None
-        out = []
+
+        def check(i: int) -> TreeNoise | None:
+            if eval_trees is not None and eval_trees.done() and eval_trees.exception():
+                return None  # the held-out build failed: say so now, not after every tree
+            return tree_noise(
+                trees[i],
+                policies[i],
+                baseline,
+                iterations=iterations,
+                variant=cfr_variant,
+                settings=settings,
+                index=i,
+                name=curves.tree_names[i],
+            )
+
         with tqdm(
             total=len(subgames),
             desc=f"{label} noise checks".strip(),
             unit="tree",
             disable=not progress,
         ) as bar:
-            for i, (sg, policy) in enumerate(zip(subgames, policies, strict=True)):
-                out.append(
-                    tree_noise(
-                        sg.tree,
-                        policy,
-                        baseline,
-                        iterations=iterations,
-                        variant=cfr_variant,
-                        settings=settings,
-                        index=i,
-                        name=curves.tree_names[i],
-                    )
-                )
+
+            def done(i: int, result: TreeNoise | None) -> None:
+                checked[i] = result
                 bar.update(1)
-                if eval_trees is not None and eval_trees.done() and eval_trees.exception():
-                    break  # the held-out build failed: say so now, not after every tree
-        if eval_trees is not None:
-            late = eval_trees.result()
+
+            # Largest first, so that no thread is left with a big tree at the end.
+            order = sorted(range(len(trees)), key=lambda i: -trees[i].collapsed.num_nodes)
+            if jobs > 1:
+                run_spread(order, check, jobs, done)
+            else:
+                for i in order:
+                    done(i, check(i))
+        # A failed held-out build raises here; only then was any tree skipped.
+        late = eval_trees.result() if eval_trees is not None else None
+        out = [t for t in checked if t is not None]
+        if late is not None:
             out = [
                 dataclasses.replace(
                     t,

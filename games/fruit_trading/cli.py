@@ -464,7 +464,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--processes",
         type=bounded_int(1, MAX_WORKERS),
         default=None,
-        help="worker threads for the CFR solves (the compiled kernels release the GIL; default: "
+        help="worker threads for the CFR solves and the noise checks (the compiled kernels "
+        "release the GIL; default: "
         f"all cores when worth it; 1 = none; at most {MAX_WORKERS})",
     )
     add_noise_options(run)

@@ -103,8 +103,8 @@ class ExperimentSettings:
         study always uses fixed names (see :func:`whole_game_study`).
       pools: Endowment/valuation pools, ``per_init`` or ``shared`` (the
         whole-game study always uses shared pools).
-      processes: Worker processes for the CFR solves (``solvers.cfr_curves``):
-        1 solves here, None uses every core when the work is large enough.
+      processes: Worker threads for the CFR solves (``solvers.cfr_curves``) and the
+        noise checks: 1 works here, None uses every core when the work is large enough.
       structured: Ask for JSON answers under each task's schema (``--structured on``).
       player_backends: The two players' backend specs (None: both on ``backend``, which
         stays the agreement judge's and the trade summary's; :mod:`games.fruit_trading.seats`).
