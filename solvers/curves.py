@@ -25,7 +25,7 @@ O(num_nodes * num_players + len(schedule) * num_players).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import cast
 
 import numpy as np
@@ -35,7 +35,7 @@ from solvers.cfr import CFRVariant, resolve_variant
 from solvers.curve_data import DEFAULT_RATIO_RTOL, Curves, ratio_or_nan
 from solvers.game_tree import GameTree
 from solvers.policy import PolicyLike, TreePolicy, check_policy
-from solvers.pool import resolve_processes, run_spread
+from solvers.pool import largest_first, resolve_processes, run_spread
 
 __all__ = ["DEFAULT_RATIO_RTOL", "Curves", "cfr_curves", "make_schedule", "ratio_or_nan"]
 
@@ -257,11 +257,10 @@ def _solve_all(
     first = 0 if getattr(_kernels.curves_run, "signatures", None) else 1
     for i in range(first):
         done(i, solve(i))
+    pending: Iterable[int] = range(first, len(trees))
     if jobs == 1 or len(trees) - first <= 1:
-        for i in range(first, len(trees)):
-            done(i, solve(i))
+        jobs = 1  # in index order, on this thread
     else:
-        # Largest trees first, so that no worker is left with a big one at the end.
-        pending = sorted(range(first, len(trees)), key=lambda i: -trees[i].collapsed.num_nodes)
-        run_spread(pending, solve, jobs, done)
+        pending = largest_first(trees, pending)
+    run_spread(pending, solve, jobs, done)
     return cast(list[_TreeCurves], results)  # every index was done

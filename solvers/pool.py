@@ -20,14 +20,18 @@ import concurrent.futures
 import os
 import queue
 import threading
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from solvers.game_tree import GameTree
 
 __all__ = [
     "MIN_POOL_WORK",
     "MIN_TREE_WORK",
+    "largest_first",
     "resolve_processes",
     "run_spread",
     "shutdown_pool",
@@ -107,6 +111,11 @@ def resolve_processes(processes: int | None, n_jobs: int | None, work: int, num_
     return max(1, int(processes))
 
 
+def largest_first(trees: Sequence[GameTree], indices: Iterable[int]) -> list[int]:
+    """``indices`` ordered by their tree's size (nodes walked), largest first."""
+    return sorted(indices, key=lambda i: -trees[i].collapsed.num_nodes)
+
+
 def run_spread(
     tasks: Iterable[int],
     fn: Callable[[int], Any],
@@ -116,7 +125,9 @@ def run_spread(
     """Runs ``fn(task)`` for every task on the calling thread and ``workers - 1`` kept threads.
 
     Tasks are taken in the given order from one shared iterator (put the
-    largest first, so that no worker is left with a big one at the end).
+    largest first, :func:`largest_first`, so that no worker is left with a big
+    one at the end). With ``workers`` 1 every task runs on the calling thread,
+    in order, and no thread is woken.
     ``done(task, result)`` is called in the calling thread, in completion
     order. The first exception raised by ``fn`` (in any thread) is re-raised
     here once the calling thread has seen it; the other workers then take no
@@ -125,9 +136,13 @@ def run_spread(
     Args:
         tasks: Task ids, in the order to start them.
         fn: The work of one task; called from several threads at once.
-        workers: Threads in all, the calling thread included (>= 2).
+        workers: Threads in all, the calling thread included (>= 1).
         done: Receives each task's result in the calling thread.
     """
+    if workers <= 1:
+        for one in tasks:
+            done(one, fn(one))
+        return
     pending = iter(tasks)
     lock = threading.Lock()
     stop = threading.Event()

@@ -264,7 +264,7 @@ def _noise(
 
     from games.engine.heldout import eval_subgames
     from solvers.noise import study_noise, tree_held_out, tree_noise
-    from solvers.pool import run_spread
+    from solvers.pool import largest_first, run_spread
 
     def build_eval_trees() -> list[GameTree]:
         built = eval_subgames(
@@ -311,13 +311,7 @@ def _noise(
                 checked[i] = result
                 bar.update(1)
 
-            # Largest first, so that no thread is left with a big tree at the end.
-            order = sorted(range(len(trees)), key=lambda i: -trees[i].collapsed.num_nodes)
-            if jobs > 1:
-                run_spread(order, check, jobs, done)
-            else:
-                for i in order:
-                    done(i, check(i))
+            run_spread(largest_first(trees, range(len(trees))), check, jobs, done)
         # A failed held-out build raises here; only then was any tree skipped.
         late = eval_trees.result() if eval_trees is not None else None
         out = [t for t in checked if t is not None]
